@@ -1,0 +1,117 @@
+//! The command line of CONTRACT.md, parsed by clap. Values stay raw here; `config::resolve`
+//! combines them with the environment.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::planning::Mode;
+use crate::provider::ProviderKind;
+
+/// A full-screen terminal coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "harness9", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub options: RunOptions,
+
+    /// Resume the most recent session of this working directory.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume a session: by id (a unique prefix is enough) or name; without one, pick it.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task headlessly, then exit.
+    Exec(ExecArgs),
+    /// List stored sessions, newest first.
+    Sessions(SessionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Print one JSON event per line on stdout, and nothing else.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Continue the most recent session of this working directory.
+    #[arg(long = "continue", conflicts_with = "session")]
+    pub continue_session: bool,
+
+    /// Continue session ID (a unique prefix, or its name).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// The task; `-` reads it from standard input.
+    pub prompt: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Print one JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Every working directory's sessions, not only this one's.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Full-text search over message contents.
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunOptions {
+    /// The directory the agent works in [default: the current directory].
+    #[arg(short = 'C', long, global = true, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+
+    /// Which wire protocol [default: HARNESS9_PROVIDER, else whichever API key is set].
+    #[arg(long, global = true, value_enum)]
+    pub provider: Option<ProviderKind>,
+
+    /// The model name sent to the API [default: HARNESS9_MODEL, else gpt-4o / claude-sonnet-4-20250514].
+    #[arg(short = 'm', long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Approval and plan mode.
+    #[arg(long, global = true, value_enum)]
+    pub mode: Option<Mode>,
+
+    /// Turns per task; 0 = unlimited [default: 50].
+    #[arg(long, global = true, value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// Seconds per tool call; 0 = none [default: 60].
+    #[arg(long, global = true, value_name = "SECS")]
+    pub tool_timeout: Option<u64>,
+
+    /// Tools run at once; 0 = unlimited [default: 0].
+    #[arg(long, global = true, value_name = "N")]
+    pub max_concurrent_tools: Option<usize>,
+
+    /// Output tokens per call [default: 8192].
+    #[arg(long, global = true, value_name = "N")]
+    pub max_tokens: Option<u32>,
+
+    /// Context window in tokens [default: known per model, else 128000].
+    #[arg(long, global = true, value_name = "N")]
+    pub context_window: Option<u64>,
+
+    /// Anthropic extended thinking budget in tokens (at least 1024, below --max-tokens); 0 = off.
+    #[arg(long, global = true, value_name = "N")]
+    pub thinking_budget: Option<u32>,
+
+    /// Reasoning effort for OpenAI-compatible reasoning models.
+    #[arg(long, global = true, value_parser = ["low", "medium", "high"])]
+    pub reasoning_effort: Option<String>,
+}

@@ -1,0 +1,7 @@
+//! harness9: a terminal coding agent. The library holds every room of the design; `main.rs`
+//! only parses the command line and hands over.
+
+pub mod config;
+pub mod planning;
+pub mod provider;
+pub mod schema;

@@ -1,0 +1,523 @@
+//! The OpenAI-compatible chat completions protocol (OpenAI, Ollama, llama.cpp, vLLM, routers):
+//! `convert_messages` / `convert_tools` build the one request both calls send, `OpenAiDecoder`
+//! accumulates a streamed answer (tool calls by `index`), `parse_completion` reads a whole one.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::transport::{ApiErrorBody, StreamDecoder, Transport, excerpt};
+use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
+use crate::schema::{
+    Message, ProviderError, ProviderErrorKind, Role, StreamChunk, ThinkingBlock, ToolCall,
+    ToolDefinition, Usage,
+};
+
+pub struct OpenAiProvider {
+    config: ProviderConfig,
+    transport: Arc<Transport>,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let key = config.api_key.expose();
+        if !key.is_empty() {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                ProviderError::new(
+                    ProviderErrorKind::Auth,
+                    "OPENAI_API_KEY contains characters that cannot be sent in a header",
+                )
+            })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let transport = Transport::new(
+            "OpenAI",
+            format!("{}/chat/completions", config.base_url),
+            headers,
+            key.to_owned(),
+            config.transport,
+        )?;
+        Ok(OpenAiProvider {
+            config,
+            transport: Arc::new(transport),
+        })
+    }
+
+    /// The JSON body of a request; `stream` selects the streamed form.
+    pub fn request_body(
+        &self,
+        messages: &[Message],
+        tools: &[ToolDefinition],
+        stream: bool,
+    ) -> Value {
+        let mut body = json!({
+            "model": self.config.model,
+            "messages": convert_messages(messages),
+            "stream": stream,
+        });
+        let tools = convert_tools(tools);
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+        }
+        if stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if let Some(effort) = &self.config.reasoning_effort {
+            body["reasoning_effort"] = json!(effort);
+            // Reasoning models refuse `max_tokens` and take `max_completion_tokens` instead.
+            if let Some(max) = self.config.max_tokens {
+                body["max_completion_tokens"] = json!(max);
+            }
+        } else if let Some(max) = self.config.max_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        body
+    }
+
+    fn body_bytes(&self, messages: &[Message], tools: &[ToolDefinition], stream: bool) -> Bytes {
+        Bytes::from(self.request_body(messages, tools, stream).to_string())
+    }
+}
+
+#[async_trait]
+impl LlmProvider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn generate(
+        &self,
+        messages: &[Message],
+        tools: &[ToolDefinition],
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = self.body_bytes(messages, tools, false);
+        self.transport
+            .complete(body, cancel, parse_completion)
+            .await
+    }
+
+    fn generate_stream(
+        &self,
+        messages: &[Message],
+        tools: &[ToolDefinition],
+        cancel: CancellationToken,
+    ) -> ChunkReceiver {
+        let body = self.body_bytes(messages, tools, true);
+        self.transport
+            .spawn_stream(body, OpenAiDecoder::default, cancel)
+    }
+}
+
+/// Our history in the chat completions shape: tool results become `tool` messages.
+pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|message| match message.role {
+            Role::System => json!({"role": "system", "content": message.content}),
+            Role::User => match &message.tool_call_id {
+                Some(id) => json!({"role": "tool", "tool_call_id": id, "content": message.content}),
+                None => json!({"role": "user", "content": message.content}),
+            },
+            Role::Assistant => {
+                let mut wire = json!({"role": "assistant"});
+                wire["content"] = if message.content.is_empty() && !message.tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    json!(message.content)
+                };
+                if !message.tool_calls.is_empty() {
+                    let calls: Vec<Value> = message
+                        .tool_calls
+                        .iter()
+                        .map(|call| {
+                            json!({
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": wire_arguments(call)},
+                            })
+                        })
+                        .collect();
+                    wire["tool_calls"] = Value::Array(calls);
+                }
+                wire
+            }
+        })
+        .collect()
+}
+
+/// The arguments as the API wants them: a JSON string, `{}` when the model sent nothing.
+fn wire_arguments(call: &ToolCall) -> &str {
+    if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        &call.arguments
+    }
+}
+
+/// Tool definitions as `function` tools, sorted by name.
+pub(crate) fn convert_tools(tools: &[ToolDefinition]) -> Vec<Value> {
+    sorted_tools(tools)
+        .into_iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            })
+        })
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct WireChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<WireChoice<'a>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<WireDelta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    /// DeepSeek, vLLM (older) and others.
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter and newer vLLM; some servers send an object here, which is ignored.
+    #[serde(default)]
+    reasoning: Option<Value>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<WireToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCallDelta<'a> {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<WireFunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireFunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+#[derive(Deserialize, Default)]
+struct WirePromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// `prompt_tokens` includes cached tokens; ours keeps them apart, as Anthropic does.
+    fn to_usage(&self) -> Usage {
+        let cached = self
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .unwrap_or(0)
+            .min(self.prompt_tokens);
+        Usage {
+            input_tokens: self.prompt_tokens - cached,
+            output_tokens: self.completion_tokens,
+            cache_read_tokens: cached,
+            cache_creation_tokens: 0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates one streamed chat completion.
+#[derive(Default)]
+pub(crate) struct OpenAiDecoder {
+    text: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+    saw_done: bool,
+}
+
+impl OpenAiDecoder {
+    fn call_slot(&mut self, delta: &WireToolCallDelta<'_>) -> &mut PartialCall {
+        // Servers that omit `index` start a new call whenever a new id appears.
+        let index = delta.index.unwrap_or_else(|| match &delta.id {
+            Some(id) if !id.is_empty() && self.calls.last().is_none_or(|c| c.id != **id) => {
+                self.calls.len()
+            }
+            _ => self.calls.len().saturating_sub(1),
+        });
+        if self.calls.len() <= index {
+            self.calls.resize_with(index + 1, PartialCall::default);
+        }
+        &mut self.calls[index]
+    }
+}
+
+impl StreamDecoder for OpenAiDecoder {
+    fn on_event(
+        &mut self,
+        _event: &str,
+        data: &str,
+        out: &mut Vec<StreamChunk>,
+    ) -> Result<bool, ProviderError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(false);
+        }
+        if data == "[DONE]" {
+            self.saw_done = true;
+            return Ok(true);
+        }
+        let chunk: WireChunk<'_> = serde_json::from_str(data).map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::Protocol,
+                format!(
+                    "OpenAI sent a stream event that is not valid JSON ({e}): {}",
+                    excerpt(data)
+                ),
+            )
+        })?;
+        if let Some(error) = &chunk.error {
+            return Err(stream_error(error));
+        }
+        if let Some(usage) = &chunk.usage {
+            self.usage = Some(usage.to_usage());
+        }
+        for choice in &chunk.choices {
+            if let Some(reason) = &choice.finish_reason {
+                self.finish_reason = Some(reason.to_string());
+            }
+            let Some(delta) = &choice.delta else { continue };
+            let reasoning = delta
+                .reasoning_content
+                .as_deref()
+                .or_else(|| delta.reasoning.as_ref().and_then(Value::as_str));
+            if let Some(reasoning) = reasoning.filter(|r| !r.is_empty()) {
+                self.reasoning.push_str(reasoning);
+                out.push(StreamChunk::ThinkingDelta(reasoning.to_owned()));
+            }
+            if let Some(content) = delta.content.as_deref().filter(|c| !c.is_empty()) {
+                self.text.push_str(content);
+                out.push(StreamChunk::TextDelta(content.to_owned()));
+            }
+            for call_delta in delta.tool_calls.iter().flatten() {
+                let slot = self.call_slot(call_delta);
+                if let Some(id) = call_delta.id.as_deref().filter(|id| !id.is_empty()) {
+                    slot.id = id.to_owned();
+                }
+                if let Some(function) = &call_delta.function {
+                    if let Some(name) = function.name.as_deref().filter(|n| !n.is_empty())
+                        && slot.name.is_empty()
+                    {
+                        slot.name = name.to_owned();
+                    }
+                    if let Some(arguments) = &function.arguments {
+                        slot.arguments.push_str(arguments);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> Result<Completion, ProviderError> {
+        if !self.saw_done && self.finish_reason.is_none() {
+            return Err(ProviderError::new(
+                ProviderErrorKind::Connection,
+                "OpenAI stream ended before the answer was complete (no finish_reason)",
+            ));
+        }
+        let calls = std::mem::take(&mut self.calls)
+            .into_iter()
+            .filter(|call| !call.name.is_empty())
+            .enumerate()
+            .map(|(i, call)| ToolCall {
+                id: if call.id.is_empty() {
+                    format!("call_{i}")
+                } else {
+                    call.id
+                },
+                name: call.name,
+                arguments: if call.arguments.trim().is_empty() {
+                    "{}".to_owned()
+                } else {
+                    call.arguments
+                },
+            })
+            .collect();
+        Ok(Completion {
+            message: assistant_message(
+                std::mem::take(&mut self.text),
+                std::mem::take(&mut self.reasoning),
+                calls,
+            ),
+            usage: self.usage,
+        })
+    }
+}
+
+fn assistant_message(text: String, reasoning: String, tool_calls: Vec<ToolCall>) -> Message {
+    let mut message = Message::assistant(text);
+    message.tool_calls = tool_calls;
+    if !reasoning.is_empty() {
+        // Chat completions has no signature; the text is kept for display and resume only.
+        message.thinking.push(ThinkingBlock::Thinking {
+            thinking: reasoning,
+            signature: String::new(),
+        });
+    }
+    message
+}
+
+/// An `{"error": ...}` object sent inside the stream.
+fn stream_error(error: &Value) -> ProviderError {
+    let detail = ApiErrorBody::from_value(&json!({ "error": error }));
+    let kind_text = detail.kind.clone().unwrap_or_default();
+    let kind = if kind_text.contains("rate_limit") {
+        ProviderErrorKind::RateLimited
+    } else if kind_text.contains("overloaded") {
+        ProviderErrorKind::Overloaded
+    } else if kind_text.contains("server_error") || kind_text.is_empty() {
+        ProviderErrorKind::Server
+    } else {
+        ProviderErrorKind::InvalidRequest
+    };
+    let message = detail.message.unwrap_or_else(|| error.to_string());
+    ProviderError::new(
+        kind,
+        format!("OpenAI stream error ({kind_text}): {message}"),
+    )
+}
+
+#[derive(Deserialize)]
+struct WireCompletion {
+    #[serde(default)]
+    choices: Vec<WireCompletionChoice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct WireCompletionChoice {
+    message: WireCompletionMessage,
+}
+
+#[derive(Deserialize)]
+struct WireCompletionMessage {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<WireCompletionCall>,
+}
+
+#[derive(Deserialize)]
+struct WireCompletionCall {
+    #[serde(default)]
+    id: String,
+    function: WireCompletionFunction,
+}
+
+#[derive(Deserialize)]
+struct WireCompletionFunction {
+    name: String,
+    #[serde(default)]
+    arguments: String,
+}
+
+/// A whole (non-streamed) chat completion.
+pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
+    let wire: WireCompletion = serde_json::from_slice(body).map_err(|e| {
+        ProviderError::new(
+            ProviderErrorKind::Protocol,
+            format!(
+                "OpenAI sent a response that is not a chat completion ({e}): {}",
+                excerpt(&String::from_utf8_lossy(body))
+            ),
+        )
+    })?;
+    let choice = wire.choices.into_iter().next().ok_or_else(|| {
+        ProviderError::new(
+            ProviderErrorKind::Protocol,
+            "OpenAI sent a response with no choices",
+        )
+    })?;
+    let calls = choice
+        .message
+        .tool_calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, call)| ToolCall {
+            id: if call.id.is_empty() {
+                format!("call_{i}")
+            } else {
+                call.id
+            },
+            name: call.function.name,
+            arguments: if call.function.arguments.trim().is_empty() {
+                "{}".to_owned()
+            } else {
+                call.function.arguments
+            },
+        })
+        .collect();
+    Ok(Completion {
+        message: assistant_message(
+            choice.message.content.unwrap_or_default(),
+            choice.message.reasoning_content.unwrap_or_default(),
+            calls,
+        ),
+        usage: wire.usage.map(|u| u.to_usage()),
+    })
+}

@@ -1,0 +1,477 @@
+//! The HTTP side shared by both providers: one POST with timeouts, HTTP failures classified into
+//! `ProviderError`s carrying the provider's own message, and the SSE decoding driver that turns a
+//! byte stream into `StreamChunk`s with retries. Secrets never leave this module in error text.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use eventsource_stream::Eventsource;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::HeaderMap;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Completion;
+use super::retry::{AttemptError, RetryPolicy, with_retries};
+use crate::schema::{ProviderError, ProviderErrorKind, StreamChunk};
+
+/// Chunks buffered between a provider task and its consumer before the provider waits.
+const CHUNK_CHANNEL_CAPACITY: usize = 256;
+/// The most of an error body read to find the provider's message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Turns the events of one protocol's SSE stream into chunks and, at the end, a whole message.
+pub(crate) trait StreamDecoder: Send + 'static {
+    /// Feeds one SSE event; pushes any deltas to `out`. Returns `true` once the stream is complete.
+    fn on_event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut Vec<StreamChunk>,
+    ) -> Result<bool, ProviderError>;
+
+    /// Builds the final message; an error when the stream stopped before it was complete.
+    fn finish(&mut self) -> Result<Completion, ProviderError>;
+}
+
+/// Everything needed to POST to one provider endpoint.
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    /// Which provider, for error text: "OpenAI", "Anthropic".
+    pub label: &'static str,
+    pub url: String,
+    headers: HeaderMap,
+    secret: String,
+    pub policy: RetryPolicy,
+    pub idle_timeout: Duration,
+}
+
+/// Timeouts and retries of a transport.
+#[derive(Debug, Clone, Copy)]
+pub struct TransportOptions {
+    pub connect_timeout: Duration,
+    /// The longest silence tolerated while waiting for headers or the next bytes of a stream.
+    pub idle_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for TransportOptions {
+    fn default() -> Self {
+        TransportOptions {
+            connect_timeout: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+impl Transport {
+    pub fn new(
+        label: &'static str,
+        url: String,
+        headers: HeaderMap,
+        secret: String,
+        options: TransportOptions,
+    ) -> Result<Self, ProviderError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| {
+                ProviderError::new(
+                    ProviderErrorKind::Connection,
+                    format!("could not build the HTTP client: {e}"),
+                )
+            })?;
+        Ok(Transport {
+            client,
+            label,
+            url,
+            headers,
+            secret,
+            policy: options.retry,
+            idle_timeout: options.idle_timeout,
+        })
+    }
+
+    /// Removes the API key from any text that may be shown or logged.
+    pub fn redact(&self, text: &str) -> String {
+        if self.secret.len() >= 4 && text.contains(&self.secret) {
+            text.replace(&self.secret, "[redacted]")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn redacted(&self, mut error: ProviderError) -> ProviderError {
+        error.message = self.redact(&error.message);
+        error
+    }
+
+    /// One POST; a non-2xx answer becomes an error with the provider's own message.
+    pub async fn post(&self, body: Bytes) -> Result<reqwest::Response, ProviderError> {
+        let request = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .body(body)
+            .send();
+        let response = match tokio::time::timeout(self.idle_timeout, request).await {
+            Err(_) => {
+                return Err(ProviderError::new(
+                    ProviderErrorKind::Timeout,
+                    format!(
+                        "{} did not answer within {}s",
+                        self.label,
+                        self.idle_timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(Err(e)) => return Err(self.redacted(self.request_error(&e))),
+            Ok(Ok(response)) => response,
+        };
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(self.redacted(self.error_from_response(response).await))
+    }
+
+    fn request_error(&self, error: &reqwest::Error) -> ProviderError {
+        let kind = if error.is_timeout() {
+            ProviderErrorKind::Timeout
+        } else {
+            ProviderErrorKind::Connection
+        };
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        ProviderError::new(
+            kind,
+            format!("could not reach {} at {}: {text}", self.label, self.url),
+        )
+    }
+
+    async fn error_from_response(&self, response: reqwest::Response) -> ProviderError {
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let body = read_capped(response).await;
+        let detail = ApiErrorBody::parse(&body);
+        let kind = classify_status(status, detail.kind.as_deref());
+        let mut message = format!("{} API error {status}", self.label);
+        if let Some(kind) = &detail.kind {
+            message.push_str(&format!(" ({kind})"));
+        }
+        message.push_str(": ");
+        message.push_str(detail.message.as_deref().unwrap_or(&body_excerpt(&body)));
+        ProviderError {
+            kind,
+            message,
+            status: Some(status),
+            retry_after,
+            retryable: false,
+        }
+    }
+
+    /// Streams one request as chunks on a channel, retrying transient failures that strike
+    /// before any output. The channel ends with exactly one `Done` or `Error`.
+    pub fn spawn_stream<D, F>(
+        self: &Arc<Self>,
+        body: Bytes,
+        new_decoder: F,
+        cancel: CancellationToken,
+    ) -> mpsc::Receiver<StreamChunk>
+    where
+        D: StreamDecoder,
+        F: Fn() -> D + Send + Sync + 'static,
+    {
+        let (tx, rx) = mpsc::channel(CHUNK_CHANNEL_CAPACITY);
+        let transport = Arc::clone(self);
+        tokio::spawn(async move {
+            let outcome = with_retries(
+                &transport.policy,
+                &cancel,
+                |notice| {
+                    // A retry happens only while nothing of this call has been emitted, so the
+                    // channel holds at most the earlier notices and can never be full here.
+                    let _ = tx.try_send(StreamChunk::Retry(notice));
+                },
+                |_| transport.stream_attempt(body.clone(), new_decoder(), &tx),
+            )
+            .await;
+            let last = match outcome {
+                Ok(done) => StreamChunk::done(done.message, done.usage),
+                Err(error) => StreamChunk::Error(transport.redacted(error)),
+            };
+            let _ = tx.send(last).await;
+        });
+        rx
+    }
+
+    async fn stream_attempt<D: StreamDecoder>(
+        &self,
+        body: Bytes,
+        mut decoder: D,
+        tx: &mpsc::Sender<StreamChunk>,
+    ) -> Result<Completion, AttemptError> {
+        let response = self.post(body).await?;
+        decode_sse(
+            response.bytes_stream(),
+            &mut decoder,
+            tx,
+            self.idle_timeout,
+            self.label,
+        )
+        .await
+    }
+
+    /// One non-streamed request with retries, its body parsed by `parse`.
+    pub async fn complete<F>(
+        &self,
+        body: Bytes,
+        cancel: &CancellationToken,
+        parse: F,
+    ) -> Result<Completion, ProviderError>
+    where
+        F: Fn(&[u8]) -> Result<Completion, ProviderError>,
+    {
+        let outcome = with_retries(
+            &self.policy,
+            cancel,
+            |notice| {
+                tracing::warn!(
+                    attempt = notice.attempt,
+                    delay_ms = notice.delay.as_millis() as u64,
+                    reason = %notice.reason,
+                    "retrying model call"
+                );
+            },
+            |_| async {
+                let response = self.post(body.clone()).await?;
+                let bytes = tokio::time::timeout(self.idle_timeout, response.bytes())
+                    .await
+                    .map_err(|_| {
+                        ProviderError::new(
+                            ProviderErrorKind::Timeout,
+                            format!("{} stopped sending its answer", self.label),
+                        )
+                    })?
+                    .map_err(|e| self.request_error(&e))?;
+                parse(&bytes).map_err(AttemptError::from)
+            },
+        )
+        .await;
+        outcome.map_err(|e| self.redacted(e))
+    }
+}
+
+/// Decodes an SSE byte stream with `decoder`, sending deltas to `tx`.
+///
+/// The error says whether any delta had been sent, which decides if a retry is still silent.
+pub(crate) async fn decode_sse<S, B, E, D>(
+    bytes: S,
+    decoder: &mut D,
+    tx: &mpsc::Sender<StreamChunk>,
+    idle_timeout: Duration,
+    label: &str,
+) -> Result<Completion, AttemptError>
+where
+    S: Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+    D: StreamDecoder,
+{
+    let mut events = bytes.eventsource();
+    let mut emitted = false;
+    let mut out = Vec::new();
+    let fail = |error: ProviderError, emitted: bool| AttemptError { error, emitted };
+    loop {
+        let next = match tokio::time::timeout(idle_timeout, events.next()).await {
+            Ok(next) => next,
+            Err(_) => {
+                let error = ProviderError::new(
+                    ProviderErrorKind::Timeout,
+                    format!("{label} stream went silent for {}s", idle_timeout.as_secs()),
+                );
+                return Err(fail(stream_cut(error, emitted), emitted));
+            }
+        };
+        let event = match next {
+            None => {
+                return decoder
+                    .finish()
+                    .map_err(|e| fail(stream_cut(e, emitted), emitted));
+            }
+            Some(Err(error)) => {
+                let error = sse_error(label, &error.to_string());
+                return Err(fail(stream_cut(error, emitted), emitted));
+            }
+            Some(Ok(event)) => event,
+        };
+        let finished = decoder
+            .on_event(&event.event, &event.data, &mut out)
+            .map_err(|e| fail(e, emitted))?;
+        for chunk in out.drain(..) {
+            emitted = true;
+            if tx.send(chunk).await.is_err() {
+                // The consumer went away: nothing more to do for anyone.
+                return Err(fail(ProviderError::cancelled(), emitted));
+            }
+        }
+        if finished {
+            return decoder.finish().map_err(|e| fail(e, emitted));
+        }
+    }
+}
+
+/// A broken stream after output is a cut: the turn must restart, never end truncated.
+fn stream_cut(mut error: ProviderError, emitted: bool) -> ProviderError {
+    if emitted && error.kind.is_transient() {
+        error.kind = ProviderErrorKind::StreamCut;
+        error.message = format!("stream cut mid-answer: {}", error.message);
+    }
+    error
+}
+
+fn sse_error(label: &str, detail: &str) -> ProviderError {
+    // eventsource-stream reports transport failures and malformed framing the same way; both
+    // mean the connection can no longer be trusted, so both are treated as a broken connection.
+    ProviderError::new(
+        ProviderErrorKind::Connection,
+        format!("{label} stream broke: {detail}"),
+    )
+}
+
+/// Maps an HTTP status (and the provider's error type) to a kind.
+pub(crate) fn classify_status(status: u16, error_type: Option<&str>) -> ProviderErrorKind {
+    match (status, error_type) {
+        (_, Some("overloaded_error")) | (529, _) => ProviderErrorKind::Overloaded,
+        (429, _) => ProviderErrorKind::RateLimited,
+        (408, _) | (500..=599, _) => ProviderErrorKind::Server,
+        (401 | 403, _) => ProviderErrorKind::Auth,
+        _ => ProviderErrorKind::InvalidRequest,
+    }
+}
+
+/// The provider's `error.type` and `error.message`, from either protocol's error body.
+#[derive(Debug, Default)]
+pub(crate) struct ApiErrorBody {
+    pub kind: Option<String>,
+    pub message: Option<String>,
+}
+
+impl ApiErrorBody {
+    pub fn parse(body: &[u8]) -> Self {
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return Self::default();
+        };
+        Self::from_value(&value)
+    }
+
+    /// Both OpenAI (`{"error": {...}}`) and Anthropic (`{"type": "error", "error": {...}}`) nest
+    /// the details under `error`; OpenAI's `code` is more precise than its `type`.
+    pub fn from_value(value: &serde_json::Value) -> Self {
+        let error = value.get("error").unwrap_or(value);
+        let text = |key: &str| error.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        ApiErrorBody {
+            kind: text("code").or_else(|| text("type")),
+            message: text("message"),
+        }
+    }
+}
+
+fn body_excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty response body)".to_owned();
+    }
+    excerpt(text)
+}
+
+/// The start of a text that is quoted in an error message.
+pub(crate) fn excerpt(text: &str) -> String {
+    const MAX_CHARS: usize = 160;
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+async fn read_capped(mut response: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    body
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    if let Some(ms) = number("retry-after-ms") {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    number("retry-after").map(Duration::from_secs_f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_classified() {
+        assert_eq!(classify_status(429, None), ProviderErrorKind::RateLimited);
+        assert_eq!(classify_status(529, None), ProviderErrorKind::Overloaded);
+        assert_eq!(
+            classify_status(500, Some("overloaded_error")),
+            ProviderErrorKind::Overloaded
+        );
+        assert_eq!(classify_status(503, None), ProviderErrorKind::Server);
+        assert_eq!(classify_status(408, None), ProviderErrorKind::Server);
+        assert_eq!(classify_status(401, None), ProviderErrorKind::Auth);
+        assert_eq!(
+            classify_status(400, None),
+            ProviderErrorKind::InvalidRequest
+        );
+        assert!(!ProviderErrorKind::Auth.is_transient());
+    }
+
+    #[test]
+    fn error_bodies_of_both_providers_parse() {
+        let openai = br#"{"error": {"message": "Incorrect API key", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}"#;
+        let parsed = ApiErrorBody::parse(openai);
+        assert_eq!(parsed.kind.as_deref(), Some("invalid_api_key"));
+        assert_eq!(parsed.message.as_deref(), Some("Incorrect API key"));
+        let anthropic =
+            br#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+        let parsed = ApiErrorBody::parse(anthropic);
+        assert_eq!(parsed.kind.as_deref(), Some("overloaded_error"));
+        assert_eq!(parsed.message.as_deref(), Some("Overloaded"));
+    }
+
+    #[test]
+    fn retry_after_headers_parse() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+    }
+}

@@ -1,0 +1,116 @@
+//! What a provider's stream yields: deltas as they arrive, retry notices while it waits, and
+//! exactly one terminal `Done` or `Error`.
+
+use std::time::Duration;
+
+use super::{Message, Usage};
+
+/// One increment of a streamed model call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamChunk {
+    TextDelta(String),
+    ThinkingDelta(String),
+    /// The provider is about to wait and try again; nothing of the failed attempt was emitted.
+    Retry(RetryNotice),
+    /// The call finished: the whole message (tool calls accumulated) and the usage, if reported.
+    Done {
+        message: Message,
+        usage: Option<super::Usage>,
+    },
+    Error(ProviderError),
+}
+
+impl StreamChunk {
+    pub fn done(message: Message, usage: Option<Usage>) -> Self {
+        StreamChunk::Done { message, usage }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, StreamChunk::Done { .. } | StreamChunk::Error(_))
+    }
+}
+
+/// Why and how long a provider waits before its next attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// The attempt that is about to start (2 for the first retry).
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub reason: String,
+    pub delay: Duration,
+}
+
+/// The broad class of a provider failure, which decides whether it is worth retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderErrorKind {
+    /// 429.
+    RateLimited,
+    /// 529 or an `overloaded_error`.
+    Overloaded,
+    /// 408 or 5xx.
+    Server,
+    /// The connection could not be made or broke before a response.
+    Connection,
+    /// No bytes arrived within the idle timeout.
+    Timeout,
+    /// The stream broke after part of the answer had been emitted.
+    StreamCut,
+    /// 401 / 403: the key is missing, wrong or lacks permission.
+    Auth,
+    /// 400 / 404 / other 4xx: the request itself is wrong.
+    InvalidRequest,
+    /// The server sent something that is not the protocol (bad SSE, bad JSON).
+    Protocol,
+    Cancelled,
+}
+
+impl ProviderErrorKind {
+    /// Failures that another attempt may cure.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            ProviderErrorKind::RateLimited
+                | ProviderErrorKind::Overloaded
+                | ProviderErrorKind::Server
+                | ProviderErrorKind::Connection
+                | ProviderErrorKind::Timeout
+                | ProviderErrorKind::StreamCut
+        )
+    }
+}
+
+/// A failed model call, with the provider's own words where it gave any.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    pub kind: ProviderErrorKind,
+    pub message: String,
+    /// The HTTP status, when the failure was one.
+    pub status: Option<u16>,
+    /// The server's `retry-after`, when it sent one.
+    pub retry_after: Option<Duration>,
+    /// Whether the caller should restart the whole turn: set when a transient failure struck
+    /// after output had already been emitted, so the provider could not retry by itself.
+    pub retryable: bool,
+}
+
+impl ProviderError {
+    pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
+        ProviderError {
+            kind,
+            message: message.into(),
+            status: None,
+            retry_after: None,
+            retryable: false,
+        }
+    }
+
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    pub fn cancelled() -> Self {
+        Self::new(ProviderErrorKind::Cancelled, "the request was cancelled")
+    }
+}

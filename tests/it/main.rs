@@ -1,0 +1,4 @@
+//! The one integration test binary (linking once is what keeps a 2-core machine fast).
+
+mod providers;
+mod support;

@@ -1,0 +1,293 @@
+//! A scripted LLM server for tests: axum on 127.0.0.1:0 answering POSTs with queued replies
+//! (SSE streamed in pieces, error statuses, cut connections) and recording every request.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use tokio::net::TcpListener;
+
+/// How a streamed body is cut into pieces on the wire.
+#[derive(Debug, Clone, Copy)]
+pub enum Split {
+    Whole,
+    /// Every piece this many bytes.
+    Every(usize),
+    /// Pieces of random sizes from 1 to 64 bytes, from this seed.
+    Random(u64),
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// 200 with an SSE body sent in pieces.
+    Sse { body: Vec<u8>, split: Split },
+    /// The SSE body up to `cut_at` bytes, then the connection breaks.
+    Cut { body: Vec<u8>, cut_at: usize },
+    /// A status with a body and extra headers.
+    Status {
+        status: u16,
+        body: String,
+        headers: Vec<(&'static str, String)>,
+    },
+    /// A whole JSON body (non-streamed call).
+    Json(String),
+    /// Never answers until the client gives up (holds the connection open).
+    Hang,
+}
+
+/// A recorded request.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: serde_json::Value,
+}
+
+#[derive(Default)]
+struct Script {
+    replies: VecDeque<Reply>,
+    /// What to answer once the queue is empty.
+    fallback: Option<Reply>,
+    requests: Vec<Recorded>,
+}
+
+/// A running mock server; it stops when dropped with the test's runtime.
+#[derive(Clone)]
+pub struct MockLlm {
+    pub base_url: String,
+    script: Arc<Mutex<Script>>,
+}
+
+impl MockLlm {
+    pub async fn start() -> MockLlm {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let app = Router::new()
+            .fallback(answer)
+            .with_state(Arc::clone(&script));
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        MockLlm {
+            base_url: format!("http://{addr}"),
+            script,
+        }
+    }
+
+    /// Starts the server on a runtime of its own thread, for tests that are not async (the
+    /// real binary run as a child process).
+    pub fn start_in_background() -> MockLlm {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let mock = MockLlm::start().await;
+                tx.send(mock).expect("hand over the mock");
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().expect("mock started")
+    }
+
+    pub fn push(&self, reply: Reply) -> &Self {
+        self.script.lock().unwrap().replies.push_back(reply);
+        self
+    }
+
+    pub fn set_fallback(&self, reply: Reply) {
+        self.script.lock().unwrap().fallback = Some(reply);
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.script.lock().unwrap().requests.clone()
+    }
+
+    /// The OpenAI-style base URL (`/v1`) for this server.
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.base_url)
+    }
+}
+
+async fn answer(
+    State(script): State<Arc<Mutex<Script>>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let reply = {
+        let mut script = script.lock().unwrap();
+        script.requests.push(Recorded {
+            path: uri.path().to_owned(),
+            headers,
+            body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+        });
+        script
+            .replies
+            .pop_front()
+            .or_else(|| script.fallback.clone())
+    };
+    match reply {
+        None => plain(500, "the mock has no reply scripted for this request"),
+        Some(Reply::Sse { body, split }) => sse(pieces(&body, split), false),
+        Some(Reply::Cut { body, cut_at }) => {
+            sse(vec![body[..cut_at.min(body.len())].to_vec()], true)
+        }
+        Some(Reply::Status {
+            status,
+            body,
+            headers,
+        }) => {
+            let mut response = plain(status, &body);
+            for (name, value) in headers {
+                response
+                    .headers_mut()
+                    .insert(name, value.parse().expect("header value"));
+            }
+            response
+        }
+        Some(Reply::Json(body)) => Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap(),
+        Some(Reply::Hang) => {
+            std::future::pending::<()>().await;
+            unreachable!()
+        }
+    }
+}
+
+fn plain(status: u16, body: &str) -> Response {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap())
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_owned()))
+        .unwrap()
+}
+
+fn sse(pieces: Vec<Vec<u8>>, then_break: bool) -> Response {
+    let stream = async_stream(pieces, then_break);
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
+
+fn async_stream(
+    pieces: Vec<Vec<u8>>,
+    then_break: bool,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+    tokio::spawn(async move {
+        for piece in pieces {
+            if tx.send(Ok(Bytes::from(piece))).await.is_err() {
+                return;
+            }
+            // Give the connection a chance to flush each piece on its own.
+            tokio::task::yield_now().await;
+        }
+        if then_break {
+            let _ = tx
+                .send(Err(std::io::Error::other("connection cut by the test")))
+                .await;
+        }
+    });
+    tokio_stream_from(rx)
+}
+
+fn tokio_stream_from<T: Send + 'static>(
+    mut rx: tokio::sync::mpsc::Receiver<T>,
+) -> impl futures_util::Stream<Item = T> {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// Cuts `body` into pieces as `split` says.
+pub fn pieces(body: &[u8], split: Split) -> Vec<Vec<u8>> {
+    match split {
+        Split::Whole => vec![body.to_vec()],
+        Split::Every(n) => body.chunks(n.max(1)).map(<[u8]>::to_vec).collect(),
+        Split::Random(seed) => {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let mut out = Vec::new();
+            let mut rest = body;
+            while !rest.is_empty() {
+                let n = rng.usize(1..=64).min(rest.len());
+                out.push(rest[..n].to_vec());
+                rest = &rest[n..];
+            }
+            out
+        }
+    }
+}
+
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// A short duration for tests that must bound a wait (never used to wait for an outcome).
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Server-sent events for an OpenAI stream that says `text` and stops.
+pub fn openai_text_sse(text: &str) -> Vec<u8> {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        serde_json::json!({
+            "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    };
+    let mut out = String::new();
+    out.push_str(&format!(
+        "data: {}\n\n",
+        chunk(
+            serde_json::json!({"role": "assistant", "content": ""}),
+            None
+        )
+    ));
+    out.push_str(&format!(
+        "data: {}\n\n",
+        chunk(serde_json::json!({"content": text}), None)
+    ));
+    out.push_str(&format!(
+        "data: {}\n\n",
+        chunk(serde_json::json!({}), Some("stop"))
+    ));
+    out.push_str("data: {\"id\":\"chatcmpl-test\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":5,\"total_tokens\":25}}\n\n");
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
+/// Server-sent events for an OpenAI stream that calls one tool.
+pub fn openai_tool_sse(id: &str, name: &str, arguments: &str) -> Vec<u8> {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        serde_json::json!({
+            "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    };
+    let call = serde_json::json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+        "function": {"name": name, "arguments": arguments}}]});
+    let mut out = String::new();
+    out.push_str(&format!("data: {}\n\n", chunk(call, None)));
+    out.push_str(&format!(
+        "data: {}\n\n",
+        chunk(serde_json::json!({}), Some("tool_calls"))
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
