@@ -1,1 +1,91 @@
-fn main() {}
+//! Throughput benchmarks: SSE parsing plus tool-call accumulation for each provider (MB/s of
+//! stream). Run with `cargo bench --bench throughput`.
+
+use std::convert::Infallible;
+
+use divan::Bencher;
+use divan::counter::BytesCount;
+use harness9::provider::{ProviderKind, decode_stream};
+use tokio::sync::mpsc;
+
+fn main() {
+    divan::main();
+}
+
+/// Deltas per synthetic stream: text tokens, then a tool call whose arguments arrive in pieces.
+const TEXT_DELTAS: usize = 4_000;
+const ARGUMENT_DELTAS: usize = 4_000;
+/// The size of one network read.
+const READ_SIZE: usize = 4096;
+
+fn openai_stream() -> Vec<u8> {
+    let mut out = String::new();
+    let head = r#"{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1796212775,"model":"gpt-4o","system_fingerprint":"fp_mock","choices":[{"index":0,"delta":"#;
+    for i in 0..TEXT_DELTAS {
+        out.push_str(&format!(
+            "data: {head}{{\"content\":\" word{i}\"}},\"logprobs\":null,\"finish_reason\":null}}],\"usage\":null}}\n\n"
+        ));
+    }
+    out.push_str(&format!("data: {head}{{\"tool_calls\":[{{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{{\"name\":\"write_file\",\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}],\"usage\":null}}\n\n"));
+    for i in 0..ARGUMENT_DELTAS {
+        out.push_str(&format!("data: {head}{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"line {i}\\\\n\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}],\"usage\":null}}\n\n"));
+    }
+    out.push_str(&format!("data: {head}{{}},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}}],\"usage\":null}}\n\n"));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
+fn anthropic_stream() -> Vec<u8> {
+    let mut out = String::new();
+    out.push_str("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_bench\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-20250514\",\"content\":[],\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n");
+    out.push_str("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+    for i in 0..TEXT_DELTAS {
+        out.push_str(&format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\" word{i}\"}}}}\n\n"));
+    }
+    out.push_str(
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+    );
+    out.push_str("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"write_file\",\"input\":{}}}\n\n");
+    for i in 0..ARGUMENT_DELTAS {
+        out.push_str(&format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"line {i}\\\\n\"}}}}\n\n"));
+    }
+    out.push_str(
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+    );
+    out.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":8000}}\n\n");
+    out.push_str("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    out.into_bytes()
+}
+
+fn decode(kind: ProviderKind, body: &[u8]) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (tx, mut rx) = mpsc::channel(256);
+        let chunks = futures_util::stream::iter(body.chunks(READ_SIZE).map(Ok::<_, Infallible>));
+        let drain = async move { while rx.recv().await.is_some() {} };
+        let decode = async move {
+            let completion = decode_stream(kind, chunks, &tx).await.expect("decodes");
+            assert_eq!(completion.message.tool_calls.len(), 1);
+        };
+        tokio::join!(decode, drain);
+    });
+}
+
+#[divan::bench(sample_count = 20)]
+fn sse_openai(bencher: Bencher) {
+    let body = openai_stream();
+    bencher
+        .counter(BytesCount::new(body.len()))
+        .bench(|| decode(ProviderKind::OpenAi, &body));
+}
+
+#[divan::bench(sample_count = 20)]
+fn sse_anthropic(bencher: Bencher) {
+    let body = anthropic_stream();
+    bencher
+        .counter(BytesCount::new(body.len()))
+        .bench(|| decode(ProviderKind::Anthropic, &body));
+}
