@@ -2,6 +2,11 @@
 //! only parses the command line and hands over.
 
 pub mod config;
+pub mod context;
+pub mod engine;
+pub mod memory;
+pub mod observe;
 pub mod planning;
 pub mod provider;
 pub mod schema;
+pub mod tools;

@@ -1,7 +1,11 @@
-//! Execution modes: what may run without asking. The one place that names the modes and their
-//! order; the approval decision itself lives with the engine.
+//! Planning: the execution modes (what may run without asking; the one place that names them
+//! and their order) and the session's todo list. The approval decision lives with the engine.
+
+mod todo;
 
 use std::fmt;
+
+pub use todo::{TodoItem, TodoStatus, TodoStore};
 
 /// The approval and planning mode of a session (CONTRACT.md, Modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]

@@ -5,6 +5,7 @@
 mod anthropic;
 mod openai;
 mod retry;
+mod scripted;
 mod transport;
 
 use std::fmt;
@@ -17,9 +18,10 @@ use tokio_util::sync::CancellationToken;
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
 pub use retry::RetryPolicy;
+pub use scripted::{ScriptStep, ScriptedCall, ScriptedProvider};
 pub use transport::TransportOptions;
 
-use crate::schema::{Message, ProviderError, StreamChunk, ToolDefinition, Usage};
+use crate::schema::{Message, ProviderError, RetryNotice, StreamChunk, ToolDefinition, Usage};
 
 /// A finished model call.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,12 +42,13 @@ pub trait LlmProvider: Send + Sync {
     /// The model requests are sent for.
     fn model(&self) -> &str;
 
-    /// One call, waiting for the whole answer.
+    /// One call, waiting for the whole answer. `on_retry` hears of each retry before its wait.
     async fn generate(
         &self,
         messages: &[Message],
         tools: &[ToolDefinition],
         cancel: &CancellationToken,
+        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
     ) -> Result<Completion, ProviderError>;
 
     /// One call, streamed. The request is built before this returns; the network work runs on

@@ -16,8 +16,8 @@ use super::{
     ChunkReceiver, Completion, DEFAULT_MAX_TOKENS, LlmProvider, ProviderConfig, sorted_tools,
 };
 use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, Role, StreamChunk, ThinkingBlock, ToolCall,
-    ToolDefinition, Usage,
+    Message, ProviderError, ProviderErrorKind, RetryNotice, Role, StreamChunk, ThinkingBlock,
+    ToolCall, ToolDefinition, Usage,
 };
 
 const API_VERSION: &str = "2023-06-01";
@@ -114,10 +114,11 @@ impl LlmProvider for AnthropicProvider {
         messages: &[Message],
         tools: &[ToolDefinition],
         cancel: &CancellationToken,
+        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
     ) -> Result<Completion, ProviderError> {
         let body = self.body_bytes(messages, tools, false);
         self.transport
-            .complete(body, cancel, parse_completion)
+            .complete(body, cancel, on_retry, parse_completion)
             .await
     }
 

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use super::transport::{ApiErrorBody, StreamDecoder, Transport, excerpt};
 use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
 use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, Role, StreamChunk, ThinkingBlock, ToolCall,
-    ToolDefinition, Usage,
+    Message, ProviderError, ProviderErrorKind, RetryNotice, Role, StreamChunk, ThinkingBlock,
+    ToolCall, ToolDefinition, Usage,
 };
 
 pub struct OpenAiProvider {
@@ -103,10 +103,11 @@ impl LlmProvider for OpenAiProvider {
         messages: &[Message],
         tools: &[ToolDefinition],
         cancel: &CancellationToken,
+        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
     ) -> Result<Completion, ProviderError> {
         let body = self.body_bytes(messages, tools, false);
         self.transport
-            .complete(body, cancel, parse_completion)
+            .complete(body, cancel, on_retry, parse_completion)
             .await
     }
 

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Completion;
 use super::retry::{AttemptError, RetryPolicy, with_retries};
-use crate::schema::{ProviderError, ProviderErrorKind, StreamChunk};
+use crate::schema::{ProviderError, ProviderErrorKind, RetryNotice, StreamChunk};
 
 /// Chunks buffered between a provider task and its consumer before the provider waits.
 const CHUNK_CHANNEL_CAPACITY: usize = 256;
@@ -234,6 +234,7 @@ impl Transport {
         &self,
         body: Bytes,
         cancel: &CancellationToken,
+        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
         parse: F,
     ) -> Result<Completion, ProviderError>
     where
@@ -242,13 +243,10 @@ impl Transport {
         let outcome = with_retries(
             &self.policy,
             cancel,
-            |notice| {
-                tracing::warn!(
-                    attempt = notice.attempt,
-                    delay_ms = notice.delay.as_millis() as u64,
-                    reason = %notice.reason,
-                    "retrying model call"
-                );
+            |notice: RetryNotice| {
+                let mut notice = notice;
+                notice.reason = self.redact(&notice.reason);
+                on_retry(notice)
             },
             |_| async {
                 let response = self.post(body.clone()).await?;

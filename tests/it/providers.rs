@@ -229,7 +229,12 @@ async fn blocking_generate_reads_whole_responses() {
             String::from_utf8(fixture(json_fixture)).unwrap(),
         ));
         let completion = provider(kind, &mock)
-            .generate(&[Message::user("hi")], &tools(), &CancellationToken::new())
+            .generate(
+                &[Message::user("hi")],
+                &tools(),
+                &CancellationToken::new(),
+                &|_| {},
+            )
             .await
             .expect("generate succeeds");
         let expected = expected_tool_turn(kind);

@@ -1,0 +1,309 @@
+//! The agent engine: one ReAct loop (design §2, §4) behind `run` (blocking) and `run_stream`
+//! (events on a channel). Both drive the same `run_loop` through an emitter, so there is exactly
+//! one copy of the loop. Mode and session can be changed while a run is going; the loop reads
+//! the mode at the start of each turn and the session at the start of each run.
+
+mod emitter;
+pub mod event;
+pub mod permission;
+mod run_loop;
+mod tool_runner;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use event::{
+    ApprovalDecision, ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo,
+    SessionInfo, TokenUpdate, ToolOutcome,
+};
+
+use crate::context::{BasePrompt, PromptBuilder};
+use crate::memory::{Compactor, MemoryError, Session};
+use crate::observe::{EngineObserver, NoopObserver};
+use crate::planning::{Mode, TodoStore};
+use crate::provider::{LlmProvider, RetryPolicy};
+use crate::schema::{ProviderError, Usage};
+use crate::tools::Registry;
+
+/// Events buffered between the loop and a slow consumer before the loop waits.
+const EVENT_CHANNEL_CAPACITY: usize = 1024;
+
+/// Why a run stopped without finishing its task.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(
+        "reached the maximum of {0} turns without finishing; raise --max-turns or split the task"
+    )]
+    MaxTurns(u32),
+    #[error("interrupted")]
+    Cancelled,
+    #[error("{0}")]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub turns: u32,
+    /// Summed over every model call of the run.
+    pub usage: Usage,
+    /// The text of the last assistant message.
+    pub final_text: String,
+}
+
+/// Tunables of the engine, each with the default of design §5.5.
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// 0 = unlimited.
+    pub max_turns: u32,
+    /// `None` = no timeout.
+    pub tool_timeout: Option<Duration>,
+    /// 0 = unlimited.
+    pub max_concurrent_tools: usize,
+    /// Tokens; drives the gauge and compaction. 0 = unknown (no compaction).
+    pub context_window: u64,
+    /// Compact when the estimated prompt passes this share of the window.
+    pub compaction_threshold: f64,
+    pub compactor: Option<Arc<dyn Compactor>>,
+    pub prompt_builder: Option<Arc<dyn PromptBuilder>>,
+    pub observer: Arc<dyn EngineObserver>,
+    /// Every `n` turns, `text` is added to the copy of the history sent to the model.
+    pub memory_nudge: Option<(u32, String)>,
+    /// How a turn whose stream broke mid-answer is restarted.
+    pub turn_retry: RetryPolicy,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            max_turns: 50,
+            tool_timeout: Some(Duration::from_secs(60)),
+            max_concurrent_tools: 0,
+            context_window: 0,
+            compaction_threshold: 0.8,
+            compactor: None,
+            prompt_builder: None,
+            observer: Arc::new(NoopObserver),
+            memory_nudge: None,
+            turn_retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// What can change between turns.
+struct Live {
+    session: Option<Arc<dyn Session>>,
+    mode: Mode,
+}
+
+/// The orchestrator: a provider, a registry and a working directory.
+pub struct AgentEngine {
+    provider: Arc<dyn LlmProvider>,
+    registry: Arc<Registry>,
+    workdir: PathBuf,
+    options: EngineOptions,
+    prompt: Arc<dyn PromptBuilder>,
+    todos: Arc<TodoStore>,
+    live: RwLock<Live>,
+    /// Scopes the user allowed "for the rest of this session".
+    allowed: Mutex<HashSet<String>>,
+}
+
+/// Builds an `AgentEngine`; every option has its design default.
+pub struct AgentEngineBuilder {
+    provider: Arc<dyn LlmProvider>,
+    registry: Arc<Registry>,
+    workdir: PathBuf,
+    options: EngineOptions,
+    session: Option<Arc<dyn Session>>,
+    mode: Mode,
+    todos: Option<Arc<TodoStore>>,
+}
+
+impl AgentEngineBuilder {
+    pub fn max_turns(mut self, n: u32) -> Self {
+        self.options.max_turns = n;
+        self
+    }
+
+    pub fn tool_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.options.tool_timeout = timeout;
+        self
+    }
+
+    pub fn max_concurrent_tools(mut self, n: usize) -> Self {
+        self.options.max_concurrent_tools = n;
+        self
+    }
+
+    pub fn session(mut self, session: Arc<dyn Session>) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    pub fn compactor(mut self, compactor: Arc<dyn Compactor>) -> Self {
+        self.options.compactor = Some(compactor);
+        self
+    }
+
+    pub fn compaction_threshold(mut self, share: f64) -> Self {
+        self.options.compaction_threshold = share;
+        self
+    }
+
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.options.context_window = tokens;
+        self
+    }
+
+    pub fn prompt_builder(mut self, builder: Arc<dyn PromptBuilder>) -> Self {
+        self.options.prompt_builder = Some(builder);
+        self
+    }
+
+    /// The initial mode (design `WithPlanMode`).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn todo_store(mut self, todos: Arc<TodoStore>) -> Self {
+        self.todos = Some(todos);
+        self
+    }
+
+    pub fn observer(mut self, observer: Arc<dyn EngineObserver>) -> Self {
+        self.options.observer = observer;
+        self
+    }
+
+    pub fn memory_nudge(mut self, every_turns: u32, text: impl Into<String>) -> Self {
+        self.options.memory_nudge = (every_turns > 0).then(|| (every_turns, text.into()));
+        self
+    }
+
+    pub fn turn_retry(mut self, policy: RetryPolicy) -> Self {
+        self.options.turn_retry = policy;
+        self
+    }
+
+    pub fn build(self) -> AgentEngine {
+        let prompt = self.options.prompt_builder.clone().unwrap_or_else(|| {
+            Arc::new(BasePrompt {
+                workdir: self.workdir.clone(),
+            })
+        });
+        AgentEngine {
+            provider: self.provider,
+            registry: self.registry,
+            workdir: self.workdir,
+            options: self.options,
+            prompt,
+            todos: self.todos.unwrap_or_default(),
+            live: RwLock::new(Live {
+                session: self.session,
+                mode: self.mode,
+            }),
+            allowed: Mutex::new(HashSet::new()),
+        }
+    }
+}
+
+impl AgentEngine {
+    pub fn builder(
+        provider: Arc<dyn LlmProvider>,
+        registry: Arc<Registry>,
+        workdir: impl Into<PathBuf>,
+    ) -> AgentEngineBuilder {
+        AgentEngineBuilder {
+            provider,
+            registry,
+            workdir: workdir.into(),
+            options: EngineOptions::default(),
+            session: None,
+            mode: Mode::default(),
+            todos: None,
+        }
+    }
+
+    /// Switches the stored conversation from the next run on; "allow always" answers belong to
+    /// a session and are forgotten.
+    pub fn set_session(&self, session: Option<Arc<dyn Session>>) {
+        if let Ok(mut live) = self.live.write() {
+            live.session = session;
+        }
+        if let Ok(mut allowed) = self.allowed.lock() {
+            allowed.clear();
+        }
+    }
+
+    /// Switches the mode from the next turn on (a running turn keeps the mode it started with).
+    pub fn set_plan_mode(&self, mode: Mode) {
+        if let Ok(mut live) = self.live.write() {
+            live.mode = mode;
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.live.read().map(|l| l.mode).unwrap_or_default()
+    }
+
+    pub fn session(&self) -> Option<Arc<dyn Session>> {
+        self.live.read().ok().and_then(|l| l.session.clone())
+    }
+
+    pub fn todos(&self) -> &Arc<TodoStore> {
+        &self.todos
+    }
+
+    pub fn workdir(&self) -> &std::path::Path {
+        &self.workdir
+    }
+
+    pub fn provider(&self) -> &Arc<dyn LlmProvider> {
+        &self.provider
+    }
+
+    pub fn options(&self) -> &EngineOptions {
+        &self.options
+    }
+
+    /// Runs one task to its end, waiting for each model answer whole. Assistant text is handed
+    /// to `on_text` turn by turn; approvals cannot be answered here, so calls that need one are
+    /// refused with a message saying which mode would allow them.
+    pub async fn run(
+        &self,
+        prompt: &str,
+        cancel: CancellationToken,
+        on_text: &(dyn Fn(&str) + Send + Sync),
+    ) -> Result<RunSummary, EngineError> {
+        let mut emitter = emitter::BlockingEmitter::new(on_text);
+        self.run_loop(prompt, &cancel, &mut emitter).await
+    }
+
+    /// Runs one task on a task of its own, streaming its events. The last event is `done` or
+    /// `error`; dropping the receiver cancels the run.
+    pub fn run_stream(
+        self: &Arc<Self>,
+        prompt: String,
+        cancel: CancellationToken,
+    ) -> mpsc::Receiver<Event> {
+        let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
+        let engine = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut emitter = emitter::StreamEmitter::new(tx, cancel.clone());
+            let _ = engine.run_loop(&prompt, &cancel, &mut emitter).await;
+        });
+        rx
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,145 @@
+//! The one decision of whether a tool call runs, asks or is refused: from the mode, the tool's
+//! kind, where it writes, and what the user allowed for the rest of the session. Every path
+//! (TUI, `exec`) goes through `decide`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::planning::Mode;
+use crate::tools::{Tool, ToolKind, paths};
+
+/// What happens to a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Run,
+    /// Ask the user. `reason` says why; `scope` is what "allow always" would remember.
+    Ask {
+        reason: String,
+        scope: Scope,
+    },
+    Deny {
+        reason: String,
+    },
+}
+
+/// What an "allow always for this session" answer covers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scope {
+    /// The key remembered in the session's allow-set.
+    pub key: String,
+    /// The same in words for the approval overlay.
+    pub description: String,
+}
+
+/// Commands whose first word is a family of subcommands: "allow always" remembers two words.
+const SUBCOMMAND_TOOLS: &[&str] = &[
+    "git", "cargo", "npm", "pnpm", "yarn", "go", "docker", "kubectl", "make", "uv", "pip",
+    "python", "python3", "node", "npx", "rustup", "bun", "deno", "gradle", "mvn", "dotnet",
+];
+
+/// Decides a call of `tool` with parsed `arguments`.
+pub fn decide(
+    tool: &dyn Tool,
+    arguments: &Value,
+    mode: Mode,
+    workdir: &Path,
+    allowed: &HashSet<String>,
+) -> Verdict {
+    if mode == Mode::Yolo {
+        return Verdict::Run;
+    }
+    match tool.kind() {
+        ToolKind::ReadOnly | ToolKind::Planning => Verdict::Run,
+        ToolKind::Edit => {
+            let outside: Vec<String> = tool
+                .written_paths(arguments)
+                .iter()
+                .map(|raw| paths::resolve(workdir, raw))
+                .filter(|path| !paths::is_inside(workdir, path))
+                .map(|path| path.display().to_string())
+                .collect();
+            if !outside.is_empty() {
+                // Outside the working directory always asks, whatever was allowed before.
+                return Verdict::Ask {
+                    reason: format!(
+                        "writes outside the working directory: {}",
+                        outside.join(", ")
+                    ),
+                    scope: Scope {
+                        key: format!("{}:outside:{}", tool.name(), outside.join(",")),
+                        description: format!("writes to {}", outside.join(", ")),
+                    },
+                };
+            }
+            let scope = edit_scope();
+            if mode == Mode::AutoEdit || allowed.contains(&scope.key) {
+                Verdict::Run
+            } else {
+                Verdict::Ask {
+                    reason: format!("`{}` changes a file", tool.name()),
+                    scope,
+                }
+            }
+        }
+        ToolKind::Dangerous => {
+            let scope = command_scope(tool.name(), arguments);
+            if scope.as_ref().is_some_and(|s| allowed.contains(&s.key)) {
+                return Verdict::Run;
+            }
+            Verdict::Ask {
+                reason: format!("`{}` runs a command", tool.name()),
+                scope: scope.unwrap_or_else(|| Scope {
+                    key: format!("{}:exact:{arguments}", tool.name()),
+                    description: "this exact command".into(),
+                }),
+            }
+        }
+    }
+}
+
+/// Edits inside the working directory, remembered as one scope.
+fn edit_scope() -> Scope {
+    Scope {
+        key: "edit:workdir".into(),
+        description: "file edits inside the working directory".into(),
+    }
+}
+
+/// The scope of a command: its first word, or two for tools with subcommands. `None` for a
+/// command that chains, substitutes or redirects, which a prefix cannot describe safely.
+pub fn command_scope(tool: &str, arguments: &Value) -> Option<Scope> {
+    let command = arguments.get("command")?.as_str()?.trim();
+    if command.is_empty() || has_shell_control(command) {
+        return None;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let take =
+        if SUBCOMMAND_TOOLS.contains(&words[0]) && words.len() > 1 && !words[1].starts_with('-') {
+            2
+        } else {
+            1
+        };
+    let prefix = words[..take].join(" ");
+    Some(Scope {
+        key: format!("{tool}:prefix:{prefix}"),
+        description: format!("`{tool}` commands starting with `{prefix}`"),
+    })
+}
+
+/// Whether `command` does more than run one program with arguments.
+fn has_shell_control(command: &str) -> bool {
+    command.contains(['\n', ';', '&', '|', '`', '>', '<']) || command.contains("$(")
+}
+
+/// For `exec`, where nobody can answer: the flag that would let `kind` run.
+pub fn headless_flag(kind: ToolKind, outside_workdir: bool) -> &'static str {
+    match (kind, outside_workdir) {
+        (ToolKind::Edit, false) => "--mode auto-edit",
+        _ => "--mode yolo",
+    }
+}
+
+#[cfg(test)]
+mod tests;

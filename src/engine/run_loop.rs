@@ -1,0 +1,405 @@
+//! The ReAct loop, the only one: build the history (system prompt rebuilt, never stored), then
+//! per turn compact if needed, call the model, run the tools it asked for, append the results
+//! in the model's order and save the turn. It ends on a turn without tool calls, at the turn
+//! limit, or on cancellation, always leaving a valid history behind.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::emitter::{Emitter, GenerateFailure, retry_info};
+use super::event::{CompactionInfo, DoneInfo, Event, EventKind, SessionInfo, TokenUpdate};
+use super::{AgentEngine, EngineError, RunSummary};
+use crate::context::estimate_tokens;
+use crate::memory::Session;
+use crate::planning::Mode;
+use crate::provider::Completion;
+use crate::schema::{Message, ProviderErrorKind, RetryNotice, ToolDefinition, Usage};
+
+/// Per-run state the turns share.
+struct RunState {
+    history: Vec<Message>,
+    /// Messages before this index are stored (or are the system prompt, which never is).
+    saved: usize,
+    session: Option<Arc<dyn Session>>,
+    usage: Usage,
+    turns: u32,
+    final_text: String,
+}
+
+impl AgentEngine {
+    pub(crate) async fn run_loop(
+        &self,
+        prompt: &str,
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+    ) -> Result<RunSummary, EngineError> {
+        let session = self.session();
+        let session_id = session
+            .as_ref()
+            .map(|s| s.id().to_owned())
+            .unwrap_or_default();
+        let observer = Arc::clone(&self.options.observer);
+        let span = observer.on_interaction_start(&session_id, prompt);
+        let started = Instant::now();
+        em.emit(Event {
+            turn: 0,
+            kind: EventKind::SessionStarted(SessionInfo {
+                session_id,
+                workdir: self.workdir.display().to_string(),
+                provider: self.provider.name().to_owned(),
+                model: self.provider.model().to_owned(),
+                mode: self.mode(),
+            }),
+        })
+        .await;
+        tracing::info!(
+            "{} start | workdir={} maxTurns={} toolTimeout={:?} maxConcurrent={}",
+            em.prefix(),
+            self.workdir.display(),
+            self.options.max_turns,
+            self.options.tool_timeout,
+            self.options.max_concurrent_tools
+        );
+        let mut state = RunState {
+            history: Vec::new(),
+            saved: 0,
+            session,
+            usage: Usage::default(),
+            turns: 0,
+            final_text: String::new(),
+        };
+        let outcome = self
+            .turns(prompt, cancel, em, &mut state, &span)
+            .instrument(span.clone())
+            .await;
+        let error_text = outcome.as_ref().err().map(ToString::to_string);
+        observer.on_interaction_end(&span, state.turns, error_text.as_deref());
+        tracing::info!(
+            "{} loop end | turns={} total_time={:.1}s{}",
+            em.prefix(),
+            state.turns,
+            started.elapsed().as_secs_f64(),
+            error_text
+                .as_deref()
+                .map(|e| format!(" error={e}"))
+                .unwrap_or_default()
+        );
+        let kind = match &outcome {
+            Ok(()) => EventKind::Done(DoneInfo {
+                turns: state.turns,
+                input_tokens: state.usage.prompt_tokens(),
+                output_tokens: state.usage.output_tokens,
+            }),
+            Err(error) => EventKind::Error(error.to_string()),
+        };
+        em.emit(Event {
+            turn: state.turns,
+            kind,
+        })
+        .await;
+        outcome.map(|()| RunSummary {
+            turns: state.turns,
+            usage: state.usage,
+            final_text: state.final_text,
+        })
+    }
+
+    async fn turns(
+        &self,
+        prompt: &str,
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+        state: &mut RunState,
+        span: &tracing::Span,
+    ) -> Result<(), EngineError> {
+        let mut mode = self.mode();
+        state.history = match &state.session {
+            Some(session) => session.load_messages().await?,
+            None => Vec::new(),
+        };
+        // Design §4.1: the system prompt is rebuilt on every start and never stored.
+        state
+            .history
+            .retain(|m| m.role != crate::schema::Role::System);
+        state
+            .history
+            .insert(0, Message::system(self.prompt.build(mode)));
+        state.saved = state.history.len();
+        state.history.push(Message::user(prompt));
+        // The prompt is stored before the first model call: a run killed at once still left it.
+        self.save(state).await;
+
+        loop {
+            let turn = state.turns + 1;
+            if self.options.max_turns > 0 && turn > self.options.max_turns {
+                return Err(EngineError::MaxTurns(self.options.max_turns));
+            }
+            if cancel.is_cancelled() {
+                return Err(EngineError::Cancelled);
+            }
+            state.turns = turn;
+            let turn_mode = self.mode();
+            if turn_mode != mode {
+                mode = turn_mode;
+                state.history[0] = Message::system(self.prompt.build(mode));
+            }
+            let turn_span = self.options.observer.on_turn_start(span, turn);
+            let has_tool_calls = self
+                .turn(turn, mode, cancel, em, state)
+                .instrument(turn_span.clone())
+                .await?;
+            self.options
+                .observer
+                .on_turn_end(&turn_span, turn, has_tool_calls);
+            if !has_tool_calls {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One turn; returns whether the model asked for tools (and so the loop goes on).
+    async fn turn(
+        &self,
+        turn: u32,
+        mode: Mode,
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+        state: &mut RunState,
+    ) -> Result<bool, EngineError> {
+        let turn_started = Instant::now();
+        let tools = self.registry.available_tools(mode);
+        tracing::info!(
+            "{} ======== Turn {turn} ======== | history={} tools={}",
+            em.prefix(),
+            state.history.len(),
+            tools.len()
+        );
+        self.maybe_compact(turn, &tools, cancel, em, state).await;
+        let estimate = estimate_tokens(&state.history, &tools);
+        em.emit(Event {
+            turn,
+            kind: EventKind::TokenUpdate(TokenUpdate {
+                input_tokens: estimate,
+                output_tokens: 0,
+                context_window: self.options.context_window,
+                estimated: true,
+            }),
+        })
+        .await;
+
+        let llm_started = Instant::now();
+        let outgoing = self.with_nudge(turn, &state.history);
+        let completion = match self
+            .generate_with_restarts(turn, &outgoing, &tools, cancel, em)
+            .await
+        {
+            Ok(completion) => completion,
+            Err(failure) => {
+                if failure.error.kind == ProviderErrorKind::Cancelled || cancel.is_cancelled() {
+                    // Keep what the user already saw; the turn is marked as interrupted.
+                    if !failure.partial_text.is_empty() {
+                        state.history.push(Message::assistant(failure.partial_text));
+                        self.save(state).await;
+                    }
+                    return Err(EngineError::Cancelled);
+                }
+                return Err(EngineError::Provider(failure.error));
+            }
+        };
+        let llm_time = llm_started.elapsed();
+        let Completion { message, usage } = completion;
+        let update = match usage {
+            Some(usage) => {
+                state.usage.input_tokens += usage.input_tokens;
+                state.usage.output_tokens += usage.output_tokens;
+                state.usage.cache_read_tokens += usage.cache_read_tokens;
+                state.usage.cache_creation_tokens += usage.cache_creation_tokens;
+                TokenUpdate {
+                    input_tokens: usage.prompt_tokens(),
+                    output_tokens: usage.output_tokens,
+                    context_window: self.options.context_window,
+                    estimated: false,
+                }
+            }
+            None => TokenUpdate {
+                input_tokens: estimate,
+                output_tokens: estimate_tokens(std::slice::from_ref(&message), &[]),
+                context_window: self.options.context_window,
+                estimated: true,
+            },
+        };
+        em.emit(Event {
+            turn,
+            kind: EventKind::TokenUpdate(update),
+        })
+        .await;
+        state.final_text = message.content.clone();
+        let calls = message.tool_calls.clone();
+        state.history.push(message);
+        if calls.is_empty() {
+            self.save(state).await;
+            tracing::info!(
+                "{} Turn {turn} | task complete | llm={:.1}s",
+                em.prefix(),
+                llm_time.as_secs_f64()
+            );
+            return Ok(false);
+        }
+
+        let tools_started = Instant::now();
+        let results = self.run_tools(turn, mode, &calls, cancel, em).await;
+        for result in &results {
+            state.history.push(Message::tool_result(result));
+        }
+        self.save(state).await;
+        tracing::info!(
+            "{} Turn {turn} | observation injected | history={} | llm={:.1}s tools={:.1}s turn={:.1}s",
+            em.prefix(),
+            state.history.len(),
+            llm_time.as_secs_f64(),
+            tools_started.elapsed().as_secs_f64(),
+            turn_started.elapsed().as_secs_f64()
+        );
+        if cancel.is_cancelled() {
+            return Err(EngineError::Cancelled);
+        }
+        Ok(true)
+    }
+
+    /// Calls the model; a stream cut mid-answer restarts the turn after a backoff, discarding
+    /// the partial output, up to the policy's attempts.
+    async fn generate_with_restarts(
+        &self,
+        turn: u32,
+        messages: &[Message],
+        tools: &[ToolDefinition],
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+    ) -> Result<Completion, GenerateFailure> {
+        let policy = self.options.turn_retry;
+        let max_attempts = policy.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let failure = match em
+                .generate(self.provider.as_ref(), turn, messages, tools, cancel)
+                .await
+            {
+                Ok(completion) => return Ok(completion),
+                Err(failure) => failure,
+            };
+            if !failure.error.retryable || attempt >= max_attempts || cancel.is_cancelled() {
+                return Err(failure);
+            }
+            attempt += 1;
+            let delay = policy.delay(attempt, failure.error.retry_after);
+            em.emit(Event {
+                turn,
+                kind: EventKind::Retry(retry_info(RetryNotice {
+                    attempt,
+                    max_attempts,
+                    reason: failure.error.message.clone(),
+                    delay,
+                })),
+            })
+            .await;
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(GenerateFailure {
+                    error: crate::schema::ProviderError::cancelled(),
+                    partial_text: String::new(),
+                }),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// The history as sent to the model: with the memory nudge appended on its turns. The
+    /// stored history never contains the nudge.
+    fn with_nudge<'a>(&self, turn: u32, history: &'a [Message]) -> std::borrow::Cow<'a, [Message]> {
+        match &self.options.memory_nudge {
+            Some((every, text)) if turn.is_multiple_of(*every) => {
+                let mut copy = history.to_vec();
+                copy.push(Message::user(format!(
+                    "<system-reminder>\n{text}\n</system-reminder>"
+                )));
+                std::borrow::Cow::Owned(copy)
+            }
+            _ => std::borrow::Cow::Borrowed(history),
+        }
+    }
+
+    /// Runs the compactor when the estimated prompt passes the threshold of the window.
+    async fn maybe_compact(
+        &self,
+        turn: u32,
+        tools: &[ToolDefinition],
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+        state: &mut RunState,
+    ) {
+        let Some(compactor) = &self.options.compactor else {
+            return;
+        };
+        let window = self.options.context_window;
+        let before = estimate_tokens(&state.history, tools);
+        if window == 0 || (before as f64) < window as f64 * self.options.compaction_threshold {
+            return;
+        }
+        self.compact_with(compactor.as_ref(), turn, tools, cancel, em, state)
+            .await;
+    }
+
+    async fn compact_with(
+        &self,
+        compactor: &dyn crate::memory::Compactor,
+        turn: u32,
+        tools: &[ToolDefinition],
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+        state: &mut RunState,
+    ) {
+        let before = estimate_tokens(&state.history, tools);
+        match compactor
+            .compact(&state.history, self.provider.as_ref(), cancel)
+            .await
+        {
+            Ok(compacted) => {
+                let after = estimate_tokens(&compacted, tools);
+                // Everything in the compacted history is already stored in full.
+                state.history = compacted;
+                state.saved = state.history.len();
+                if (after as f64) < before as f64 * 0.95 {
+                    em.emit(Event {
+                        turn,
+                        kind: EventKind::Compaction(CompactionInfo {
+                            before_tokens: before,
+                            after_tokens: after,
+                            strategy: compactor.strategy(),
+                        }),
+                    })
+                    .await;
+                }
+            }
+            Err(error) => tracing::warn!("{} compaction failed | error={error}", em.prefix()),
+        }
+    }
+
+    /// Stores the messages not stored yet. A failure is logged and retried at the next save:
+    /// the messages stay in memory and nothing is skipped.
+    async fn save(&self, state: &mut RunState) {
+        let Some(session) = &state.session else {
+            state.saved = state.history.len();
+            return;
+        };
+        if state.saved >= state.history.len() {
+            return;
+        }
+        match session.append_messages(&state.history[state.saved..]).await {
+            Ok(()) => state.saved = state.history.len(),
+            Err(error) => tracing::error!("[engine] could not save the turn | error={error}"),
+        }
+    }
+}

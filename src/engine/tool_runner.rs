@@ -1,0 +1,295 @@
+//! The tool phase of a turn (design §4.4): each call is checked by the registry, decided by
+//! `permission::decide`, asked about when needed (one approval at a time, in the model's order),
+//! then run on a task of its own: concurrently, bounded by a semaphore, each with its own
+//! timeout. A panic, a timeout or a cancellation still yields a result for every call, and the
+//! results come back in the model's order whatever order the tools finish in.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::AgentEngine;
+use super::emitter::Emitter;
+use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
+use super::permission::{self, Verdict};
+use crate::planning::Mode;
+use crate::schema::{ToolCall, ToolResult};
+use crate::tools::{Tool, ToolContext, paths};
+
+/// What a finished tool task hands back.
+struct Finished {
+    index: usize,
+    result: ToolResult,
+    duration: Duration,
+}
+
+impl AgentEngine {
+    pub(crate) async fn run_tools(
+        &self,
+        turn: u32,
+        mode: Mode,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+    ) -> Vec<ToolResult> {
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        let semaphore = (self.options.max_concurrent_tools > 0)
+            .then(|| Arc::new(Semaphore::new(self.options.max_concurrent_tools)));
+        let mut tasks = JoinSet::new();
+        let mut task_index = HashMap::new();
+
+        for (index, call) in calls.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let (tool, arguments) = match self.registry.prepare(call, mode) {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    let result = ToolResult::error(&call.id, error.0);
+                    self.report_immediate(turn, call, &result, em).await;
+                    results[index] = Some(result);
+                    continue;
+                }
+            };
+            let allowed = self
+                .allowed
+                .lock()
+                .map(|set| set.clone())
+                .unwrap_or_default();
+            let verdict =
+                permission::decide(tool.as_ref(), &arguments, mode, &self.workdir, &allowed);
+            let run = match verdict {
+                Verdict::Run => true,
+                Verdict::Deny { reason } => {
+                    let result = ToolResult::error(&call.id, reason);
+                    self.report_immediate(turn, call, &result, em).await;
+                    results[index] = Some(result);
+                    false
+                }
+                Verdict::Ask { reason, scope } => {
+                    let outside = tool.written_paths(&arguments).iter().any(|raw| {
+                        !paths::is_inside(&self.workdir, &paths::resolve(&self.workdir, raw))
+                    });
+                    let flag = permission::headless_flag(tool.kind(), outside);
+                    let (request, answer) =
+                        ApprovalRequest::new(call.clone(), reason, scope.description.clone(), flag);
+                    match em.approve(turn, request, answer, cancel).await {
+                        ApprovalDecision::AllowOnce => true,
+                        ApprovalDecision::AllowAlways => {
+                            if let Ok(mut set) = self.allowed.lock() {
+                                set.insert(scope.key);
+                            }
+                            true
+                        }
+                        ApprovalDecision::Deny { reason } => {
+                            let mut text = format!("The user denied this `{}` call.", call.name);
+                            if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+                                text.push_str(&format!(" They said: {reason}"));
+                            }
+                            tracing::warn!(
+                                "{} approval denied | name={} id={} | {text}",
+                                em.prefix(),
+                                call.name,
+                                call.id
+                            );
+                            let result = ToolResult::error(&call.id, text);
+                            self.report_immediate(turn, call, &result, em).await;
+                            results[index] = Some(result);
+                            false
+                        }
+                    }
+                }
+            };
+            if run && !cancel.is_cancelled() {
+                em.emit(Event {
+                    turn,
+                    kind: EventKind::ToolStart(call.clone()),
+                })
+                .await;
+                tracing::info!(
+                    "{} tool start | name={} id={}",
+                    em.prefix(),
+                    call.name,
+                    call.id
+                );
+                let handle = tasks.spawn(self.tool_task(
+                    index,
+                    Arc::clone(&tool),
+                    arguments,
+                    call.id.clone(),
+                    mode,
+                    semaphore.clone(),
+                    cancel.child_token(),
+                ));
+                task_index.insert(handle.id(), (index, Instant::now()));
+            }
+        }
+
+        loop {
+            let joined = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                joined = tasks.join_next_with_id() => joined,
+            };
+            let Some(joined) = joined else { break };
+            let finished = match joined {
+                Ok((_, finished)) => finished,
+                Err(error) => {
+                    // The tool panicked (or was aborted): its call still gets a result.
+                    let Some(&(index, started)) = task_index.get(&error.id()) else {
+                        continue;
+                    };
+                    Finished {
+                        index,
+                        result: ToolResult::error(
+                            &calls[index].id,
+                            format!(
+                                "`{}` crashed while running; this is a bug in the tool, not in \
+                                 your call. Try another way to reach the same goal.",
+                                calls[index].name
+                            ),
+                        ),
+                        duration: started.elapsed(),
+                    }
+                }
+            };
+            self.report_finished(turn, &calls[finished.index], &finished, em)
+                .await;
+            results[finished.index] = Some(finished.result);
+        }
+
+        // Interrupted: stop what still runs (dropping a tool's future kills its processes) and
+        // give every unanswered call a result, so the history stays valid.
+        tasks.abort_all();
+        let mut out = Vec::with_capacity(calls.len());
+        for (index, slot) in results.into_iter().enumerate() {
+            match slot {
+                Some(result) => out.push(result),
+                None => {
+                    let call = &calls[index];
+                    let duration = task_index
+                        .values()
+                        .find(|(i, _)| *i == index)
+                        .map(|(_, started)| started.elapsed())
+                        .unwrap_or_default();
+                    let finished = Finished {
+                        index,
+                        result: ToolResult::error(
+                            &call.id,
+                            "cancelled: the user interrupted the run before this call finished",
+                        ),
+                        duration,
+                    };
+                    self.report_finished(turn, call, &finished, em).await;
+                    out.push(finished.result);
+                }
+            }
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tool_task(
+        &self,
+        index: usize,
+        tool: Arc<dyn Tool>,
+        arguments: serde_json::Value,
+        call_id: String,
+        mode: Mode,
+        semaphore: Option<Arc<Semaphore>>,
+        cancel: CancellationToken,
+    ) -> impl std::future::Future<Output = Finished> + Send + 'static {
+        let ctx = ToolContext {
+            workdir: self.workdir.clone(),
+            cancel: cancel.clone(),
+            mode,
+            todos: Arc::clone(&self.todos),
+        };
+        let timeout = self.options.tool_timeout;
+        async move {
+            // The permit is held for the whole run of the tool; its clock starts once it runs.
+            let _permit = match &semaphore {
+                Some(semaphore) => semaphore.acquire().await.ok(),
+                None => None,
+            };
+            let started = Instant::now();
+            let run = tool.execute(arguments, &ctx);
+            let outcome = match timeout {
+                Some(limit) => match tokio::time::timeout(limit, run).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        cancel.cancel();
+                        Err(crate::tools::ToolError::new(format!(
+                            "timed out after {}s and was stopped. If the work needs longer, \
+                             split it or run it in the background with a shorter check.",
+                            limit.as_secs()
+                        )))
+                    }
+                },
+                None => run.await,
+            };
+            let result = match outcome {
+                Ok(output) => ToolResult::ok(call_id, output),
+                Err(error) => ToolResult::error(call_id, error.0),
+            };
+            Finished {
+                index,
+                result,
+                duration: started.elapsed(),
+            }
+        }
+    }
+
+    /// A call that never ran (refused, denied, malformed) still shows as a started and
+    /// finished tool, so every client sees one block per call.
+    async fn report_immediate(
+        &self,
+        turn: u32,
+        call: &ToolCall,
+        result: &ToolResult,
+        em: &mut dyn Emitter,
+    ) {
+        em.emit(Event {
+            turn,
+            kind: EventKind::ToolStart(call.clone()),
+        })
+        .await;
+        let finished = Finished {
+            index: 0,
+            result: result.clone(),
+            duration: Duration::ZERO,
+        };
+        self.report_finished(turn, call, &finished, em).await;
+    }
+
+    async fn report_finished(
+        &self,
+        turn: u32,
+        call: &ToolCall,
+        finished: &Finished,
+        em: &mut dyn Emitter,
+    ) {
+        tracing::info!(
+            "{} tool done | name={} id={} bytes={} is_error={} duration={}ms",
+            em.prefix(),
+            call.name,
+            call.id,
+            finished.result.output.len(),
+            finished.result.is_error,
+            finished.duration.as_millis()
+        );
+        em.emit(Event {
+            turn,
+            kind: EventKind::ToolResult(ToolOutcome {
+                name: call.name.clone(),
+                result: finished.result.clone(),
+                duration: finished.duration,
+            }),
+        })
+        .await;
+    }
+}

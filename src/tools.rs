@@ -1,0 +1,204 @@
+//! The tools the model can call, behind one `Registry`: it lists what a mode offers, and it turns
+//! every bad call (unknown tool, arguments that are not JSON or do not match the schema, a call
+//! the mode forbids) into an error result that tells the model how to fix it. It never panics and
+//! never ends the loop.
+
+pub mod paths;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::planning::{Mode, TodoStore};
+use crate::schema::{ToolCall, ToolDefinition, ToolResult};
+
+/// What a tool can do to the world, which decides when it needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    /// Looks, never touches: runs in every mode.
+    ReadOnly,
+    /// Writes files.
+    Edit,
+    /// Runs arbitrary commands.
+    Dangerous,
+    /// Updates the plan (the todo list); allowed in plan mode.
+    Planning,
+}
+
+impl ToolKind {
+    /// Whether plan mode lets a tool of this kind run.
+    pub fn allowed_in_plan(self) -> bool {
+        matches!(self, ToolKind::ReadOnly | ToolKind::Planning)
+    }
+}
+
+/// What a running tool may use.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub workdir: PathBuf,
+    /// Fires on interruption or timeout; a tool stops its work (and kills its processes).
+    pub cancel: CancellationToken,
+    pub mode: Mode,
+    pub todos: Arc<TodoStore>,
+}
+
+/// A failed tool call, worded for the model: what went wrong and how to call it better.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError(message.into())
+    }
+}
+
+/// One tool.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// For the model: what it does, when to use it, its limits.
+    fn description(&self) -> &'static str;
+    /// A JSON Schema of the arguments object.
+    fn input_schema(&self) -> Value;
+    fn kind(&self) -> ToolKind;
+
+    /// The paths a call would write (for the outside-the-working-directory check).
+    fn written_paths(&self, _arguments: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind
+    /// plan mode does not allow is refused; `bash` narrows this to read-only commands.
+    fn plan_mode_refusal(&self, _arguments: &Value) -> Option<String> {
+        (!self.kind().allowed_in_plan()).then(|| {
+            format!(
+                "`{}` is not available in plan mode: plan mode only reads and plans. Explore with \
+                 read-only tools, write the plan with `todo_write`, and stop; the user will switch \
+                 modes to carry it out.",
+                self.name()
+            )
+        })
+    }
+
+    /// Runs the call. The arguments have been checked against `input_schema`.
+    async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError>;
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name().to_owned(),
+            description: self.description().to_owned(),
+            input_schema: self.input_schema(),
+        }
+    }
+}
+
+/// A registration problem (a programming error, reported at start).
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("a tool named `{0}` is already registered")]
+    Duplicate(String),
+}
+
+/// The set of tools, by name.
+#[derive(Default, Clone)]
+pub struct Registry {
+    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let name = tool.name();
+        if self.tools.contains_key(name) {
+            return Err(RegistryError::Duplicate(name.to_owned()));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.keys().copied()
+    }
+
+    /// The definitions offered to the model in `mode`, sorted by name.
+    pub fn available_tools(&self, mode: Mode) -> Vec<ToolDefinition> {
+        self.tools
+            .values()
+            .filter(|tool| {
+                mode != Mode::Plan || tool.kind().allowed_in_plan() || tool.name() == "bash"
+            })
+            .map(|tool| tool.definition())
+            .collect()
+    }
+
+    /// Checks a call without running it: the tool exists, its arguments parse and match the
+    /// schema, and the mode allows it. Returns the tool and the parsed arguments.
+    pub fn prepare(
+        &self,
+        call: &ToolCall,
+        mode: Mode,
+    ) -> Result<(Arc<dyn Tool>, Value), ToolError> {
+        let tool = self.tools.get(call.name.as_str()).ok_or_else(|| {
+            let names: Vec<_> = self.tools.keys().copied().collect();
+            ToolError(format!(
+                "There is no tool named `{}`. Available tools: {}.",
+                call.name,
+                names.join(", ")
+            ))
+        })?;
+        let raw = if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            call.arguments.as_str()
+        };
+        let arguments: Value = serde_json::from_str(raw).map_err(|e| {
+            ToolError(format!(
+                "The arguments of `{}` are not valid JSON ({e}). Send one JSON object matching \
+                 this schema: {}",
+                call.name,
+                tool.input_schema()
+            ))
+        })?;
+        validate::check(&tool.input_schema(), &arguments).map_err(|problem| {
+            ToolError(format!(
+                "The arguments of `{}` do not match its schema: {problem}. Expected: {}",
+                call.name,
+                tool.input_schema()
+            ))
+        })?;
+        if mode == Mode::Plan
+            && let Some(refusal) = tool.plan_mode_refusal(&arguments)
+        {
+            return Err(ToolError(refusal));
+        }
+        Ok((Arc::clone(tool), arguments))
+    }
+
+    /// Runs a call and always returns a result: failures are `is_error` results for the model.
+    pub async fn execute(&self, call: &ToolCall, ctx: &ToolContext) -> ToolResult {
+        let outcome = match self.prepare(call, ctx.mode) {
+            Ok((tool, arguments)) => tool.execute(arguments, ctx).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(output) => ToolResult::ok(&call.id, output),
+            Err(error) => ToolResult::error(&call.id, error.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+struct Echo(&'static str, ToolKind);
+
+#[async_trait]
+impl Tool for Echo {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn description(&self) -> &'static str {
+        "echoes"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false})
+    }
+    fn kind(&self) -> ToolKind {
+        self.1
+    }
+    async fn execute(&self, arguments: Value, _: &ToolContext) -> Result<String, ToolError> {
+        Ok(arguments["text"].as_str().unwrap_or_default().to_owned())
+    }
+}
+
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .register(Arc::new(Echo("echo", ToolKind::ReadOnly)))
+        .unwrap();
+    registry
+        .register(Arc::new(Echo("write", ToolKind::Edit)))
+        .unwrap();
+    registry
+}
+
+fn ctx(mode: Mode) -> ToolContext {
+    ToolContext {
+        workdir: std::env::temp_dir(),
+        cancel: CancellationToken::new(),
+        mode,
+        todos: Arc::default(),
+    }
+}
+
+fn call(name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: "c".into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+#[test]
+fn a_second_tool_of_one_name_is_refused() {
+    let mut registry = registry();
+    let error = registry
+        .register(Arc::new(Echo("echo", ToolKind::ReadOnly)))
+        .unwrap_err();
+    assert!(error.to_string().contains("`echo` is already registered"));
+}
+
+#[test]
+fn plan_mode_offers_only_what_it_allows() {
+    let registry = registry();
+    let names = |mode| {
+        registry
+            .available_tools(mode)
+            .into_iter()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(Mode::Default), ["echo", "write"]);
+    assert_eq!(names(Mode::Plan), ["echo"]);
+}
+
+#[tokio::test]
+async fn every_bad_call_is_an_instructive_error_result() {
+    let registry = registry();
+    let cases = [
+        (
+            call("nope", "{}"),
+            Mode::Default,
+            "There is no tool named `nope`. Available tools: echo, write.",
+        ),
+        (call("echo", "{\"text\": "), Mode::Default, "not valid JSON"),
+        (
+            call("echo", "{}"),
+            Mode::Default,
+            "missing the required field `text`",
+        ),
+        (
+            call("echo", "{\"text\": 1}"),
+            Mode::Default,
+            "`text` must be a string",
+        ),
+        (
+            call("write", "{\"text\": \"x\"}"),
+            Mode::Plan,
+            "not available in plan mode",
+        ),
+    ];
+    for (call, mode, expected) in cases {
+        let result = registry.execute(&call, &ctx(mode)).await;
+        assert!(result.is_error, "{call:?}");
+        assert!(
+            result.output.contains(expected),
+            "{call:?}: {}",
+            result.output
+        );
+    }
+    let ok = registry
+        .execute(&call("echo", "{\"text\": \"hi\"}"), &ctx(Mode::Default))
+        .await;
+    assert_eq!((ok.is_error, ok.output.as_str()), (false, "hi"));
+}
