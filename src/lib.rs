@@ -4,6 +4,7 @@
 pub mod config;
 pub mod context;
 pub mod engine;
+pub mod exec;
 pub mod memory;
 pub mod observe;
 pub mod planning;

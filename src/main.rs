@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use harness9::config::{self, Cli, Command, Environment};
+use harness9::exec;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -13,16 +14,36 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let env = Environment::load(&workdir.join(".env"));
+    // Configuration problems are reported before anything else happens (and before a TUI
+    // would take over the terminal).
     let settings = match config::resolve(&cli.options, workdir, &env) {
         Ok(settings) => settings,
         Err(e) => return usage_error(&e),
     };
-    let what = match cli.command {
-        Some(Command::Exec(_)) => "harness9 exec",
-        Some(Command::Sessions(_)) => "harness9 sessions",
-        None => "the full-screen TUI",
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("harness9: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
     };
-    let _ = settings;
+    match cli.command {
+        Some(Command::Exec(args)) => {
+            harness9::observe::init_stderr_logging();
+            let outcome = runtime.block_on(exec::run(settings, args));
+            // Tools may still be winding down; never wait on them past the answer.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            ExitCode::from(outcome as u8)
+        }
+        Some(Command::Sessions(_)) => not_yet("harness9 sessions"),
+        None => not_yet("the full-screen TUI"),
+    }
+}
+
+fn not_yet(what: &str) -> ExitCode {
     eprintln!("harness9: {what} is not yet available in this build");
     ExitCode::from(2)
 }

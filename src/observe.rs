@@ -58,3 +58,36 @@ impl EngineObserver for TracingObserver {
         span.record("has_tool_calls", has_tool_calls);
     }
 }
+
+/// Logs for a headless run: plain lines on stderr (`[engine] …`), `info` by default, `RUST_LOG`
+/// to change it. Stdout stays for the answer or the JSON events.
+pub fn init_stderr_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .event_format(MessageOnly)
+        .try_init();
+}
+
+/// Formats an event as its message and fields only: the `[engine] key=value` lines of design
+/// §6.2, without timestamps, levels or span context.
+struct MessageOnly;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for MessageOnly
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}

@@ -3,8 +3,28 @@
 //! the mode forbids) into an error result that tells the model how to fix it. It never panics and
 //! never ends the loop.
 
+mod bash;
+mod diff;
+mod edit_file;
+mod glob;
+mod grep;
+mod list_dir;
+mod output;
 pub mod paths;
+mod read_file;
+mod todo_write;
 mod validate;
+mod walk;
+mod write_file;
+
+pub use bash::Bash;
+pub use edit_file::EditFile;
+pub use glob::Glob;
+pub use grep::Grep;
+pub use list_dir::ListDir;
+pub use read_file::ReadFile;
+pub use todo_write::TodoWrite;
+pub use write_file::WriteFile;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -202,3 +222,40 @@ impl Registry {
 
 #[cfg(test)]
 mod tests;
+
+/// Every built-in tool, registered.
+pub fn builtin_registry() -> Registry {
+    let mut registry = Registry::new();
+    let tools: [Arc<dyn Tool>; 8] = [
+        Arc::new(Bash),
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(ListDir),
+        Arc::new(Glob),
+        Arc::new(Grep),
+        Arc::new(TodoWrite),
+    ];
+    for tool in tools {
+        // The built-in names are distinct; a clash would be caught by the registry's tests.
+        let _ = registry.register(tool);
+    }
+    registry
+}
+
+/// Arguments (already checked against the schema) as the tool's own type.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolError::new(format!("the arguments could not be read: {e}")))
+}
+
+/// Runs file-system work off the async threads.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::new(format!("the tool's work failed: {e}")))
+}

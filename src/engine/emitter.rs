@@ -110,16 +110,11 @@ impl Emitter for BlockingEmitter<'_> {
     async fn approve(
         &mut self,
         _turn: u32,
-        request: ApprovalRequest,
+        _request: ApprovalRequest,
         _answer: oneshot::Receiver<ApprovalDecision>,
         _cancel: &CancellationToken,
     ) -> ApprovalDecision {
-        ApprovalDecision::Deny {
-            reason: Some(format!(
-                "nobody can approve `{}` in a headless run; rerun with {} to allow it",
-                request.tool_call.name, request.allow_flag
-            )),
-        }
+        ApprovalDecision::NoApprover
     }
 }
 

@@ -91,6 +91,9 @@ pub enum ApprovalDecision {
     Deny {
         reason: Option<String>,
     },
+    /// Nobody is there to answer (a headless run): the call is refused, and the model and the
+    /// log are told which flag would allow it.
+    NoApprover,
 }
 
 /// A tool call waiting for the user, with the means to answer it. Clones share one answer:

@@ -85,11 +85,9 @@ impl AgentEngine {
                             }
                             true
                         }
-                        ApprovalDecision::Deny { reason } => {
-                            let mut text = format!("The user denied this `{}` call.", call.name);
-                            if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
-                                text.push_str(&format!(" They said: {reason}"));
-                            }
+                        decision @ (ApprovalDecision::Deny { .. }
+                        | ApprovalDecision::NoApprover) => {
+                            let text = denial_text(&call.name, decision, flag);
                             tracing::warn!(
                                 "{} approval denied | name={} id={} | {text}",
                                 em.prefix(),
@@ -291,5 +289,22 @@ impl AgentEngine {
             }),
         })
         .await;
+    }
+}
+
+/// What the model is told about a call that was not approved.
+fn denial_text(tool: &str, decision: ApprovalDecision, allow_flag: &str) -> String {
+    match decision {
+        ApprovalDecision::NoApprover => format!(
+            "This `{tool}` call needs the user's approval, and nobody can give it in this \
+             headless run, so it was not run. Work without it if you can; the user can rerun \
+             with {allow_flag} to allow such calls."
+        ),
+        ApprovalDecision::Deny {
+            reason: Some(reason),
+        } if !reason.trim().is_empty() => {
+            format!("The user denied this `{tool}` call. They said: {reason}")
+        }
+        _ => format!("The user denied this `{tool}` call."),
     }
 }

@@ -1,4 +1,6 @@
 //! The one integration test binary (linking once is what keeps a 2-core machine fast).
 
+mod exec;
 mod providers;
 mod support;
+mod tools;

@@ -291,3 +291,25 @@ pub fn openai_tool_sse(id: &str, name: &str, arguments: &str) -> Vec<u8> {
     out.push_str("data: [DONE]\n\n");
     out.into_bytes()
 }
+
+/// A whole (non-streamed) OpenAI completion that says `text`.
+pub fn openai_text_json(text: &str) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+    })
+    .to_string()
+}
+
+/// A whole (non-streamed) OpenAI completion that calls one tool.
+pub fn openai_tool_json(id: &str, name: &str, arguments: &str) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
+            "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+    })
+    .to_string()
+}

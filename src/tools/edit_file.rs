@@ -1,0 +1,152 @@
+//! `edit_file`: replaces an exact string in a file. The string must occur once (or
+//! `replace_all` is set); otherwise the error says how many times and on which lines. The
+//! result is a unified diff of the change.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::write_file::write_atomic;
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, paths};
+
+/// Lines listed when `old_string` matches several times.
+const MAX_LISTED_MATCHES: usize = 10;
+
+pub struct EditFile;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: Option<bool>,
+}
+
+#[async_trait]
+impl Tool for EditFile {
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Replace exact text in an existing file. `old_string` must match the file exactly, \
+         including whitespace and indentation (copy it from read_file output without the line \
+         numbers), and must occur exactly once: include enough surrounding lines to make it \
+         unique, or set `replace_all` to change every occurrence. Returns a unified diff of the \
+         change. To create a file, use write_file."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "old_string": {"type": "string", "description": "The exact text to replace."},
+                "new_string": {"type": "string", "description": "The text to put in its place."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            },
+            "required": ["path", "old_string", "new_string"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        arguments["path"]
+            .as_str()
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
+    }
+
+    async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = super::parse_args(arguments)?;
+        let path = paths::resolve(&ctx.workdir, &args.path);
+        let shown = paths::display(&ctx.workdir, &path);
+        super::blocking(move || edit(&path, &shown, &args)).await?
+    }
+}
+
+fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, ToolError> {
+    if args.old_string.is_empty() {
+        return Err(ToolError::new(
+            "`old_string` is empty. Give the exact text to replace; to create a file use write_file.",
+        ));
+    }
+    if args.old_string == args.new_string {
+        return Err(ToolError::new(
+            "`old_string` and `new_string` are the same, so there is nothing to change.",
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::new(format!(
+            "{shown} does not exist. Check the path with glob, or create the file with write_file."
+        )),
+        _ => ToolError::new(format!("cannot read {shown}: {e}")),
+    })?;
+    let old = String::from_utf8(bytes).map_err(|_| {
+        ToolError::new(format!(
+            "{shown} is not UTF-8 text; edit_file only edits text files."
+        ))
+    })?;
+    let starts: Vec<usize> = old
+        .match_indices(&args.old_string)
+        .map(|(i, _)| i)
+        .collect();
+    let replace_all = args.replace_all.unwrap_or(false);
+    match starts.len() {
+        0 => return Err(not_found(shown, &old, &args.old_string)),
+        1 => {}
+        n if !replace_all => {
+            let lines: Vec<String> = starts
+                .iter()
+                .take(MAX_LISTED_MATCHES)
+                .map(|&i| (old[..i].matches('\n').count() + 1).to_string())
+                .collect();
+            return Err(ToolError::new(format!(
+                "`old_string` occurs {n} times in {shown} (at lines {}{}). Include more \
+                 surrounding lines so it matches once, or set replace_all to change all {n}.",
+                lines.join(", "),
+                if n > MAX_LISTED_MATCHES { ", …" } else { "" }
+            )));
+        }
+        _ => {}
+    }
+    let new = old.replace(&args.old_string, &args.new_string);
+    write_atomic(path, new.as_bytes())
+        .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
+    let count = starts.len();
+    Ok(format!(
+        "Edited {shown}: {count} replacement{}.\n{}",
+        if count == 1 { "" } else { "s" },
+        diff::unified(shown, &old, &new)
+    ))
+}
+
+/// No exact match: say so, and point at a near match that differs only in whitespace.
+fn not_found(shown: &str, text: &str, needle: &str) -> ToolError {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let wanted = squash(needle);
+    let first_line = needle
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let hint = if !first_line.is_empty() && squash(text).contains(&wanted) {
+        let line = text
+            .lines()
+            .position(|l| l.trim() == first_line)
+            .map(|i| format!(" near line {}", i + 1))
+            .unwrap_or_default();
+        format!(
+            " A match that differs only in whitespace exists{line}: copy the text exactly from read_file."
+        )
+    } else {
+        " Read the file again and copy the text exactly, including indentation.".to_owned()
+    };
+    ToolError::new(format!("`old_string` was not found in {shown}.{hint}"))
+}

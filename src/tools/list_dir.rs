@@ -1,0 +1,87 @@
+//! `list_dir`: one directory's entries, sorted, directories marked with `/`, ignored files left
+//! out.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::walk::{left_out_note, walker};
+use super::{Tool, ToolContext, ToolError, ToolKind, paths};
+
+const MAX_ENTRIES: usize = 1000;
+
+pub struct ListDir;
+
+#[derive(Deserialize)]
+struct Args {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[async_trait]
+impl Tool for ListDir {
+    fn name(&self) -> &'static str {
+        "list_dir"
+    }
+
+    fn description(&self) -> &'static str {
+        "List one directory's entries (not recursive), sorted by name; directories end with `/`. \
+         Files ignored by .gitignore and the .git directory are left out. `path` defaults to the \
+         working directory. To find files by name across the tree use glob."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory, relative to the working directory or absolute (default: the working directory)."},
+            },
+            "additionalProperties": false,
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::ReadOnly
+    }
+
+    async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = super::parse_args(arguments)?;
+        let dir = paths::resolve(&ctx.workdir, args.path.as_deref().unwrap_or("."));
+        let shown = paths::display(&ctx.workdir, &dir);
+        super::blocking(move || {
+            if !dir.is_dir() {
+                return Err(ToolError::new(if dir.exists() {
+                    format!("{shown} is a file, not a directory. Use read_file to read it.")
+                } else {
+                    format!("{shown} does not exist.")
+                }));
+            }
+            let mut entries: Vec<String> = walker(&dir)
+                .max_depth(Some(1))
+                .build()
+                .filter_map(Result::ok)
+                .filter(|e| e.depth() == 1)
+                .map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if e.file_type().is_some_and(|t| t.is_dir()) {
+                        format!("{name}/")
+                    } else {
+                        name
+                    }
+                })
+                .collect();
+            entries.sort();
+            let total = entries.len();
+            if total == 0 {
+                return Ok(format!("{shown} is empty (or holds only ignored files)."));
+            }
+            entries.truncate(MAX_ENTRIES);
+            Ok(format!(
+                "{}{}",
+                entries.join("\n"),
+                left_out_note(entries.len(), total, "entries")
+            ))
+        })
+        .await?
+    }
+}

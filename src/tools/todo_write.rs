@@ -1,0 +1,85 @@
+//! `todo_write`: replaces the session's whole todo list (the plan the user watches).
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::planning::{TodoItem, TodoStatus};
+
+pub struct TodoWrite;
+
+#[derive(Deserialize)]
+struct Args {
+    todos: Vec<TodoItem>,
+}
+
+#[async_trait]
+impl Tool for TodoWrite {
+    fn name(&self) -> &'static str {
+        "todo_write"
+    }
+
+    fn description(&self) -> &'static str {
+        "Write the task's todo list: the whole list every time (it replaces the previous one). \
+         Use it for work of three or more steps: one item per concrete step, in order. Keep \
+         exactly one item `in_progress` while you work on it, and mark it `completed` as soon \
+         as it is done, before starting the next. The user sees this list."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "todos": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string", "description": "The step, imperative (\"Add tests for the parser\")."},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                        },
+                        "required": ["content", "status"],
+                        "additionalProperties": false,
+                    },
+                },
+            },
+            "required": ["todos"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Planning
+    }
+
+    async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = super::parse_args(arguments)?;
+        if args.todos.iter().any(|t| t.content.trim().is_empty()) {
+            return Err(ToolError::new("every todo needs a non-empty `content`."));
+        }
+        let rendered = render(&args.todos);
+        ctx.todos.replace(args.todos);
+        Ok(rendered)
+    }
+}
+
+fn render(todos: &[TodoItem]) -> String {
+    if todos.is_empty() {
+        return "The todo list is now empty.".into();
+    }
+    let done = todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
+    let mut out = format!("Todo list updated ({done}/{} done):\n", todos.len());
+    for todo in todos {
+        let mark = match todo.status {
+            TodoStatus::Pending => "[ ]",
+            TodoStatus::InProgress => "[~]",
+            TodoStatus::Completed => "[x]",
+        };
+        out.push_str(&format!("{mark} {}\n", todo.content));
+    }
+    out.trim_end().to_owned()
+}

@@ -1,0 +1,110 @@
+//! `write_file`: creates or replaces a whole file, atomically (a temporary file renamed over the
+//! target), creating parent directories and keeping an existing file's permissions.
+
+use std::io::Write;
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, paths};
+
+pub struct WriteFile;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Create a file, or replace a file's whole content. Parent directories are created. For \
+         a change to part of an existing file use edit_file instead: it is safer and shows the \
+         change. Returns what changed (a diff when an existing file is replaced)."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "content": {"type": "string", "description": "The file's complete new content."},
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        arguments["path"]
+            .as_str()
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
+    }
+
+    async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = super::parse_args(arguments)?;
+        let path = paths::resolve(&ctx.workdir, &args.path);
+        let shown = paths::display(&ctx.workdir, &path);
+        super::blocking(move || {
+            if path.is_dir() {
+                return Err(ToolError::new(format!(
+                    "{shown} is a directory; give a file path."
+                )));
+            }
+            let before = std::fs::read(&path).ok();
+            write_atomic(&path, args.content.as_bytes())
+                .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
+            let lines = args.content.lines().count();
+            Ok(match before {
+                None => format!(
+                    "Created {shown} ({lines} lines, {} bytes).",
+                    args.content.len()
+                ),
+                Some(old) => {
+                    let old = String::from_utf8_lossy(&old);
+                    if old == args.content {
+                        format!("{shown} already had this content; nothing changed.")
+                    } else {
+                        format!(
+                            "Replaced {shown} ({lines} lines, {} bytes).\n{}",
+                            args.content.len(),
+                            diff::unified(&shown, &old, &args.content)
+                        )
+                    }
+                }
+            })
+        })
+        .await?
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, then renames it into
+/// place: a reader sees the old file or the new one, never half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("the path has no parent directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    if let Some(permissions) = permissions {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
