@@ -89,3 +89,113 @@ fn sse_anthropic(bencher: Bencher) {
         .counter(BytesCount::new(body.len()))
         .bench(|| decode(ProviderKind::Anthropic, &body));
 }
+
+mod engine {
+    //! Engine overhead: a provider that answers instantly and a no-op tool.
+
+    use std::sync::Arc;
+
+    use async_trait::async_trait;
+    use divan::Bencher;
+    use divan::counter::ItemsCount;
+    use harness9::engine::AgentEngine;
+    use harness9::provider::{ScriptStep, ScriptedProvider};
+    use harness9::schema::{Message, ToolCall};
+    use harness9::tools::{Registry, Tool, ToolContext, ToolError, ToolKind};
+    use serde_json::{Value, json};
+    use tokio_util::sync::CancellationToken;
+
+    const TURNS: u32 = 200;
+    const WORDS: usize = 20_000;
+
+    struct Noop;
+
+    #[async_trait]
+    impl Tool for Noop {
+        fn name(&self) -> &'static str {
+            "noop"
+        }
+        fn description(&self) -> &'static str {
+            "does nothing"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn kind(&self) -> ToolKind {
+            ToolKind::ReadOnly
+        }
+        async fn execute(&self, _: Value, _: &ToolContext) -> Result<String, ToolError> {
+            Ok("ok".into())
+        }
+    }
+
+    fn engine(provider: ScriptedProvider) -> Arc<AgentEngine> {
+        let mut registry = Registry::new();
+        registry.register(Arc::new(Noop)).unwrap();
+        Arc::new(
+            AgentEngine::builder(Arc::new(provider), Arc::new(registry), std::env::temp_dir())
+                .max_turns(TURNS)
+                .build(),
+        )
+    }
+
+    fn tool_turns() -> ScriptedProvider {
+        let mut message = Message::assistant("");
+        message.tool_calls = vec![ToolCall {
+            id: "c".into(),
+            name: "noop".into(),
+            arguments: "{}".into(),
+        }];
+        ScriptedProvider::new([]).repeating(ScriptStep::Reply(message))
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// `run` (blocking emitter): TURNS turns of one no-op tool call each.
+    #[divan::bench(sample_count = 20)]
+    fn turn_overhead_run(bencher: Bencher) {
+        let runtime = runtime();
+        bencher.counter(ItemsCount::new(TURNS)).bench(|| {
+            let engine = engine(tool_turns());
+            let _ = runtime.block_on(engine.run("go", CancellationToken::new(), &|_| {}));
+        });
+    }
+
+    /// `run_stream`: the same turns, every event sent to and drained by a consumer.
+    #[divan::bench(sample_count = 20)]
+    fn turn_overhead_run_stream(bencher: Bencher) {
+        let runtime = runtime();
+        bencher.counter(ItemsCount::new(TURNS)).bench(|| {
+            let engine = engine(tool_turns());
+            runtime.block_on(async {
+                let mut rx = engine.run_stream("go".into(), CancellationToken::new());
+                while rx.recv().await.is_some() {}
+            });
+        });
+    }
+
+    /// Events per second through `run_stream`: one answer of WORDS deltas.
+    #[divan::bench(sample_count = 20)]
+    fn events_per_second(bencher: Bencher) {
+        let runtime = runtime();
+        let text: String = (0..WORDS).map(|i| format!("w{i} ")).collect();
+        bencher.counter(ItemsCount::new(WORDS)).bench(|| {
+            let engine = engine(ScriptedProvider::new([ScriptStep::Reply(
+                Message::assistant(text.clone()),
+            )]));
+            runtime.block_on(async {
+                let mut rx = engine.run_stream("go".into(), CancellationToken::new());
+                let mut events = 0usize;
+                while rx.recv().await.is_some() {
+                    events += 1;
+                }
+                assert!(events > WORDS);
+            });
+        });
+    }
+}
