@@ -32,7 +32,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Exec(args)) => {
-            harness9::observe::init_stderr_logging();
+            let _logs = harness9::observe::init_stderr_logging();
             let outcome = runtime.block_on(exec::run(settings, args));
             // Tools may still be winding down; never wait on them past the answer.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));

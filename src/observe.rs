@@ -59,17 +59,38 @@ impl EngineObserver for TracingObserver {
     }
 }
 
+/// Keeps the log writers and exporters alive; dropping it flushes them.
+#[must_use = "dropping the guard stops and flushes the exporters"]
+pub struct LogGuard {
+    #[cfg(feature = "otel")]
+    _otel: Option<otel::Guard>,
+}
+
 /// Logs for a headless run: plain lines on stderr (`[engine] …`), `info` by default, `RUST_LOG`
-/// to change it. Stdout stays for the answer or the JSON events.
-pub fn init_stderr_logging() {
+/// to change it. Stdout stays for the answer or the JSON events. With the `otel` feature and
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans are exported too.
+pub fn init_stderr_logging() -> LogGuard {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .event_format(MessageOnly)
-        .try_init();
+        .event_format(MessageOnly);
+    let registry = tracing_subscriber::registry().with(filter).with(stderr);
+    #[cfg(feature = "otel")]
+    {
+        let (layer, guard) = otel::layer().unzip();
+        let _ = registry.with(layer).try_init();
+        LogGuard { _otel: guard }
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = registry.try_init();
+        LogGuard {}
+    }
 }
 
 /// Formats an event as its message and fields only: the `[engine] key=value` lines of design
@@ -89,5 +110,61 @@ where
     ) -> std::fmt::Result {
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)
+    }
+}
+
+#[cfg(feature = "otel")]
+mod otel {
+    //! OTLP/HTTP export of the engine's spans, configured by the standard `OTEL_EXPORTER_OTLP_*`
+    //! variables.
+
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::trace::SdkTracerProvider;
+
+    /// Shuts the provider down (flushing the last spans) when dropped.
+    pub struct Guard(SdkTracerProvider);
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            let _ = self.0.shutdown();
+        }
+    }
+
+    /// The layer that feeds spans to OTLP, when an endpoint is configured.
+    pub fn layer<S>() -> Option<(impl tracing_subscriber::Layer<S>, Guard)>
+    where
+        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    {
+        let configured = [
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+        if !configured {
+            return None;
+        }
+        let exporter = match opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()
+        {
+            Ok(exporter) => exporter,
+            Err(error) => {
+                eprintln!("harness9: OpenTelemetry export is off: {error}");
+                return None;
+            }
+        };
+        let resource = opentelemetry_sdk::Resource::builder()
+            .with_service_name("harness9")
+            .build();
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource)
+            .build();
+        let tracer = provider.tracer("harness9");
+        Some((
+            tracing_opentelemetry::layer().with_tracer(tracer),
+            Guard(provider),
+        ))
     }
 }

@@ -157,9 +157,7 @@ impl Registry {
     pub fn available_tools(&self, mode: Mode) -> Vec<ToolDefinition> {
         self.tools
             .values()
-            .filter(|tool| {
-                mode != Mode::Plan || tool.kind().allowed_in_plan() || tool.name() == "bash"
-            })
+            .filter(|tool| mode != Mode::Plan || tool.kind().allowed_in_plan())
             .map(|tool| tool.definition())
             .collect()
     }

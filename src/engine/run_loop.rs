@@ -283,8 +283,15 @@ impl AgentEngine {
         let max_attempts = policy.max_attempts.max(1);
         let mut attempt = 1;
         loop {
+            let span = tracing::info_span!(
+                "llm_call",
+                provider = self.provider.name(),
+                model = self.provider.model(),
+                attempt
+            );
             let failure = match em
                 .generate(self.provider.as_ref(), turn, messages, tools, cancel)
+                .instrument(span)
                 .await
             {
                 Ok(completion) => return Ok(completion),

@@ -859,3 +859,52 @@ fn events_serialize_to_the_contract() {
         json!({"id": "c1", "name": "bash", "arguments": {"command": "ls"}})
     );
 }
+
+#[tokio::test]
+async fn a_subscriber_sees_interaction_turn_llm_call_and_tool_call() {
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+    use tracing_subscriber::registry::LookupSpan;
+
+    type Pairs = Arc<Mutex<Vec<(String, Option<String>)>>>;
+    struct Tree(Pairs);
+    impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Tree {
+        fn on_new_span(
+            &self,
+            _: &tracing::span::Attributes<'_>,
+            id: &tracing::span::Id,
+            ctx: Context<'_, S>,
+        ) {
+            let span = ctx.span(id).unwrap();
+            let parent = span.parent().map(|p| p.name().to_owned());
+            self.0
+                .lock()
+                .unwrap()
+                .push((span.name().to_owned(), parent));
+        }
+    }
+    let pairs: Pairs = Arc::default();
+    let subscriber = tracing_subscriber::registry().with(Tree(Arc::clone(&pairs)));
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let provider = Arc::new(ScriptedProvider::new([
+        calls_reply("", vec![call("1", "get_weather", r#"{"city":"A"}"#)]),
+        text_reply("ok"),
+    ]));
+    let engine = builder(&provider, vec![weather()])
+        .observer(Arc::new(crate::observe::TracingObserver))
+        .build();
+    engine
+        .run("go", CancellationToken::new(), &|_| {})
+        .await
+        .unwrap();
+    let pairs = pairs.lock().unwrap().clone();
+    let has = |name: &str, parent: &str| {
+        pairs
+            .iter()
+            .any(|(n, p)| n == name && p.as_deref() == Some(parent))
+    };
+    assert!(pairs.contains(&("interaction".into(), None)), "{pairs:?}");
+    assert!(has("turn", "interaction"), "{pairs:?}");
+    assert!(has("llm_call", "turn"), "{pairs:?}");
+    assert!(has("tool_call", "turn"), "{pairs:?}");
+}

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::AgentEngine;
 use super::emitter::Emitter;
@@ -114,15 +115,20 @@ impl AgentEngine {
                     call.name,
                     call.id
                 );
-                let handle = tasks.spawn(self.tool_task(
-                    index,
-                    Arc::clone(&tool),
-                    arguments,
-                    call.id.clone(),
-                    mode,
-                    semaphore.clone(),
-                    cancel.child_token(),
-                ));
+                // A spawned task does not inherit the current span: hand it the turn's.
+                let span = tracing::info_span!("tool_call", name = %call.name, id = %call.id);
+                let handle = tasks.spawn(
+                    self.tool_task(
+                        index,
+                        Arc::clone(&tool),
+                        arguments,
+                        call.id.clone(),
+                        mode,
+                        semaphore.clone(),
+                        cancel.child_token(),
+                    )
+                    .instrument(span),
+                );
                 task_index.insert(handle.id(), (index, Instant::now()));
             }
         }

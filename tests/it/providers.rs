@@ -18,6 +18,10 @@ use crate::support::{MockLlm, PATIENCE, Reply, Split, fixture};
 const SECRET: &str = "sk-test-secret-0123456789";
 
 fn provider(kind: ProviderKind, mock: &MockLlm) -> Arc<dyn LlmProvider> {
+    provider_with_idle(kind, mock, Duration::from_secs(5))
+}
+
+fn provider_with_idle(kind: ProviderKind, mock: &MockLlm, idle: Duration) -> Arc<dyn LlmProvider> {
     let base = match kind {
         ProviderKind::OpenAi => mock.openai_base(),
         ProviderKind::Anthropic => mock.base_url.clone(),
@@ -25,7 +29,7 @@ fn provider(kind: ProviderKind, mock: &MockLlm) -> Arc<dyn LlmProvider> {
     let mut config = ProviderConfig::new(kind, ApiKey::new(SECRET), base);
     config.transport = TransportOptions {
         connect_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(5),
+        idle_timeout: idle,
         retry: RetryPolicy {
             max_attempts: 4,
             base_delay: Duration::from_millis(5),
@@ -728,4 +732,91 @@ fn usage_counts_cached_tokens_in_the_prompt() {
         cache_creation_tokens: 7,
     };
     assert_eq!(usage.prompt_tokens(), 117);
+}
+
+#[tokio::test]
+async fn a_stream_that_goes_silent_mid_answer_is_cut_and_retryable() {
+    let mock = MockLlm::start().await;
+    let body = fixture("anthropic_text.sse");
+    let stall_at = String::from_utf8_lossy(&body)
+        .find("event: message_delta")
+        .unwrap();
+    mock.push(Reply::Stall { body, stall_at });
+    let provider = provider_with_idle(ProviderKind::Anthropic, &mock, Duration::from_millis(300));
+    let chunks = stream(provider.as_ref(), &[Message::user("hi")]).await;
+    assert!(!text_of(&chunks, false).is_empty());
+    let StreamChunk::Error(error) = chunks.last().unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(error.kind, ProviderErrorKind::StreamCut);
+    assert!(error.retryable);
+    assert!(error.message.contains("went silent"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_after_every_attempt() {
+    let mock = MockLlm::start().await;
+    mock.set_fallback(Reply::Hang);
+    let provider = provider_with_idle(ProviderKind::OpenAi, &mock, Duration::from_millis(200));
+    let chunks = stream(provider.as_ref(), &[Message::user("hi")]).await;
+    assert_eq!(
+        chunks
+            .iter()
+            .filter(|c| matches!(c, StreamChunk::Retry(_)))
+            .count(),
+        3
+    );
+    let StreamChunk::Error(error) = chunks.last().unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(error.kind, ProviderErrorKind::Timeout);
+    assert!(
+        error.message.contains("did not answer"),
+        "{}",
+        error.message
+    );
+    assert_eq!(mock.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn redacted_thinking_is_carried_back_verbatim() {
+    let mock = MockLlm::start().await;
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"EmwKAhgBEgy3va\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Done.\"}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    mock.push(Reply::Sse {
+        body: body.as_bytes().to_vec(),
+        split: Split::Every(11),
+    });
+    let provider = provider(ProviderKind::Anthropic, &mock);
+    let chunks = stream(provider.as_ref(), &[Message::user("hi")]).await;
+    let message = done(&chunks).message;
+    assert_eq!(
+        message.thinking,
+        vec![ThinkingBlock::Redacted {
+            data: "EmwKAhgBEgy3va".into()
+        }]
+    );
+    assert_eq!(message.content, "Done.");
+
+    mock.push(Reply::Sse {
+        body: fixture("anthropic_text.sse"),
+        split: Split::Whole,
+    });
+    stream(
+        provider.as_ref(),
+        &[Message::user("hi"), message, Message::user("again")],
+    )
+    .await;
+    let sent = mock.requests().pop().unwrap().body;
+    assert_eq!(
+        sent["messages"][1]["content"][0],
+        json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"})
+    );
 }

@@ -40,6 +40,8 @@ pub enum Reply {
     Json(String),
     /// Never answers until the client gives up (holds the connection open).
     Hang,
+    /// Sends the SSE body up to `stall_at` bytes, then holds the connection open in silence.
+    Stall { body: Vec<u8>, stall_at: usize },
 }
 
 /// A recorded request.
@@ -162,6 +164,19 @@ async fn answer(
             .header("content-type", "application/json")
             .body(Body::from(body))
             .unwrap(),
+        Some(Reply::Stall { body, stall_at }) => {
+            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+            let head = Bytes::from(body[..stall_at.min(body.len())].to_vec());
+            tokio::spawn(async move {
+                let _ = tx.send(Ok(head)).await;
+                // Keep the sender (and so the connection) open until the client leaves.
+                tx.closed().await;
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(tokio_stream_from(rx)))
+                .unwrap()
+        }
         Some(Reply::Hang) => {
             std::future::pending::<()>().await;
             unreachable!()
