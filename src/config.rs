@@ -110,6 +110,8 @@ pub struct Settings {
     pub home: PathBuf,
     pub provider: ProviderConfig,
     pub mode: Mode,
+    /// Whether the command line named the mode (a resumed session otherwise keeps its own).
+    pub mode_given: bool,
     /// 0 = unlimited.
     pub max_turns: u32,
     /// `None` = no timeout.
@@ -173,13 +175,7 @@ pub fn resolve(
     provider.reasoning_effort = options.reasoning_effort.clone();
     validate_thinking(&provider)?;
 
-    let home = match env.get("HARNESS9_HOME") {
-        Some(home) => PathBuf::from(home),
-        None => directories::BaseDirs::new()
-            .ok_or(ConfigError::NoHome)?
-            .home_dir()
-            .join(".harness9"),
-    };
+    let home = resolve_home(env)?;
     let context_window = options
         .context_window
         .or_else(|| known_context_window(&provider.model))
@@ -188,6 +184,7 @@ pub fn resolve(
         workdir,
         home,
         mode: options.mode.unwrap_or_default(),
+        mode_given: options.mode.is_some(),
         max_turns: options.max_turns.unwrap_or(50),
         tool_timeout: match options.tool_timeout.unwrap_or(60) {
             0 => None,
@@ -196,6 +193,17 @@ pub fn resolve(
         max_concurrent_tools: options.max_concurrent_tools.unwrap_or(0),
         context_window,
         provider,
+    })
+}
+
+/// `$HARNESS9_HOME`, else `~/.harness9`.
+pub fn resolve_home(env: &Environment) -> Result<PathBuf, ConfigError> {
+    Ok(match env.get("HARNESS9_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => directories::BaseDirs::new()
+            .ok_or(ConfigError::NoHome)?
+            .home_dir()
+            .join(".harness9"),
     })
 }
 

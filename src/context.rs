@@ -1,7 +1,14 @@
 //! What the model is shown besides the conversation: the system prompt (rebuilt for every run,
-//! never stored) and the estimate of how many tokens a prompt will cost.
+//! never stored: base prompt, then `AGENTS.md`, then the skills index), the skills themselves,
+//! and how many tokens a prompt costs.
+
+pub mod skills;
+pub mod tokens;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use skills::{Skill, SkillIndex};
 
 use crate::planning::Mode;
 use crate::schema::{Message, ToolDefinition};
@@ -23,17 +30,63 @@ impl PromptBuilder for BasePrompt {
     }
 }
 
+/// The prompt of a real run: the base prompt, `<workdir>/AGENTS.md` when present (read anew at
+/// every run, so edits apply), then the skills index.
+#[derive(Debug, Clone)]
+pub struct DefaultPromptBuilder {
+    pub workdir: PathBuf,
+    pub skills: Arc<SkillIndex>,
+}
+
+/// The most of AGENTS.md put in the prompt.
+const MAX_AGENTS_MD: usize = 64 * 1024;
+
+impl PromptBuilder for DefaultPromptBuilder {
+    fn build(&self, mode: Mode) -> String {
+        let mut prompt = base_prompt(&self.workdir, mode);
+        if let Ok(agents) = std::fs::read_to_string(self.workdir.join("AGENTS.md")) {
+            let agents = agents.trim();
+            if !agents.is_empty() {
+                let cut = agents
+                    .char_indices()
+                    .nth(MAX_AGENTS_MD)
+                    .map_or(agents, |(i, _)| &agents[..i]);
+                prompt.push_str(&format!("\n\n# Project instructions (AGENTS.md)\n\n{cut}"));
+            }
+        }
+        if !self.skills.is_empty() {
+            prompt.push_str(&format!(
+                "\n\n# Skills\n\nSkills are instructions for particular tasks. When a task \
+                 matches one, call `use_skill` with its name to read it before you start.\n{}",
+                self.skills.summary()
+            ));
+        }
+        prompt
+    }
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+fn today() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .chars()
+        .take(10)
+        .collect()
+}
+
 /// The part of every system prompt that does not depend on project files.
 pub fn base_prompt(workdir: &std::path::Path, mode: Mode) -> String {
     let mut prompt = format!(
         "You are harness9, a coding agent working in a terminal on the user's repository.\n\
          Working directory: {}\n\
+         Date: {}\n\
          Platform: {} ({})\n\n\
          Work in small, verifiable steps: read before you edit, prefer `edit_file` for changes to \
          existing files, run the project's tests or build after a change, and say plainly what \
          you changed and what you could not do. Paths are relative to the working directory. \
          When a tool call fails, read the error, fix the call and try again.",
         workdir.display(),
+        today(),
         std::env::consts::OS,
         std::env::consts::ARCH,
     );
@@ -48,25 +101,122 @@ pub fn base_prompt(workdir: &std::path::Path, mode: Mode) -> String {
     prompt
 }
 
-/// Roughly four characters per token for English prose and code, plus a few tokens of framing
-/// per message; close enough to drive the gauge and the compaction threshold until the
-/// provider reports the real count, which always replaces it.
+/// Tokens a prompt of these messages and tools costs: each text counted with the tokenizer,
+/// plus a few tokens of framing per message and tool. The provider's reported usage replaces it
+/// whenever there is one.
 pub fn estimate_tokens(messages: &[Message], tools: &[ToolDefinition]) -> u64 {
     const PER_MESSAGE: u64 = 4;
-    let chars: usize = messages
+    const PER_TOOL: u64 = 8;
+    let messages_cost: u64 = messages
         .iter()
         .map(|m| {
-            m.content.len()
-                + m.thinking_text().len()
+            PER_MESSAGE
+                + tokens::count(&m.content)
+                + m.thinking
+                    .iter()
+                    .map(|t| tokens::count(t.text()))
+                    .sum::<u64>()
                 + m.tool_calls
                     .iter()
-                    .map(|c| c.name.len() + c.arguments.len() + 8)
-                    .sum::<usize>()
+                    .map(|c| tokens::count(&c.name) + tokens::count(&c.arguments) + PER_MESSAGE)
+                    .sum::<u64>()
         })
-        .sum::<usize>()
-        + tools
-            .iter()
-            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
-            .sum::<usize>();
-    (chars as u64).div_ceil(4) + PER_MESSAGE * messages.len() as u64
+        .sum();
+    let tools_cost: u64 = tools
+        .iter()
+        .map(|t| {
+            PER_TOOL
+                + tokens::count(&t.name)
+                + tokens::count(&t.description)
+                + tokens::count(&t.input_schema.to_string())
+        })
+        .sum();
+    messages_cost + tools_cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::ToolCall;
+
+    fn builder(workdir: &std::path::Path, home: &std::path::Path) -> DefaultPromptBuilder {
+        DefaultPromptBuilder {
+            workdir: workdir.to_path_buf(),
+            skills: Arc::new(SkillIndex::discover(workdir, home)),
+        }
+    }
+
+    #[test]
+    fn the_prompt_grows_with_agents_md_and_skills() {
+        let root = tempfile::tempdir().unwrap();
+        let (work, home) = (root.path().join("w"), root.path().join("h"));
+        std::fs::create_dir_all(&work).unwrap();
+        let plain = builder(&work, &home).build(Mode::Default);
+        assert!(plain.contains(&format!("Working directory: {}", work.display())));
+        assert!(plain.contains("Date: 20"));
+        assert!(!plain.contains("AGENTS.md") && !plain.contains("# Skills"));
+
+        std::fs::write(work.join("AGENTS.md"), "Always run `make check`.\n").unwrap();
+        let skill = work.join(".harness9/skills/deploy");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: deploy\ndescription: Ship to staging\n---\nStep 1: build.\n",
+        )
+        .unwrap();
+        let full = builder(&work, &home).build(Mode::Plan);
+        let agents = full
+            .find("Always run `make check`.")
+            .expect("AGENTS.md is included");
+        let skills = full
+            .find("- deploy: Ship to staging")
+            .expect("the skills index is included");
+        assert!(agents < skills, "AGENTS.md comes before the skills index");
+        assert!(
+            !full.contains("Step 1: build."),
+            "bodies stay out of the prompt"
+        );
+        assert!(full.contains("PLAN MODE"));
+    }
+
+    #[tokio::test]
+    async fn use_skill_returns_the_body_on_demand() {
+        let root = tempfile::tempdir().unwrap();
+        let work = root.path().join("w");
+        let skill = work.join(".harness9/skills/deploy");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: deploy\ndescription: Ship it\n---\nStep 1: build.\nStep 2: push.\n",
+        )
+        .unwrap();
+        let registry = crate::tools::standard_registry(Arc::new(SkillIndex::discover(
+            &work,
+            &root.path().join("h"),
+        )));
+        let ctx = crate::tools::ToolContext {
+            workdir: work.clone(),
+            cancel: Default::default(),
+            mode: Mode::Plan,
+            todos: Arc::default(),
+        };
+        let call = |args: &str| ToolCall {
+            id: "u".into(),
+            name: "use_skill".into(),
+            arguments: args.into(),
+        };
+        let result = registry.execute(&call(r#"{"name":"deploy"}"#), &ctx).await;
+        assert_eq!(result.output, "Step 1: build.\nStep 2: push.");
+        let missing = registry.execute(&call(r#"{"name":"lint"}"#), &ctx).await;
+        assert!(missing.is_error && missing.output.contains("available: deploy"));
+    }
+
+    #[test]
+    fn token_counts_are_real_tokens() {
+        let text = "The quick brown fox jumps over the lazy dog.";
+        assert_eq!(tokens::count_exact(text), 10);
+        let messages = [Message::user(text)];
+        let estimate = estimate_tokens(&messages, &[]);
+        assert!((10..=16).contains(&estimate), "{estimate}");
+    }
 }

@@ -275,6 +275,35 @@ impl AgentEngine {
         &self.options
     }
 
+    /// Compacts the session's history now, whatever its size (`/compact`). `None` when there
+    /// was nothing worth compacting or no session or compactor.
+    pub async fn compact_now(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionInfo>, EngineError> {
+        let (Some(compactor), Some(session)) = (&self.options.compactor, self.session()) else {
+            return Ok(None);
+        };
+        let mut history = vec![crate::schema::Message::system(
+            self.prompt.build(self.mode()),
+        )];
+        history.extend(session.load_messages().await?);
+        let tools = self.registry.available_tools(self.mode());
+        let compacted = self
+            .compact_history(
+                compactor.as_ref(),
+                &mut history,
+                &tools,
+                Some(session.as_ref()),
+                cancel,
+            )
+            .await?;
+        Ok(match compacted {
+            run_loop::Compacted::Reported(info) => Some(info),
+            _ => None,
+        })
+    }
+
     /// Runs one task to its end, waiting for each model answer whole. Assistant text is handed
     /// to `on_text` turn by turn; approvals cannot be answered here, so calls that need one are
     /// refused with a message saying which mode would allow them.

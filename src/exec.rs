@@ -8,11 +8,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::assemble::{self, AssembleError, SessionChoice};
 use crate::config::{ExecArgs, Settings};
 use crate::engine::{AgentEngine, ApprovalDecision, EngineError, EventKind};
-use crate::memory::{InMemorySession, Session, new_session_id};
-use crate::observe::TracingObserver;
-use crate::tools;
 
 /// How a run ended, as an exit status (CONTRACT.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,34 +38,8 @@ pub fn read_prompt(arg: &str) -> Result<String, String> {
     Ok(prompt)
 }
 
-/// Builds the engine a run of these settings uses.
-pub fn build_engine(settings: &Settings, session: Arc<dyn Session>) -> Result<AgentEngine, String> {
-    let provider = settings
-        .provider
-        .build()
-        .map_err(|e| format!("cannot set up the {} provider: {e}", settings.provider.kind))?;
-    let registry = tools::builtin_registry();
-    Ok(
-        AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
-            .max_turns(settings.max_turns)
-            .tool_timeout(settings.tool_timeout)
-            .max_concurrent_tools(settings.max_concurrent_tools)
-            .context_window(settings.context_window)
-            .mode(settings.mode)
-            .session(session)
-            .observer(Arc::new(TracingObserver))
-            .build(),
-    )
-}
-
 /// Runs `harness9 exec`.
 pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
-    if args.continue_session || args.session.is_some() {
-        eprintln!(
-            "harness9: continuing a stored session in exec is not yet available in this build"
-        );
-        return Outcome::Usage;
-    }
     let prompt = match read_prompt(&args.prompt) {
         Ok(prompt) => prompt,
         Err(message) => {
@@ -75,21 +47,43 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
-    let session: Arc<dyn Session> = Arc::new(InMemorySession::new(new_session_id()));
-    let engine = match build_engine(&settings, session) {
-        Ok(engine) => Arc::new(engine),
-        Err(message) => {
-            eprintln!("harness9: {message}");
-            return Outcome::Usage;
+    let choice = match (&args.session, args.continue_session) {
+        (Some(key), _) => SessionChoice::Resume(key.clone()),
+        (None, true) => SessionChoice::Continue,
+        (None, false) => SessionChoice::New,
+    };
+    let assembled = match assemble::open_store(&settings) {
+        Ok(store) => assemble::assemble(&settings, store, choice).await,
+        Err(error) => Err(error),
+    };
+    let assembly = match assembled {
+        Ok(assembly) => assembly,
+        Err(error) => {
+            eprintln!("harness9: {error}");
+            return match error {
+                AssembleError::Session(_) => Outcome::Usage,
+                AssembleError::Setup(_) => Outcome::Failed,
+            };
         }
     };
     let cancel = CancellationToken::new();
     cancel_on_signals(cancel.clone());
-    if args.json {
-        run_json(&engine, prompt, cancel).await
+    let outcome = if args.json {
+        run_json(&assembly.engine, prompt, cancel).await
     } else {
-        run_text(&engine, &prompt, cancel).await
+        run_text(&assembly.engine, &prompt, cancel).await
+    };
+    // Every write (the last turn, the todo list) is on disk before the process ends.
+    if let Err(error) = assembly.store.flush().await {
+        eprintln!("harness9: {error}");
     }
+    if !args.json {
+        eprintln!(
+            "harness9: session {} (continue it with: harness9 exec --session {} PROMPT)",
+            assembly.session.id, assembly.session.id
+        );
+    }
+    outcome
 }
 
 async fn run_text(engine: &AgentEngine, prompt: &str, cancel: CancellationToken) -> Outcome {

@@ -1,6 +1,7 @@
 //! harness9: a terminal coding agent. The library holds every room of the design; `main.rs`
 //! only parses the command line and hands over.
 
+pub mod assemble;
 pub mod config;
 pub mod context;
 pub mod engine;
@@ -10,4 +11,5 @@ pub mod observe;
 pub mod planning;
 pub mod provider;
 pub mod schema;
+pub mod sessions_cmd;
 pub mod tools;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use harness9::config::{self, Cli, Command, Environment};
-use harness9::exec;
+use harness9::{exec, sessions_cmd};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -14,12 +14,6 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let env = Environment::load(&workdir.join(".env"));
-    // Configuration problems are reported before anything else happens (and before a TUI
-    // would take over the terminal).
-    let settings = match config::resolve(&cli.options, workdir, &env) {
-        Ok(settings) => settings,
-        Err(e) => return usage_error(&e),
-    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -30,6 +24,20 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Listing sessions needs no provider.
+    if let Some(Command::Sessions(args)) = cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        return ExitCode::from(runtime.block_on(sessions_cmd::run(&home, &workdir, args)));
+    }
+    // Configuration problems are reported before anything else happens (and before a TUI
+    // would take over the terminal).
+    let settings = match config::resolve(&cli.options, workdir, &env) {
+        Ok(settings) => settings,
+        Err(e) => return usage_error(&e),
+    };
     match cli.command {
         Some(Command::Exec(args)) => {
             let _logs = harness9::observe::init_stderr_logging();
@@ -38,7 +46,7 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(outcome as u8)
         }
-        Some(Command::Sessions(_)) => not_yet("harness9 sessions"),
+        Some(Command::Sessions(_)) => ExitCode::SUCCESS,
         None => not_yet("the full-screen TUI"),
     }
 }

@@ -1,11 +1,26 @@
-//! What the engine remembers between turns and runs: the `Session` a conversation is stored in,
-//! and the `Compactor` that keeps a long history inside the model's window.
-//! Stores save only new messages, one turn per call, so a kill never loses a finished turn.
+//! What the engine remembers between turns and runs: the `Session` a conversation is stored in
+//! (SQLite in `$HARNESS9_HOME/sessions.db`, or memory), and the `Compactor`s that keep a long
+//! history inside the model's window. Stores save only new messages, one turn per transaction,
+//! so a kill never loses a finished turn; compaction changes what the model sees, never what is
+//! stored.
 
-use std::sync::Mutex;
+mod compact;
+mod in_memory;
+pub mod migrations;
+mod sqlite_session;
+mod store;
+mod summarize;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
+
+pub use compact::{Compaction, SlidingWindow, TokenBudget, cut_point};
+pub use in_memory::InMemorySession;
+pub use sqlite_session::SqliteSession;
+pub use store::{
+    NewSession, SearchHit, SessionRecord, SessionStore, now_ms, store_time, title_from,
+};
+pub use summarize::{SUMMARY_MARKER, Summarization};
 
 use crate::provider::LlmProvider;
 use crate::schema::Message;
@@ -14,8 +29,18 @@ use crate::schema::Message;
 pub enum MemoryError {
     #[error("session store: {0}")]
     Store(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Ambiguous(String),
     #[error("compaction failed: {0}")]
     Compaction(String),
+}
+
+impl From<rusqlite::Error> for MemoryError {
+    fn from(error: rusqlite::Error) -> Self {
+        MemoryError::Store(error.to_string())
+    }
 }
 
 /// A stored conversation.
@@ -23,61 +48,29 @@ pub enum MemoryError {
 pub trait Session: Send + Sync {
     fn id(&self) -> &str;
 
-    /// Every stored message, oldest first (never the system prompt).
+    /// What the model is shown, oldest first (never the system prompt): after a compaction, its
+    /// summary and the messages that followed it.
     async fn load_messages(&self) -> Result<Vec<Message>, MemoryError>;
+
+    /// Every message ever stored, for the transcript.
+    async fn load_transcript(&self) -> Result<Vec<Message>, MemoryError> {
+        self.load_messages().await
+    }
 
     /// Appends the new messages of one turn, all or nothing.
     async fn append_messages(&self, messages: &[Message]) -> Result<(), MemoryError>;
+
+    /// Records that the first `dropped` messages of the current view are replaced by `summary`
+    /// (or simply left out, without one).
+    async fn record_compaction(
+        &self,
+        dropped: usize,
+        summary: Option<Message>,
+    ) -> Result<(), MemoryError>;
 }
 
-/// A session kept in memory only: for tests and for runs without a store.
-#[derive(Debug)]
-pub struct InMemorySession {
-    id: String,
-    messages: Mutex<Vec<Message>>,
-}
-
-impl InMemorySession {
-    pub fn new(id: impl Into<String>) -> Self {
-        InMemorySession {
-            id: id.into(),
-            messages: Mutex::new(Vec::new()),
-        }
-    }
-
-    pub fn with_messages(id: impl Into<String>, messages: Vec<Message>) -> Self {
-        InMemorySession {
-            id: id.into(),
-            messages: Mutex::new(messages),
-        }
-    }
-
-    pub fn messages(&self) -> Vec<Message> {
-        self.messages.lock().map(|m| m.clone()).unwrap_or_default()
-    }
-}
-
-#[async_trait]
-impl Session for InMemorySession {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    async fn load_messages(&self) -> Result<Vec<Message>, MemoryError> {
-        Ok(self.messages())
-    }
-
-    async fn append_messages(&self, messages: &[Message]) -> Result<(), MemoryError> {
-        self.messages
-            .lock()
-            .map_err(|_| MemoryError::Store("the in-memory session is poisoned".into()))?
-            .extend_from_slice(messages);
-        Ok(())
-    }
-}
-
-/// Shrinks a history that no longer fits: keeps the system prompt first and never separates a
-/// tool call from its result.
+/// Shrinks a history that no longer fits. `messages[0]` is the system prompt and is always kept;
+/// what is kept after it is a verbatim suffix that never starts inside a tool call's results.
 #[async_trait]
 pub trait Compactor: Send + Sync {
     /// The strategy's name, as the `compaction` event reports it.
@@ -88,10 +81,13 @@ pub trait Compactor: Send + Sync {
         messages: &[Message],
         provider: &dyn LlmProvider,
         cancel: &CancellationToken,
-    ) -> Result<Vec<Message>, MemoryError>;
+    ) -> Result<Compaction, MemoryError>;
 }
 
 /// A new session id: time-ordered, so ids sort by creation.
 pub fn new_session_id() -> String {
     uuid::Uuid::now_v7().simple().to_string()
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,6 +13,7 @@ mod output;
 pub mod paths;
 mod read_file;
 mod todo_write;
+mod use_skill;
 mod validate;
 mod walk;
 mod write_file;
@@ -24,6 +25,7 @@ pub use grep::Grep;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use todo_write::TodoWrite;
+pub use use_skill::UseSkill;
 pub use write_file::WriteFile;
 
 use std::collections::BTreeMap;
@@ -238,6 +240,13 @@ pub fn builtin_registry() -> Registry {
         // The built-in names are distinct; a clash would be caught by the registry's tests.
         let _ = registry.register(tool);
     }
+    registry
+}
+
+/// The built-in tools and `use_skill` over `skills`: what a real run offers.
+pub fn standard_registry(skills: Arc<crate::context::SkillIndex>) -> Registry {
+    let mut registry = builtin_registry();
+    let _ = registry.register(Arc::new(UseSkill::new(skills)));
     registry
 }
 

@@ -18,6 +18,14 @@ use crate::planning::Mode;
 use crate::provider::Completion;
 use crate::schema::{Message, ProviderErrorKind, RetryNotice, ToolDefinition, Usage};
 
+/// What a compaction did to the history.
+pub(crate) enum Compacted {
+    Unchanged,
+    /// Changed, but saved too little to report.
+    Quietly,
+    Reported(CompactionInfo),
+}
+
 /// Per-run state the turns share.
 struct RunState {
     history: Vec<Message>,
@@ -27,6 +35,20 @@ struct RunState {
     usage: Usage,
     turns: u32,
     final_text: String,
+    /// The prompt size the provider last reported, and the history length it covered: the next
+    /// estimate counts only what was added since.
+    known_prompt: Option<(u64, usize)>,
+}
+
+impl RunState {
+    fn prompt_estimate(&self, tools: &[ToolDefinition]) -> u64 {
+        match self.known_prompt {
+            Some((tokens, covered)) if covered <= self.history.len() => {
+                tokens + estimate_tokens(&self.history[covered..], &[])
+            }
+            _ => estimate_tokens(&self.history, tools),
+        }
+    }
 }
 
 impl AgentEngine {
@@ -70,6 +92,7 @@ impl AgentEngine {
             usage: Usage::default(),
             turns: 0,
             final_text: String::new(),
+            known_prompt: None,
         };
         let outcome = self
             .turns(prompt, cancel, em, &mut state, &span)
@@ -178,7 +201,7 @@ impl AgentEngine {
             tools.len()
         );
         self.maybe_compact(turn, &tools, cancel, em, state).await;
-        let estimate = estimate_tokens(&state.history, &tools);
+        let estimate = state.prompt_estimate(&tools);
         em.emit(Event {
             turn,
             kind: EventKind::TokenUpdate(TokenUpdate {
@@ -239,6 +262,10 @@ impl AgentEngine {
         state.final_text = message.content.clone();
         let calls = message.tool_calls.clone();
         state.history.push(message);
+        state.known_prompt = (!update.estimated).then_some((
+            update.input_tokens + update.output_tokens,
+            state.history.len(),
+        ));
         if calls.is_empty() {
             self.save(state).await;
             tracing::info!(
@@ -351,7 +378,7 @@ impl AgentEngine {
             return;
         };
         let window = self.options.context_window;
-        let before = estimate_tokens(&state.history, tools);
+        let before = state.prompt_estimate(tools);
         if window == 0 || (before as f64) < window as f64 * self.options.compaction_threshold {
             return;
         }
@@ -368,30 +395,66 @@ impl AgentEngine {
         em: &mut dyn Emitter,
         state: &mut RunState,
     ) {
-        let before = estimate_tokens(&state.history, tools);
-        match compactor
-            .compact(&state.history, self.provider.as_ref(), cancel)
+        match self
+            .compact_history(
+                compactor,
+                &mut state.history,
+                tools,
+                state.session.as_deref(),
+                cancel,
+            )
             .await
         {
+            Ok(Compacted::Unchanged) => {}
             Ok(compacted) => {
-                let after = estimate_tokens(&compacted, tools);
-                // Everything in the compacted history is already stored in full.
-                state.history = compacted;
                 state.saved = state.history.len();
-                if (after as f64) < before as f64 * 0.95 {
+                state.known_prompt = None;
+                if let Compacted::Reported(info) = compacted {
                     em.emit(Event {
                         turn,
-                        kind: EventKind::Compaction(CompactionInfo {
-                            before_tokens: before,
-                            after_tokens: after,
-                            strategy: compactor.strategy(),
-                        }),
+                        kind: EventKind::Compaction(info),
                     })
                     .await;
                 }
             }
             Err(error) => tracing::warn!("{} compaction failed | error={error}", em.prefix()),
         }
+    }
+
+    /// Compacts `history` in place and records the checkpoint in `session`.
+    pub(crate) async fn compact_history(
+        &self,
+        compactor: &dyn crate::memory::Compactor,
+        history: &mut Vec<Message>,
+        tools: &[ToolDefinition],
+        session: Option<&dyn crate::memory::Session>,
+        cancel: &CancellationToken,
+    ) -> Result<Compacted, crate::memory::MemoryError> {
+        let before = estimate_tokens(history, tools);
+        let compaction = compactor
+            .compact(history, self.provider.as_ref(), cancel)
+            .await?;
+        if compaction.is_unchanged() {
+            return Ok(Compacted::Unchanged);
+        }
+        if let Some(session) = session {
+            // Everything before the cut is stored, so the checkpoint covers stored messages only.
+            session
+                .record_compaction(compaction.keep_from - 1, compaction.summary.clone())
+                .await?;
+        }
+        *history = compaction.apply(history);
+        let after = estimate_tokens(history, tools);
+        // Only a saving of more than 5% is worth telling the user about.
+        Ok(if (after as f64) < before as f64 * 0.95 {
+            Compacted::Reported(CompactionInfo {
+                before_tokens: before,
+                after_tokens: after,
+                strategy: compactor.strategy(),
+            })
+        } else {
+            Compacted::Quietly
+        })
     }
 
     /// Stores the messages not stored yet. A failure is logged and retried at the next save:

@@ -908,3 +908,43 @@ async fn a_subscriber_sees_interaction_turn_llm_call_and_tool_call() {
     assert!(has("llm_call", "turn"), "{pairs:?}");
     assert!(has("tool_call", "turn"), "{pairs:?}");
 }
+
+#[tokio::test]
+async fn the_engine_compacts_past_the_threshold_and_stores_the_checkpoint() {
+    let history: Vec<Message> = (0..40)
+        .flat_map(|i| {
+            [
+                Message::user(format!("old question {i} {}", "padding ".repeat(30))),
+                Message::assistant(format!("old answer {i}")),
+            ]
+        })
+        .collect();
+    let session = Arc::new(InMemorySession::with_messages("s", history));
+    let provider = Arc::new(ScriptedProvider::new([text_reply("fresh answer")]));
+    let engine = Arc::new(
+        builder(&provider, vec![])
+            .session(session.clone())
+            .context_window(2_000)
+            .compactor(Arc::new(crate::memory::SlidingWindow { max_messages: 10 }))
+            .build(),
+    );
+    let events = drain(engine.run_stream("new question".into(), CancellationToken::new())).await;
+    let compaction = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Compaction(c) => Some(*c),
+            _ => None,
+        })
+        .expect("a compaction event");
+    assert_eq!(compaction.strategy, "sliding_window");
+    assert!(
+        compaction.after_tokens < compaction.before_tokens / 4,
+        "{compaction:?}"
+    );
+    let sent = &provider.calls()[0].messages;
+    assert_eq!(sent.len(), 1 + 10, "system + the window");
+    assert_eq!(sent.last().unwrap().content, "new question");
+    // The store keeps everything; what the model sees next time starts at the checkpoint.
+    assert_eq!(session.messages().len(), 80 + 2);
+    assert_eq!(session.load_messages().await.unwrap().len(), 11);
+}

@@ -30,11 +30,22 @@ pub struct TodoItem {
     pub status: TodoStatus,
 }
 
+/// Called with the new list whenever it is replaced (persistence).
+pub type TodoSink = Box<dyn Fn(&[TodoItem]) + Send + Sync>;
+
 /// The todo list of one session.
-#[derive(Debug)]
 pub struct TodoStore {
     items: Mutex<Vec<TodoItem>>,
     changed: watch::Sender<u64>,
+    sink: Mutex<Option<TodoSink>>,
+}
+
+impl std::fmt::Debug for TodoStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TodoStore")
+            .field("items", &self.snapshot())
+            .finish()
+    }
 }
 
 impl Default for TodoStore {
@@ -42,6 +53,7 @@ impl Default for TodoStore {
         TodoStore {
             items: Mutex::new(Vec::new()),
             changed: watch::Sender::new(0),
+            sink: Mutex::new(None),
         }
     }
 }
@@ -49,7 +61,7 @@ impl Default for TodoStore {
 impl TodoStore {
     pub fn new(items: Vec<TodoItem>) -> Self {
         let store = TodoStore::default();
-        store.replace(items);
+        store.load(items);
         store
     }
 
@@ -60,12 +72,29 @@ impl TodoStore {
             .unwrap_or_default()
     }
 
-    /// Replaces the whole list and wakes the watchers.
+    /// Replaces the whole list, hands it to the sink and wakes the watchers.
     pub fn replace(&self, items: Vec<TodoItem>) {
+        if let Ok(sink) = self.sink.lock()
+            && let Some(sink) = sink.as_ref()
+        {
+            sink(&items);
+        }
+        self.load(items);
+    }
+
+    /// Replaces the list without telling the sink (restoring a stored list).
+    pub fn load(&self, items: Vec<TodoItem>) {
         if let Ok(mut current) = self.items.lock() {
             *current = items;
         }
         self.changed.send_modify(|version| *version += 1);
+    }
+
+    /// Where every later replacement is sent (the session store).
+    pub fn set_sink(&self, sink: TodoSink) {
+        if let Ok(mut slot) = self.sink.lock() {
+            *slot = Some(sink);
+        }
     }
 
     /// A receiver that changes whenever the list does.

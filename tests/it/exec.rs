@@ -12,14 +12,14 @@ use crate::support::{
 
 const KEY: &str = "sk-exec-test-key-4242";
 
-struct Run {
+pub struct Run {
     _dir: tempfile::TempDir,
-    workdir: PathBuf,
-    home: PathBuf,
+    pub workdir: PathBuf,
+    pub home: PathBuf,
 }
 
 impl Run {
-    fn new() -> Self {
+    pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let workdir = dir.path().join("repo");
         let home = dir.path().join("home");
@@ -31,7 +31,7 @@ impl Run {
         }
     }
 
-    fn command(&self, mock: &MockLlm, args: &[&str]) -> Command {
+    pub fn command(&self, mock: &MockLlm, args: &[&str]) -> Command {
         let mut command = Command::new(assert_cmd::cargo::cargo_bin!("harness9"));
         command
             .args(args)
@@ -46,12 +46,12 @@ impl Run {
         command
     }
 
-    fn exec(&self, mock: &MockLlm, args: &[&str]) -> Output {
+    pub fn exec(&self, mock: &MockLlm, args: &[&str]) -> Output {
         self.command(mock, args).output().expect("harness9 runs")
     }
 }
 
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
+pub fn json_lines(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
@@ -305,7 +305,7 @@ fn exec_retries_are_logged_with_reason_and_wait() {
     );
 }
 
-fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
     let until = Instant::now() + Duration::from_secs(20);
     while !condition() {
         assert!(Instant::now() < until, "timed out waiting for {what}");

@@ -2,5 +2,6 @@
 
 mod exec;
 mod providers;
+mod sessions;
 mod support;
 mod tools;

@@ -1,0 +1,136 @@
+//! Wiring, the same for `exec` and the TUI: from `Settings` to an engine bound to a stored
+//! session (new, the latest of this directory, or a chosen one), with its todo list persisted,
+//! the project's skills and AGENTS.md in the prompt, and summarising compaction.
+
+use std::sync::Arc;
+
+use crate::config::Settings;
+use crate::context::{DefaultPromptBuilder, SkillIndex, tokens};
+use crate::engine::AgentEngine;
+use crate::memory::{
+    MemoryError, NewSession, SessionRecord, SessionStore, SqliteSession, Summarization,
+};
+use crate::observe::TracingObserver;
+use crate::planning::{Mode, TodoStore};
+use crate::tools;
+
+/// Which session a run works in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChoice {
+    New,
+    /// The most recent session of the working directory.
+    Continue,
+    /// By id, unique id prefix, or name.
+    Resume(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AssembleError {
+    /// The user named a session that cannot be used (exit 2).
+    #[error("{0}")]
+    Session(String),
+    /// Something on this machine failed (exit 1).
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Everything a front end needs for a run.
+pub struct Assembly {
+    pub engine: Arc<AgentEngine>,
+    pub store: SessionStore,
+    pub session: SessionRecord,
+    pub todos: Arc<TodoStore>,
+    pub skills: Arc<SkillIndex>,
+}
+
+/// `$HARNESS9_HOME/sessions.db`, opened and migrated.
+pub fn open_store(settings: &Settings) -> Result<SessionStore, AssembleError> {
+    let path = settings.home.join("sessions.db");
+    SessionStore::open(&path)
+        .map_err(|e| AssembleError::Setup(format!("cannot open {}: {e}", path.display())))
+}
+
+/// Finds or creates the session, then builds the engine around it.
+pub async fn assemble(
+    settings: &Settings,
+    store: SessionStore,
+    choice: SessionChoice,
+) -> Result<Assembly, AssembleError> {
+    tokens::warm_up();
+    let workdir = settings.workdir.display().to_string();
+    let setup = |e: MemoryError| AssembleError::Setup(e.to_string());
+    let session = match choice {
+        SessionChoice::New => store
+            .create(NewSession {
+                workdir: workdir.clone(),
+                provider: settings.provider.kind.to_string(),
+                model: settings.provider.model.clone(),
+                mode: settings.mode.to_string(),
+            })
+            .await
+            .map_err(setup)?,
+        SessionChoice::Continue => store.latest(&workdir).await.map_err(setup)?.ok_or_else(|| {
+            AssembleError::Session(format!(
+                "there is no earlier session in {workdir} to continue; start one without --continue"
+            ))
+        })?,
+        SessionChoice::Resume(key) => store.resolve(&key).await.map_err(|e| match e {
+            MemoryError::NotFound(m) | MemoryError::Ambiguous(m) => AssembleError::Session(m),
+            other => setup(other),
+        })?,
+    };
+    // A resumed session comes back in its own mode unless the command line names one.
+    let mode = if settings.mode_given {
+        if settings.mode.as_str() != session.mode {
+            store
+                .set_mode(&session.id, settings.mode.as_str())
+                .await
+                .map_err(setup)?;
+        }
+        settings.mode
+    } else {
+        Mode::parse(&session.mode).unwrap_or_default()
+    };
+
+    let todos = Arc::new(TodoStore::new(
+        store.load_todos(&session.id).await.map_err(setup)?,
+    ));
+    let (sink_store, sink_id) = (store.clone(), session.id.clone());
+    todos.set_sink(Box::new(move |items| {
+        sink_store.save_todos(&sink_id, items)
+    }));
+
+    let skills = Arc::new(SkillIndex::discover(&settings.workdir, &settings.home));
+    let provider = settings.provider.build().map_err(|e| {
+        AssembleError::Setup(format!(
+            "cannot set up the {} provider: {e}",
+            settings.provider.kind
+        ))
+    })?;
+    let registry = tools::standard_registry(Arc::clone(&skills));
+    let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
+        .max_turns(settings.max_turns)
+        .tool_timeout(settings.tool_timeout)
+        .max_concurrent_tools(settings.max_concurrent_tools)
+        .context_window(settings.context_window)
+        .compactor(Arc::new(Summarization::for_window(settings.context_window)))
+        .prompt_builder(Arc::new(DefaultPromptBuilder {
+            workdir: settings.workdir.clone(),
+            skills: Arc::clone(&skills),
+        }))
+        .mode(mode)
+        .todo_store(Arc::clone(&todos))
+        .session(Arc::new(SqliteSession::new(
+            store.clone(),
+            session.id.clone(),
+        )))
+        .observer(Arc::new(TracingObserver))
+        .build();
+    Ok(Assembly {
+        engine: Arc::new(engine),
+        store,
+        session,
+        todos,
+        skills,
+    })
+}

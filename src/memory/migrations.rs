@@ -1,0 +1,90 @@
+//! The schema of `sessions.db`, versioned with `PRAGMA user_version`: each step moves one version
+//! forward, all in one transaction, so a database written by any older harness9 opens and
+//! upgrades, or stays as it was.
+
+use rusqlite::Connection;
+
+/// Step N takes a database from version N to N+1.
+const STEPS: &[&str] = &[
+    // 0 → 1: sessions and their messages; `body` is the whole `schema::Message` as JSON, so a
+    // resumed session is exactly the history the model saw.
+    "CREATE TABLE sessions (
+         id TEXT PRIMARY KEY,
+         workdir TEXT NOT NULL,
+         title TEXT NOT NULL DEFAULT '',
+         provider TEXT NOT NULL DEFAULT '',
+         model TEXT NOT NULL DEFAULT '',
+         mode TEXT NOT NULL DEFAULT 'default',
+         created_at INTEGER NOT NULL,
+         updated_at INTEGER NOT NULL
+     );
+     CREATE INDEX sessions_by_workdir ON sessions(workdir, updated_at DESC);
+     CREATE INDEX sessions_by_update ON sessions(updated_at DESC);
+     CREATE TABLE messages (
+         id INTEGER PRIMARY KEY,
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         seq INTEGER NOT NULL,
+         role TEXT NOT NULL,
+         content TEXT NOT NULL,
+         body TEXT NOT NULL,
+         created_at INTEGER NOT NULL,
+         UNIQUE(session_id, seq)
+     );",
+    // 1 → 2: names, a stored message count (listing 10,000 sessions must not count rows),
+    // todo lists, compaction checkpoints, and full-text search over every message.
+    "ALTER TABLE sessions ADD COLUMN name TEXT;
+     ALTER TABLE sessions ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
+     UPDATE sessions SET message_count =
+         (SELECT count(*) FROM messages WHERE messages.session_id = sessions.id);
+     CREATE UNIQUE INDEX sessions_by_name ON sessions(name) WHERE name IS NOT NULL;
+     CREATE TABLE todos (
+         session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+         items TEXT NOT NULL
+     );
+     CREATE TABLE compactions (
+         session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+         upto_seq INTEGER NOT NULL,
+         summary TEXT
+     );
+     CREATE VIRTUAL TABLE messages_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+     INSERT INTO messages_fts(rowid, text) SELECT id, content FROM messages;
+     CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+         DELETE FROM messages_fts WHERE rowid = old.id;
+     END;",
+];
+
+/// The version a fully migrated database has.
+pub const CURRENT: i64 = STEPS.len() as i64;
+
+/// Brings `conn` to `CURRENT`; a database newer than this build is refused.
+///
+/// The version is read inside an IMMEDIATE transaction, which holds the write lock: when two
+/// processes open a new database at once, the second waits, then finds it already migrated.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > CURRENT {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "sessions.db has schema version {version}, newer than this harness9 ({CURRENT}); upgrade harness9"
+        )));
+    }
+    for step in STEPS.iter().skip(version.max(0) as usize) {
+        tx.execute_batch(step)?;
+    }
+    if version < CURRENT {
+        tx.pragma_update(None, "user_version", CURRENT)?;
+    }
+    tx.commit()
+}
+
+/// Applies the steps up to `version` only (tests of the migration path).
+#[doc(hidden)]
+pub fn migrate_to(conn: &mut Connection, version: i64) -> rusqlite::Result<()> {
+    for (from, step) in STEPS.iter().enumerate().take(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(step)?;
+        tx.pragma_update(None, "user_version", from as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! `harness9 sessions`: stored sessions newest first, as a table or as JSON (CONTRACT.md).
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::config::SessionsArgs;
+use crate::memory::{SearchHit, SessionRecord, SessionStore, store_time};
+
+/// The most sessions listed.
+const LIMIT: usize = 100_000;
+
+/// Lists sessions; returns the exit status.
+pub async fn run(home: &Path, workdir: &Path, args: SessionsArgs) -> u8 {
+    let path = home.join("sessions.db");
+    let store = match SessionStore::open(&path) {
+        Ok(store) => store,
+        Err(error) => {
+            eprintln!("harness9: cannot open {}: {error}", path.display());
+            return 1;
+        }
+    };
+    let dir = workdir.display().to_string();
+    let scope = (!args.all).then_some(dir.as_str());
+    let hits: Result<Vec<SearchHit>, _> = match &args.search {
+        Some(text) => store.search(text, scope, LIMIT).await,
+        None => store.list(scope, LIMIT).await.map(|sessions| {
+            sessions
+                .into_iter()
+                .map(|session| SearchHit {
+                    snippet: String::new(),
+                    session,
+                })
+                .collect()
+        }),
+    };
+    let hits = match hits {
+        Ok(hits) => hits,
+        Err(error) => {
+            eprintln!("harness9: {error}");
+            return 1;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        let list: Vec<_> = hits
+            .iter()
+            .map(|hit| as_json(&hit.session, &hit.snippet))
+            .collect();
+        writeln!(out, "{}", serde_json::Value::Array(list))
+    } else {
+        write_table(&mut out, &hits, args.all, &dir)
+    };
+    if written.is_err() {
+        return 1;
+    }
+    0
+}
+
+fn as_json(session: &SessionRecord, snippet: &str) -> serde_json::Value {
+    let mut value = json!({
+        "id": session.id,
+        "name": session.name,
+        "title": session.title,
+        "workdir": session.workdir,
+        "provider": session.provider,
+        "model": session.model,
+        "mode": session.mode,
+        "created_at": store_time(session.created_at),
+        "updated_at": store_time(session.updated_at),
+        "messages": session.message_count,
+    });
+    if !snippet.is_empty() {
+        value["match"] = json!(snippet);
+    }
+    value
+}
+
+fn write_table(
+    out: &mut impl Write,
+    hits: &[SearchHit],
+    all: bool,
+    workdir: &str,
+) -> std::io::Result<()> {
+    if hits.is_empty() {
+        let scope = if all {
+            String::new()
+        } else {
+            format!(" in {workdir} (--all shows every directory's)")
+        };
+        return writeln!(out, "No sessions{scope}.");
+    }
+    writeln!(out, "{:<12}  {:>9}  {:>5}  TITLE", "ID", "UPDATED", "MSGS")?;
+    let now = crate::memory::now_ms();
+    for hit in hits {
+        let s = &hit.session;
+        let mut label = s.label().to_owned();
+        if all {
+            label = format!("{label}  ({})", s.workdir);
+        }
+        if !hit.snippet.is_empty() && hit.snippet != s.label() {
+            label = format!("{label}  — {}", hit.snippet.replace('\n', " "));
+        }
+        writeln!(
+            out,
+            "{:<12}  {:>9}  {:>5}  {label}",
+            &s.id[..s.id.len().min(12)],
+            age(now - s.updated_at),
+            s.message_count
+        )?;
+    }
+    Ok(())
+}
+
+/// "just now", "5m ago", "3h ago", "2d ago".
+pub fn age(ms: i64) -> String {
+    let secs = ms.max(0) / 1000;
+    match secs {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
