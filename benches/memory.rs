@@ -23,7 +23,10 @@ const MESSAGES_PER_SESSION: usize = 10;
 const BIG_SESSION: usize = 5_000;
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// One realistic turn: a prompt, a tool call, its result, an answer.
@@ -35,10 +38,17 @@ fn turn(i: usize) -> Vec<Message> {
         arguments: format!(r#"{{"pattern":"fn handler_{i}"}}"#),
     }];
     vec![
-        Message::user(format!("Why does handler {i} fail when the queue is empty?")),
+        Message::user(format!(
+            "Why does handler {i} fail when the queue is empty?"
+        )),
         call,
-        Message::tool_result(&ToolResult::ok(format!("c{i}"), format!("src/queue.rs:{i}:fn handler_{i}(q: &Queue) -> Result<()> {{ q.pop()? }}"))),
-        Message::assistant(format!("Handler {i} calls pop on an empty queue; it should check first.")),
+        Message::tool_result(&ToolResult::ok(
+            format!("c{i}"),
+            format!("src/queue.rs:{i}:fn handler_{i}(q: &Queue) -> Result<()> {{ q.pop()? }}"),
+        )),
+        Message::assistant(format!(
+            "Handler {i} calls pop on an empty queue; it should check first."
+        )),
     ]
 }
 
@@ -95,10 +105,19 @@ fn save_a_turn(bencher: Bencher) {
     let f = fixture();
     let runtime = runtime();
     let session = runtime
-        .block_on(f.store.create(NewSession { workdir: "/save".into(), provider: "openai".into(), model: "gpt-4o".into(), mode: "default".into() }))
+        .block_on(f.store.create(NewSession {
+            workdir: "/save".into(),
+            provider: "openai".into(),
+            model: "gpt-4o".into(),
+            mode: "default".into(),
+        }))
         .unwrap();
     let messages = turn(1);
-    bencher.bench(|| runtime.block_on(f.store.append(&session.id, &messages)).unwrap());
+    bencher.bench(|| {
+        runtime
+            .block_on(f.store.append(&session.id, &messages))
+            .unwrap()
+    });
 }
 
 #[divan::bench(sample_count = 20)]
@@ -115,21 +134,37 @@ fn load_5000_message_session(bencher: Bencher) {
 fn list_all_10000_sessions(bencher: Bencher) {
     let f = fixture();
     let runtime = runtime();
-    bencher.bench(|| assert!(runtime.block_on(f.store.list(None, 20_000)).unwrap().len() > SESSIONS));
+    bencher
+        .bench(|| assert!(runtime.block_on(f.store.list(None, 20_000)).unwrap().len() > SESSIONS));
 }
 
 #[divan::bench(sample_count = 20)]
 fn list_one_directory_newest_50(bencher: Bencher) {
     let f = fixture();
     let runtime = runtime();
-    bencher.bench(|| assert_eq!(runtime.block_on(f.store.list(Some(&f.workdir), 50)).unwrap().len(), 50));
+    bencher.bench(|| {
+        assert_eq!(
+            runtime
+                .block_on(f.store.list(Some(&f.workdir), 50))
+                .unwrap()
+                .len(),
+            50
+        )
+    });
 }
 
 #[divan::bench(sample_count = 20)]
 fn fts_query_over_100000_messages(bencher: Bencher) {
     let f = fixture();
     let runtime = runtime();
-    bencher.bench(|| assert!(!runtime.block_on(f.store.search("handler 4242 empty", None, 50)).unwrap().is_empty()));
+    bencher.bench(|| {
+        assert!(
+            !runtime
+                .block_on(f.store.search("handler 4242 empty", None, 50))
+                .unwrap()
+                .is_empty()
+        )
+    });
 }
 
 fn big_history() -> Vec<Message> {
@@ -146,7 +181,9 @@ fn compact(bencher: Bencher, compactor: &dyn Compactor) {
     bencher.bench(|| {
         // The scripted provider answers at once: this is the cost without the model call.
         let provider = ScriptedProvider::new([ScriptStep::Reply(Message::assistant("summary"))]);
-        let compaction = runtime.block_on(compactor.compact(&history, &provider, &cancel)).unwrap();
+        let compaction = runtime
+            .block_on(compactor.compact(&history, &provider, &cancel))
+            .unwrap();
         assert!(compaction.keep_from > 1);
     });
 }
@@ -163,5 +200,10 @@ fn compaction_token_budget_5000(bencher: Bencher) {
 
 #[divan::bench(sample_count = 10)]
 fn compaction_summarization_5000(bencher: Bencher) {
-    compact(bencher, &Summarization { keep_recent_tokens: 20_000 });
+    compact(
+        bencher,
+        &Summarization {
+            keep_recent_tokens: 20_000,
+        },
+    );
 }

@@ -13,3 +13,4 @@ pub mod provider;
 pub mod schema;
 pub mod sessions_cmd;
 pub mod tools;
+pub mod tui;

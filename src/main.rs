@@ -4,8 +4,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use harness9::assemble::SessionChoice;
 use harness9::config::{self, Cli, Command, Environment};
-use harness9::{exec, sessions_cmd};
+use harness9::{exec, sessions_cmd, tui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -47,13 +48,24 @@ fn main() -> ExitCode {
             ExitCode::from(outcome as u8)
         }
         Some(Command::Sessions(_)) => ExitCode::SUCCESS,
-        None => not_yet("the full-screen TUI"),
+        None => {
+            let choice = match (cli.continue_session, cli.resume.as_deref()) {
+                (true, _) => SessionChoice::Continue,
+                (false, Some("")) => {
+                    eprintln!(
+                        "harness9: the session picker is not yet available in this build; \
+                         pass a session id or name (harness9 sessions lists them)"
+                    );
+                    return ExitCode::from(2);
+                }
+                (false, Some(key)) => SessionChoice::Resume(key.to_owned()),
+                (false, None) => SessionChoice::New,
+            };
+            let result = runtime.block_on(tui::run(settings, choice));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            ExitCode::from(tui::exit_code(result))
+        }
     }
-}
-
-fn not_yet(what: &str) -> ExitCode {
-    eprintln!("harness9: {what} is not yet available in this build");
-    ExitCode::from(2)
 }
 
 fn usage_error(error: &dyn std::fmt::Display) -> ExitCode {

@@ -1,0 +1,459 @@
+//! The screen's state and how it changes: keys, pastes, mouse and engine events go in; the
+//! commands the runner must carry out (start a run, interrupt, switch mode, quit) come out. No
+//! I/O happens here, so the whole app can be driven in tests.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
+use ratatui::style::{Color, Style};
+use ratatui_textarea::TextArea;
+
+use super::keymap::{self, Action, Layer};
+use super::transcript::{EntryKind, Tone, Transcript};
+use crate::engine::{ApprovalDecision, ApprovalRequest, Event, EventKind, TokenUpdate};
+use crate::planning::{Mode, TodoItem};
+
+/// How long a second Ctrl+C has to quit.
+const DOUBLE_PRESS: Duration = Duration::from_secs(1);
+/// Lines the mouse wheel scrolls.
+const WHEEL_LINES: u16 = 3;
+
+/// What the runner must do after an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Start a run with this prompt.
+    Submit(String),
+    /// Cancel the running turn.
+    Interrupt,
+    /// Switch the engine (and the stored session) to this mode.
+    SetMode(Mode),
+    Quit,
+}
+
+/// Facts about the session for the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionView {
+    pub session_id: String,
+    pub provider: String,
+    pub model: String,
+    pub workdir: String,
+    pub mode: Mode,
+    pub context_window: u64,
+}
+
+/// Where the transcript view is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scroll {
+    /// Pinned to the bottom: new output stays in view.
+    Follow,
+    /// Reading older text: `top` is the first visible line, counted from the top, so output
+    /// arriving below never moves the view.
+    Anchored { top: usize },
+}
+
+pub struct App {
+    pub session: SessionView,
+    pub transcript: Transcript,
+    pub input: TextArea<'static>,
+    history: Vec<String>,
+    history_index: Option<usize>,
+    pub approvals: VecDeque<ApprovalRequest>,
+    pub deny_reason: Option<TextArea<'static>>,
+    pub help: bool,
+    pub show_todos: bool,
+    pub todos: Vec<TodoItem>,
+    pub scroll: Scroll,
+    /// Lines to move the view by at the next draw (negative is up), and a jump to the top.
+    pub pending_scroll: i64,
+    pub pending_top: bool,
+    pub expanded: bool,
+    pub running: bool,
+    pub working_since: Option<Instant>,
+    pub turn: u32,
+    pub tokens: Option<TokenUpdate>,
+    pub retry: Option<String>,
+    pub flash: Option<String>,
+    last_ctrl_c: Option<Instant>,
+    pub spinner: usize,
+    pub should_quit: bool,
+    /// The transcript viewport's height at the last draw (a page).
+    pub viewport: u16,
+}
+
+pub fn new_input() -> TextArea<'static> {
+    let mut input = TextArea::default();
+    input.set_cursor_line_style(Style::default());
+    input.set_placeholder_text("Ask harness9 to do something…   (? for keys)");
+    input.set_placeholder_style(Style::new().fg(Color::DarkGray));
+    input.set_wrap_mode(ratatui_textarea::WrapMode::Word);
+    input
+}
+
+impl App {
+    pub fn new(session: SessionView) -> Self {
+        App {
+            session,
+            transcript: Transcript::default(),
+            input: new_input(),
+            history: Vec::new(),
+            history_index: None,
+            approvals: VecDeque::new(),
+            deny_reason: None,
+            help: false,
+            show_todos: false,
+            todos: Vec::new(),
+            scroll: Scroll::Follow,
+            pending_scroll: 0,
+            pending_top: false,
+            expanded: false,
+            running: false,
+            working_since: None,
+            turn: 0,
+            tokens: None,
+            retry: None,
+            flash: None,
+            last_ctrl_c: None,
+            spinner: 0,
+            should_quit: false,
+            viewport: 20,
+        }
+    }
+
+    /// Earlier prompts, oldest first (for Up).
+    pub fn set_history(&mut self, prompts: Vec<String>) {
+        self.history = prompts;
+    }
+
+    pub fn layer(&self) -> Layer {
+        if self.help {
+            Layer::Help
+        } else if self.deny_reason.is_some() {
+            Layer::DenyReason
+        } else if !self.approvals.is_empty() {
+            Layer::Approval
+        } else {
+            Layer::Main
+        }
+    }
+
+    pub fn input_text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    fn input_is_empty(&self) -> bool {
+        self.input.lines().iter().all(|l| l.is_empty())
+    }
+
+    fn set_input(&mut self, text: &str) {
+        self.input = new_input();
+        self.input.insert_str(text);
+    }
+
+    /// Whether something moves on screen without input (the spinner).
+    pub fn is_animating(&self) -> bool {
+        self.running
+    }
+
+    pub fn tick(&mut self) {
+        self.spinner = self.spinner.wrapping_add(1);
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        let browsing = self.history_index.is_some();
+        let mut action = keymap::action(self.layer(), key, self.input_is_empty());
+        if browsing
+            && matches!(key.code, KeyCode::Up | KeyCode::Down)
+            && self.layer() == Layer::Main
+        {
+            action = if key.code == KeyCode::Up {
+                Action::HistoryPrev
+            } else {
+                Action::HistoryNext
+            };
+        }
+        if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
+            self.last_ctrl_c = None;
+        }
+        self.apply(action)
+    }
+
+    fn apply(&mut self, action: Action) -> Vec<Command> {
+        match action {
+            Action::Submit => return self.submit(),
+            Action::Newline => self.input.insert_newline(),
+            Action::Interrupt => {
+                if self.running {
+                    self.flash = Some("interrupting…".into());
+                    return vec![Command::Interrupt];
+                }
+                self.flash = None;
+            }
+            Action::ClearOrQuit => {
+                let now = Instant::now();
+                if self
+                    .last_ctrl_c
+                    .is_some_and(|at| now.duration_since(at) < DOUBLE_PRESS)
+                {
+                    return self.quit();
+                }
+                self.last_ctrl_c = Some(now);
+                if let Some(reason) = &mut self.deny_reason {
+                    *reason = new_input();
+                } else {
+                    self.set_input("");
+                }
+                self.history_index = None;
+                self.flash = Some("input cleared · press Ctrl+C again to quit".into());
+            }
+            Action::QuitIfEmpty => {
+                if self.input_is_empty() {
+                    return self.quit();
+                }
+                self.input.delete_next_char();
+            }
+            Action::HistoryPrev => self.recall(-1),
+            Action::HistoryNext => self.recall(1),
+            Action::ScrollUp(n) => self.pending_scroll -= i64::from(n),
+            Action::ScrollDown(n) => self.pending_scroll += i64::from(n),
+            Action::PageUp => {
+                self.pending_scroll -= i64::from(self.viewport.saturating_sub(2).max(1))
+            }
+            Action::PageDown => {
+                self.pending_scroll += i64::from(self.viewport.saturating_sub(2).max(1))
+            }
+            Action::Top => self.pending_top = true,
+            Action::Bottom => {
+                self.scroll = Scroll::Follow;
+                self.pending_scroll = 0;
+            }
+            Action::CycleMode => {
+                self.session.mode = self.session.mode.cycle();
+                self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
+                return vec![Command::SetMode(self.session.mode)];
+            }
+            Action::Help => self.help = true,
+            Action::ToggleTodos => self.show_todos = !self.show_todos,
+            Action::ToggleExpand => self.expanded = !self.expanded,
+            Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
+            Action::ApproveAlways => self.answer(ApprovalDecision::AllowAlways),
+            Action::Deny => self.answer(ApprovalDecision::Deny { reason: None }),
+            Action::DenyWithReason => {
+                let mut reason = new_input();
+                reason.set_placeholder_text("Tell the model what to do instead, then Enter");
+                self.deny_reason = Some(reason);
+            }
+            Action::SendDenyReason => {
+                let text = self
+                    .deny_reason
+                    .take()
+                    .map(|r| r.lines().join("\n"))
+                    .unwrap_or_default();
+                let reason = (!text.trim().is_empty()).then_some(text);
+                self.answer(ApprovalDecision::Deny { reason });
+            }
+            Action::Close => {
+                if self.help {
+                    self.help = false;
+                } else {
+                    self.deny_reason = None;
+                }
+            }
+            Action::Edit(key) => match &mut self.deny_reason {
+                Some(reason) => {
+                    reason.input(key);
+                }
+                None => {
+                    self.input.input(key);
+                    self.history_index = None;
+                }
+            },
+            Action::Ignore => {}
+        }
+        Vec::new()
+    }
+
+    fn quit(&mut self) -> Vec<Command> {
+        self.should_quit = true;
+        let mut commands = Vec::new();
+        if self.running {
+            commands.push(Command::Interrupt);
+        }
+        commands.push(Command::Quit);
+        commands
+    }
+
+    fn submit(&mut self) -> Vec<Command> {
+        let text = self.input_text();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        if self.running {
+            self.flash =
+                Some("harness9 is still working: Esc interrupts it; your prompt stays here".into());
+            return Vec::new();
+        }
+        self.history.push(text.clone());
+        self.history_index = None;
+        self.set_input("");
+        self.transcript.push(EntryKind::User(text.clone()));
+        self.running = true;
+        self.working_since = Some(Instant::now());
+        self.retry = None;
+        self.flash = None;
+        self.scroll = Scroll::Follow;
+        vec![Command::Submit(text)]
+    }
+
+    fn recall(&mut self, step: i64) {
+        if self.history.is_empty() {
+            return;
+        }
+        let last = self.history.len() - 1;
+        let next = match (self.history_index, step < 0) {
+            (None, true) => Some(last),
+            (None, false) => None,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) if i >= last => None,
+            (Some(i), false) => Some(i + 1),
+        };
+        let text = next.map(|i| self.history[i].clone()).unwrap_or_default();
+        self.set_input(&text);
+        self.history_index = next;
+    }
+
+    fn answer(&mut self, decision: ApprovalDecision) {
+        if let Some(request) = self.approvals.pop_front() {
+            if let ApprovalDecision::Deny {
+                reason: Some(reason),
+            } = &decision
+            {
+                self.flash = Some(format!("denied: {reason}"));
+            }
+            request.respond(decision);
+        }
+    }
+
+    pub fn handle_paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        match &mut self.deny_reason {
+            Some(reason) => {
+                reason.insert_str(&text);
+            }
+            None => {
+                self.input.insert_str(&text);
+            }
+        }
+    }
+
+    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => {
+                self.apply(Action::ScrollUp(WHEEL_LINES));
+            }
+            MouseEventKind::ScrollDown => {
+                self.apply(Action::ScrollDown(WHEEL_LINES));
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes in one engine event.
+    pub fn handle_engine(&mut self, event: Event) {
+        if event.turn > 0 {
+            self.turn = event.turn;
+        }
+        match event.kind {
+            EventKind::SessionStarted(info) => {
+                self.session.mode = info.mode;
+                self.session.model = info.model;
+            }
+            EventKind::TokenUpdate(update) => self.tokens = Some(update),
+            EventKind::ThinkingDelta(delta) => {
+                self.retry = None;
+                self.transcript.append_thinking(&delta);
+            }
+            EventKind::ActionDelta(delta) => {
+                self.retry = None;
+                self.transcript.append_text(&delta);
+            }
+            EventKind::ToolStart(call) => self.transcript.tool_started(call),
+            EventKind::ApprovalRequired(request) => self.approvals.push_back(request),
+            EventKind::ToolResult(outcome) => self
+                .transcript
+                .tool_finished(&outcome.result, Some(outcome.duration)),
+            EventKind::Compaction(info) => self.transcript.notice(
+                format!(
+                    "compacted the conversation: {} → {} tokens ({})",
+                    info.before_tokens, info.after_tokens, info.strategy
+                ),
+                Tone::Quiet,
+            ),
+            EventKind::Retry(info) => {
+                self.transcript.discard_streaming();
+                self.transcript.notice(
+                    format!(
+                        "retrying in {:.1}s (attempt {}/{}): {}",
+                        info.delay.as_secs_f64(),
+                        info.attempt,
+                        info.max_attempts,
+                        info.reason
+                    ),
+                    Tone::Quiet,
+                );
+                self.retry = Some(info.reason);
+            }
+            EventKind::Done(_) => self.finish_run(),
+            EventKind::Error(message) => {
+                self.transcript.finish_streaming();
+                self.transcript.interrupt_running();
+                if message == "interrupted" {
+                    self.transcript.notice(
+                        "interrupted · type a new prompt, or Up to edit the last one",
+                        Tone::Warning,
+                    );
+                } else {
+                    let hint = next_step(&message);
+                    self.transcript
+                        .notice(format!("{message}\n{hint}"), Tone::Error);
+                }
+                self.finish_run();
+            }
+        }
+    }
+
+    fn finish_run(&mut self) {
+        self.transcript.finish_streaming();
+        self.running = false;
+        self.working_since = None;
+        self.retry = None;
+        if self.flash.as_deref() == Some("interrupting…") {
+            self.flash = None;
+        }
+        // Approvals of a finished run can no longer be answered.
+        for request in self.approvals.drain(..) {
+            request.respond(ApprovalDecision::Deny { reason: None });
+        }
+        self.deny_reason = None;
+    }
+}
+
+/// What the user can do about an error.
+fn next_step(message: &str) -> &'static str {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("401")
+        || lower.contains("api key")
+        || lower.contains("authentication")
+        || lower.contains("403")
+    {
+        "Check ANTHROPIC_API_KEY / OPENAI_API_KEY (in the environment or .env), then send the prompt again."
+    } else if lower.contains("maximum of") {
+        "Send a follow-up prompt to let it continue, or start harness9 with a higher --max-turns."
+    } else if lower.contains("could not reach") || lower.contains("connect") {
+        "Check the network or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, then send the prompt again."
+    } else if lower.contains("404") || lower.contains("model") {
+        "Check the model name (--model or HARNESS9_MODEL), then send the prompt again."
+    } else {
+        "Send the prompt again to retry; the conversation so far is kept."
+    }
+}

@@ -1,0 +1,117 @@
+//! Keys to actions, in one place and aware of which layer has the focus. `App::update` never
+//! reads raw keys; the help overlay is generated from `KEY_HINTS`.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Which layer receives keys: the top one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    Main,
+    Approval,
+    DenyReason,
+    Help,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Submit,
+    Newline,
+    Interrupt,
+    ClearOrQuit,
+    QuitIfEmpty,
+    HistoryPrev,
+    HistoryNext,
+    ScrollUp(u16),
+    ScrollDown(u16),
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    CycleMode,
+    Help,
+    ToggleTodos,
+    ToggleExpand,
+    ApproveOnce,
+    ApproveAlways,
+    Deny,
+    DenyWithReason,
+    SendDenyReason,
+    Close,
+    /// The key goes to the focused text input.
+    Edit(KeyEvent),
+    Ignore,
+}
+
+/// The keys the help overlay lists.
+pub const KEY_HINTS: &[(&str, &str)] = &[
+    ("Enter", "send the prompt"),
+    ("Shift+Enter, Alt+Enter, Ctrl+J", "new line"),
+    ("Esc", "interrupt the running turn"),
+    ("Ctrl+C", "clear the input; twice within a second quits"),
+    ("Ctrl+D", "quit (on an empty input)"),
+    ("Up / Down", "earlier prompts (on an empty input)"),
+    ("PageUp / PageDown, wheel", "scroll the transcript"),
+    (
+        "Home / End",
+        "top / bottom of the transcript (on an empty input)",
+    ),
+    ("Shift+Tab", "cycle mode: default → auto-edit → plan"),
+    ("Ctrl+O", "expand or fold tool output and thinking"),
+    ("Ctrl+T", "show or hide the todo list"),
+    ("? or F1", "this help"),
+];
+
+/// The action of `key` in `layer`. `input_empty` says whether the prompt input is empty.
+pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
+    if key.kind == KeyEventKind::Release {
+        return Action::Ignore;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    // Keys that work whatever has the focus.
+    match key.code {
+        KeyCode::Char('c') if ctrl => return Action::ClearOrQuit,
+        KeyCode::PageUp => return Action::PageUp,
+        KeyCode::PageDown => return Action::PageDown,
+        _ => {}
+    }
+    match layer {
+        Layer::Help => match key.code {
+            KeyCode::Esc | KeyCode::Char('q' | '?') | KeyCode::F(1) | KeyCode::Enter => {
+                Action::Close
+            }
+            _ => Action::Ignore,
+        },
+        Layer::Approval => match key.code {
+            KeyCode::Char('y' | 'Y') => Action::ApproveOnce,
+            KeyCode::Char('a' | 'A') => Action::ApproveAlways,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::Deny,
+            KeyCode::Char('d' | 'D') => Action::DenyWithReason,
+            _ => Action::Ignore,
+        },
+        Layer::DenyReason => match key.code {
+            KeyCode::Enter if !shift && !alt => Action::SendDenyReason,
+            KeyCode::Esc => Action::Close,
+            _ => Action::Edit(key),
+        },
+        Layer::Main => match key.code {
+            KeyCode::Enter if shift || alt => Action::Newline,
+            KeyCode::Char('j') if ctrl => Action::Newline,
+            KeyCode::Enter => Action::Submit,
+            KeyCode::Esc => Action::Interrupt,
+            KeyCode::Char('d') if ctrl => Action::QuitIfEmpty,
+            KeyCode::Char('t') if ctrl => Action::ToggleTodos,
+            KeyCode::Char('o') if ctrl => Action::ToggleExpand,
+            KeyCode::BackTab => Action::CycleMode,
+            KeyCode::Tab if shift => Action::CycleMode,
+            KeyCode::F(1) => Action::Help,
+            KeyCode::Char('?') if input_empty => Action::Help,
+            KeyCode::Up if input_empty => Action::HistoryPrev,
+            KeyCode::Down if input_empty => Action::HistoryNext,
+            KeyCode::Home if ctrl || input_empty => Action::Top,
+            KeyCode::End if ctrl || input_empty => Action::Bottom,
+            _ => Action::Edit(key),
+        },
+    }
+}

@@ -1,0 +1,91 @@
+//! The terminal's modes while the TUI runs (raw, alternate screen, mouse capture, bracketed
+//! paste, keyboard enhancement) and their restoration on every way out: normal exit, error,
+//! panic (restored before the panic is printed) and signals. Also the TUI's file logs.
+
+use std::io::{self, Stdout, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Whether the terminal is in the TUI's modes (so restoring twice is harmless).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Switches the terminal into the TUI's modes.
+pub fn enter() -> io::Result<Term> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut stdout = io::stdout();
+    // Terminals without the keyboard protocol ignore the push; those with it report
+    // Shift+Enter apart from Enter. Asking first would cost a round trip at start.
+    execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )?;
+    Terminal::new(CrosstermBackend::new(stdout))
+}
+
+/// Puts the terminal back as it was. Safe to call more than once and from a panic hook.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    let _ = execute!(
+        stdout,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = stdout.flush();
+}
+
+/// Restores the terminal before the default hook prints a panic, then says where the log is.
+pub fn install_panic_hook(log_dir: PathBuf) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+        eprintln!("harness9 crashed; the log is in {}", log_dir.display());
+    }));
+}
+
+/// File logs in `<home>/logs/` (the TUI never logs to the terminal). The guard flushes them.
+pub fn init_file_logging(home: &Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let dir = home.join("logs");
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::daily(&dir, "harness9.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_target(false);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(layer)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}

@@ -1,0 +1,234 @@
+//! How a tool call looks in the transcript: one header line (name, key argument, status,
+//! duration) and its output folded to a few lines; diffs coloured. Wording comes from one
+//! descriptor table, not from string literals scattered through the screen code.
+
+use std::time::Duration;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::wrap::{truncate, wrap};
+use crate::schema::ToolCall;
+
+/// How one tool is described on screen.
+pub struct Descriptor {
+    pub name: &'static str,
+    /// Shown while it runs and when done: "Running", "Ran".
+    pub running: &'static str,
+    pub done: &'static str,
+    /// The argument that says what the call is about.
+    pub key_argument: &'static str,
+}
+
+pub const DESCRIPTORS: &[Descriptor] = &[
+    Descriptor {
+        name: "bash",
+        running: "Running",
+        done: "Ran",
+        key_argument: "command",
+    },
+    Descriptor {
+        name: "read_file",
+        running: "Reading",
+        done: "Read",
+        key_argument: "path",
+    },
+    Descriptor {
+        name: "write_file",
+        running: "Writing",
+        done: "Wrote",
+        key_argument: "path",
+    },
+    Descriptor {
+        name: "edit_file",
+        running: "Editing",
+        done: "Edited",
+        key_argument: "path",
+    },
+    Descriptor {
+        name: "list_dir",
+        running: "Listing",
+        done: "Listed",
+        key_argument: "path",
+    },
+    Descriptor {
+        name: "glob",
+        running: "Finding",
+        done: "Found",
+        key_argument: "pattern",
+    },
+    Descriptor {
+        name: "grep",
+        running: "Searching",
+        done: "Searched",
+        key_argument: "pattern",
+    },
+    Descriptor {
+        name: "todo_write",
+        running: "Planning",
+        done: "Planned",
+        key_argument: "todos",
+    },
+    Descriptor {
+        name: "use_skill",
+        running: "Loading skill",
+        done: "Loaded skill",
+        key_argument: "name",
+    },
+];
+
+/// The state of a call on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    Running,
+    Ok,
+    Error,
+    /// Never finished: the run was interrupted or the process died.
+    Interrupted,
+}
+
+/// Output lines shown while folded.
+pub const FOLDED_LINES: usize = 4;
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn spinner(frame: usize) -> &'static str {
+    SPINNER[frame % SPINNER.len()]
+}
+
+/// The key argument of a call in a few words: the command, the path, the pattern.
+pub fn summary(call: &ToolCall) -> String {
+    let arguments = call.arguments_value();
+    let key = DESCRIPTORS
+        .iter()
+        .find(|d| d.name == call.name)
+        .map(|d| d.key_argument);
+    match (key, &arguments) {
+        (Some("todos"), _) => {
+            let n = arguments["todos"].as_array().map_or(0, Vec::len);
+            format!("{n} item{}", if n == 1 { "" } else { "s" })
+        }
+        (Some(key), Value::Object(map)) => match map.get(key) {
+            Some(Value::String(s)) => s.replace('\n', " ⏎ "),
+            Some(other) => other.to_string(),
+            None if call.name == "list_dir" => ".".into(),
+            None => String::new(),
+        },
+        _ => match arguments {
+            Value::String(raw) => raw,
+            other => other.to_string(),
+        },
+    }
+}
+
+/// The lines of one tool block.
+pub fn render(
+    call: &ToolCall,
+    status: ToolStatus,
+    output: Option<&str>,
+    duration: Option<Duration>,
+    expanded: bool,
+    width: u16,
+    spinner_frame: usize,
+) -> Vec<Line<'static>> {
+    let descriptor = DESCRIPTORS.iter().find(|d| d.name == call.name);
+    let verb = match (descriptor, status) {
+        (Some(d), ToolStatus::Running) => d.running,
+        (Some(d), _) => d.done,
+        (None, _) => "",
+    };
+    let (mark, mark_style) = match status {
+        ToolStatus::Running => (spinner(spinner_frame), Style::new().fg(Color::Cyan)),
+        ToolStatus::Ok => ("✓", Style::new().fg(Color::Green)),
+        ToolStatus::Error => ("✗", Style::new().fg(Color::Red)),
+        ToolStatus::Interrupted => ("⏹", Style::new().fg(Color::Yellow)),
+    };
+    let name_style = Style::new().add_modifier(Modifier::BOLD);
+    let mut header = vec![
+        Span::styled(format!("{mark} "), mark_style),
+        Span::styled(call.name.clone(), name_style),
+    ];
+    if !verb.is_empty() && status == ToolStatus::Running {
+        header.push(Span::styled(
+            format!(" {verb}…"),
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    let tail = match (status, duration) {
+        (ToolStatus::Interrupted, _) => "  interrupted".to_owned(),
+        (_, Some(d)) if status != ToolStatus::Running => format!("  {}", format_duration(d)),
+        _ => String::new(),
+    };
+    let used: usize = 2 + call.name.chars().count() + tail.chars().count() + 2;
+    let room = (width as usize).saturating_sub(used).max(8);
+    header.push(Span::raw(format!("  {}", truncate(&summary(call), room))));
+    header.push(Span::styled(tail, Style::new().fg(Color::DarkGray)));
+    let mut lines = vec![Line::from(header)];
+
+    let Some(output) = output.filter(|o| !o.trim().is_empty()) else {
+        return lines;
+    };
+    let clean = strip_ansi_escapes::strip_str(output);
+    let body: Vec<&str> = clean.lines().collect();
+    let shown = if expanded {
+        body.len()
+    } else {
+        body.len().min(FOLDED_LINES)
+    };
+    let error = status == ToolStatus::Error;
+    let gutter = [Span::styled("  │ ", Style::new().fg(Color::DarkGray))];
+    let mut in_diff = false;
+    for line in &body[..shown] {
+        if line.starts_with("--- a/") {
+            in_diff = true;
+        }
+        let style = line_style(line, in_diff, error);
+        lines.extend(wrap(
+            &[Span::styled(line.to_string(), style)],
+            width,
+            &gutter,
+            &gutter,
+        ));
+    }
+    if shown < body.len() {
+        lines.push(Line::styled(
+            format!("  … {} more lines (Ctrl+O to expand)", body.len() - shown),
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    lines
+}
+
+fn line_style(line: &str, in_diff: bool, error: bool) -> Style {
+    if in_diff {
+        if line.starts_with("+++") || line.starts_with("---") {
+            return Style::new().add_modifier(Modifier::BOLD);
+        }
+        if line.starts_with('+') {
+            return Style::new().fg(Color::Green);
+        }
+        if line.starts_with('-') {
+            return Style::new().fg(Color::Red);
+        }
+        if line.starts_with("@@") {
+            return Style::new().fg(Color::Cyan);
+        }
+    }
+    if error {
+        Style::new().fg(Color::Red)
+    } else {
+        Style::new().fg(Color::Gray)
+    }
+}
+
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60)
+    }
+}

@@ -1,0 +1,453 @@
+//! The conversation on screen: entries that keep their source text (so a resize re-flows them)
+//! and cache their laid-out lines per width. A streaming answer renders its completed blocks
+//! once and only its open tail anew; drawing walks back from the bottom and lays out only what
+//! the viewport shows, so the cost of a frame does not grow with the transcript.
+
+use std::time::Duration;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::markdown;
+use super::tool_view::{self, ToolStatus};
+use super::wrap::wrap;
+use crate::schema::{Message, Role, ToolCall, ToolResult};
+
+/// How a notice line reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Compaction, retries: one dim line.
+    Quiet,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone)]
+pub enum EntryKind {
+    User(String),
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
+    Thinking {
+        text: String,
+        streaming: bool,
+    },
+    Tool {
+        call: ToolCall,
+        status: ToolStatus,
+        output: Option<String>,
+        duration: Option<Duration>,
+    },
+    Notice {
+        text: String,
+        tone: Tone,
+    },
+}
+
+/// Laid-out lines for one width and fold state.
+#[derive(Debug, Default)]
+struct Layout {
+    width: u16,
+    expanded: bool,
+    revision: u64,
+    lines: Vec<Line<'static>>,
+    /// For a streaming answer: how much of the source the `stable` lines cover.
+    stable_upto: usize,
+    stable: Vec<Line<'static>>,
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub kind: EntryKind,
+    revision: u64,
+    layout: Option<Layout>,
+}
+
+impl Entry {
+    pub fn new(kind: EntryKind) -> Self {
+        Entry {
+            kind,
+            revision: 0,
+            layout: None,
+        }
+    }
+
+    fn touch(&mut self) {
+        self.revision += 1;
+    }
+
+    /// The lines of this entry at `width`, from the cache when nothing changed.
+    pub fn lines(&mut self, width: u16, expanded: bool, spinner: usize) -> &[Line<'static>] {
+        // A running tool's spinner changes every frame; its block is small, so it is not cached.
+        let animated = matches!(
+            self.kind,
+            EntryKind::Tool {
+                status: ToolStatus::Running,
+                ..
+            }
+        );
+        let layout = self.layout.get_or_insert_with(Layout::default);
+        let fresh = layout.width == width
+            && layout.expanded == expanded
+            && layout.revision == self.revision
+            && !layout.lines.is_empty()
+            && !animated;
+        if !fresh {
+            if layout.width != width {
+                layout.stable.clear();
+                layout.stable_upto = 0;
+            }
+            layout.width = width;
+            layout.expanded = expanded;
+            layout.revision = self.revision;
+            layout.lines = render(&self.kind, width, expanded, spinner, layout);
+        }
+        &layout.lines
+    }
+}
+
+fn render(
+    kind: &EntryKind,
+    width: u16,
+    expanded: bool,
+    spinner: usize,
+    layout: &mut Layout,
+) -> Vec<Line<'static>> {
+    match kind {
+        EntryKind::User(text) => {
+            let style = Style::new().add_modifier(Modifier::BOLD);
+            let spans: Vec<Span<'static>> = vec![Span::styled(text.clone(), style)];
+            let first = [Span::styled(
+                "› ",
+                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            )];
+            wrap(&spans, width, &first, &[Span::raw("  ")])
+        }
+        EntryKind::Assistant { text, streaming } => {
+            // Completed blocks are rendered once and kept; only the open tail is redone.
+            let stable = if *streaming {
+                markdown::stable_prefix(text)
+            } else {
+                text.len()
+            };
+            if stable < layout.stable_upto {
+                layout.stable.clear();
+                layout.stable_upto = 0;
+            }
+            if stable > layout.stable_upto {
+                let chunk = &text[layout.stable_upto..stable];
+                if !layout.stable.is_empty() {
+                    layout.stable.push(Line::default());
+                }
+                layout.stable.extend(markdown::render(chunk, width));
+                layout.stable_upto = stable;
+            }
+            let mut lines = layout.stable.clone();
+            let tail = &text[stable..];
+            if !tail.trim().is_empty() {
+                if !lines.is_empty() {
+                    lines.push(Line::default());
+                }
+                lines.extend(markdown::render(tail, width));
+            }
+            if lines.is_empty() && *streaming {
+                lines.push(Line::styled(
+                    tool_view::spinner(spinner),
+                    Style::new().fg(Color::Cyan),
+                ));
+            }
+            lines
+        }
+        EntryKind::Thinking { text, streaming } => {
+            let style = Style::new()
+                .fg(Color::DarkGray)
+                .add_modifier(Modifier::ITALIC);
+            let first = [Span::styled("✻ ", style)];
+            let rest = [Span::raw("  ")];
+            let all = wrap(
+                &[Span::styled(text.trim().to_owned(), style)],
+                width,
+                &first,
+                &rest,
+            );
+            if expanded || *streaming || all.len() <= 2 {
+                return all;
+            }
+            let hidden = all.len() - 1;
+            let mut lines: Vec<Line<'static>> = all.into_iter().take(1).collect();
+            lines.push(Line::styled(
+                format!("  … {hidden} more lines of thinking (Ctrl+O to expand)"),
+                Style::new().fg(Color::DarkGray),
+            ));
+            lines
+        }
+        EntryKind::Tool {
+            call,
+            status,
+            output,
+            duration,
+        } => tool_view::render(
+            call,
+            *status,
+            output.as_deref(),
+            *duration,
+            expanded,
+            width,
+            spinner,
+        ),
+        EntryKind::Notice { text, tone } => {
+            let (mark, style) = match tone {
+                Tone::Quiet => ("⋯ ", Style::new().fg(Color::DarkGray)),
+                Tone::Warning => ("⏹ ", Style::new().fg(Color::Yellow)),
+                Tone::Error => ("✗ ", Style::new().fg(Color::Red)),
+            };
+            wrap(
+                &[Span::styled(text.clone(), style)],
+                width,
+                &[Span::styled(mark, style)],
+                &[Span::raw("  ")],
+            )
+        }
+    }
+}
+
+/// The entries of a conversation.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+}
+
+impl Transcript {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    pub fn push(&mut self, kind: EntryKind) {
+        self.finish_streaming();
+        self.entries.push(Entry::new(kind));
+    }
+
+    pub fn notice(&mut self, text: impl Into<String>, tone: Tone) {
+        self.push(EntryKind::Notice {
+            text: text.into(),
+            tone,
+        });
+    }
+
+    /// Appends to the streaming answer, starting one when needed.
+    pub fn append_text(&mut self, delta: &str) {
+        if let Some(entry) = self.entries.last_mut()
+            && let EntryKind::Assistant {
+                text,
+                streaming: true,
+            } = &mut entry.kind
+        {
+            text.push_str(delta);
+            entry.touch();
+            return;
+        }
+        self.push(EntryKind::Assistant {
+            text: delta.to_owned(),
+            streaming: true,
+        });
+    }
+
+    /// Appends to the streaming thinking, starting it when needed.
+    pub fn append_thinking(&mut self, delta: &str) {
+        if let Some(entry) = self.entries.last_mut()
+            && let EntryKind::Thinking {
+                text,
+                streaming: true,
+            } = &mut entry.kind
+        {
+            text.push_str(delta);
+            entry.touch();
+            return;
+        }
+        self.push(EntryKind::Thinking {
+            text: delta.to_owned(),
+            streaming: true,
+        });
+    }
+
+    /// Marks streaming entries complete.
+    pub fn finish_streaming(&mut self) {
+        for entry in self.entries.iter_mut().rev().take(2) {
+            match &mut entry.kind {
+                EntryKind::Assistant { streaming, .. } | EntryKind::Thinking { streaming, .. }
+                    if *streaming =>
+                {
+                    *streaming = false;
+                    entry.touch();
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Drops the partial output of a turn that is being restarted.
+    pub fn discard_streaming(&mut self) {
+        while self.entries.last().is_some_and(|e| {
+            matches!(
+                e.kind,
+                EntryKind::Assistant {
+                    streaming: true,
+                    ..
+                } | EntryKind::Thinking {
+                    streaming: true,
+                    ..
+                }
+            )
+        }) {
+            self.entries.pop();
+        }
+    }
+
+    pub fn tool_started(&mut self, call: ToolCall) {
+        self.push(EntryKind::Tool {
+            call,
+            status: ToolStatus::Running,
+            output: None,
+            duration: None,
+        });
+    }
+
+    pub fn tool_finished(&mut self, result: &ToolResult, duration: Option<Duration>) {
+        for entry in self.entries.iter_mut().rev() {
+            if let EntryKind::Tool {
+                call,
+                status,
+                output,
+                duration: d,
+            } = &mut entry.kind
+                && call.id == result.tool_call_id
+            {
+                *status = if result.is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                };
+                *output = Some(result.output.clone());
+                *d = duration;
+                entry.touch();
+                return;
+            }
+        }
+    }
+
+    /// Marks calls that never got a result as interrupted.
+    pub fn interrupt_running(&mut self) {
+        for entry in &mut self.entries {
+            if let EntryKind::Tool { status, .. } = &mut entry.kind
+                && *status == ToolStatus::Running
+            {
+                *status = ToolStatus::Interrupted;
+                entry.touch();
+            }
+        }
+    }
+
+    /// The transcript of a stored conversation.
+    pub fn from_messages(messages: &[Message]) -> Self {
+        let mut transcript = Transcript::default();
+        for message in messages {
+            match message.role {
+                Role::System => {}
+                Role::User if message.is_tool_result() => {
+                    let result = ToolResult {
+                        tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
+                        output: message.content.clone(),
+                        is_error: message.is_error,
+                    };
+                    transcript.tool_finished(&result, None);
+                }
+                Role::User if message.content.starts_with(crate::memory::SUMMARY_MARKER) => {
+                    transcript.notice("earlier conversation summarised", Tone::Quiet);
+                }
+                Role::User => transcript.push(EntryKind::User(message.content.clone())),
+                Role::Assistant => {
+                    let thinking = message.thinking_text();
+                    if !thinking.trim().is_empty() {
+                        transcript.push(EntryKind::Thinking {
+                            text: thinking,
+                            streaming: false,
+                        });
+                    }
+                    if !message.content.trim().is_empty() {
+                        transcript.push(EntryKind::Assistant {
+                            text: message.content.clone(),
+                            streaming: false,
+                        });
+                    }
+                    for call in &message.tool_calls {
+                        transcript.tool_started(call.clone());
+                    }
+                }
+            }
+        }
+        // Calls stored without a result were cut off by a crash or a kill.
+        transcript.interrupt_running();
+        transcript
+    }
+
+    /// The lines of the viewport: `height` lines ending `offset` lines above the bottom. Only
+    /// the entries that reach into the window are laid out. Also returns whether the top of the
+    /// transcript was reached (so scrolling up further is pointless).
+    pub fn window(
+        &mut self,
+        width: u16,
+        height: usize,
+        offset: usize,
+        expanded: bool,
+        spinner: usize,
+    ) -> (Vec<Line<'static>>, bool) {
+        let want = height + offset;
+        let mut collected: Vec<Line<'static>> = Vec::with_capacity(want);
+        let mut reached_top = true;
+        for (i, entry) in self.entries.iter_mut().enumerate().rev() {
+            let lines = entry.lines(width, expanded, spinner);
+            // Newest first: this entry's lines in reverse, then the gap above it.
+            collected.extend(lines.iter().rev().cloned());
+            if i > 0 {
+                collected.push(Line::default());
+            }
+            if collected.len() >= want {
+                reached_top = i == 0 && collected.len() <= want;
+                break;
+            }
+        }
+        let skip = offset.min(collected.len());
+        let window: Vec<Line<'static>> = collected
+            .into_iter()
+            .skip(skip)
+            .take(height)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        (window, reached_top)
+    }
+
+    /// Every line of the transcript's height at `width` (lays out everything; for Home).
+    pub fn total_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
+        let gaps = self.entries.len().saturating_sub(1);
+        self.entries
+            .iter_mut()
+            .map(|e| e.lines(width, expanded, spinner).len())
+            .sum::<usize>()
+            + gaps
+    }
+}
