@@ -16,6 +16,7 @@ pub fn wrap(
     let prefix_width = |p: &[Span<'static>]| p.iter().map(|s| s.content.width()).sum::<usize>();
     let mut lines = Vec::new();
     let mut current: Vec<Span<'static>> = first.to_vec();
+    let mut prefix_spans = first.len();
     let mut used = prefix_width(first);
     let mut room = width.saturating_sub(used).max(1) + used;
     let mut at_line_start = true;
@@ -28,6 +29,7 @@ pub fn wrap(
             if piece == "\n" {
                 lines.push(Line::from(std::mem::take(&mut current)));
                 current = rest.to_vec();
+                prefix_spans = rest.len();
                 used = prefix_width(rest);
                 room = width.max(used + 1);
                 at_line_start = true;
@@ -39,8 +41,15 @@ pub fn wrap(
                 continue;
             }
             if used + piece_width > room && !at_line_start {
+                // The space a wrap breaks at belongs to neither line.
+                while current.len() > prefix_spans
+                    && current.last().is_some_and(|s| s.content.trim().is_empty())
+                {
+                    current.pop();
+                }
                 lines.push(Line::from(std::mem::take(&mut current)));
                 current = rest.to_vec();
+                prefix_spans = rest.len();
                 used = prefix_width(rest);
                 room = width.max(used + 1);
                 at_line_start = true;
@@ -58,6 +67,7 @@ pub fn wrap(
                         current.push(Span::styled(std::mem::take(&mut chunk), span.style));
                         lines.push(Line::from(std::mem::take(&mut current)));
                         current = rest.to_vec();
+                        prefix_spans = rest.len();
                         used = prefix_width(rest);
                         room = width.max(used + 1);
                     }
