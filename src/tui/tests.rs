@@ -1,1 +1,486 @@
+//! The screen without a terminal: widgets as `insta` snapshots of a `TestBackend`, and the app
+//! driven through its real update and draw code with keys and engine events.
 
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::app::{App, Command, Scroll, SessionView};
+use super::transcript::EntryKind;
+use super::view;
+use crate::engine::{
+    ApprovalDecision, ApprovalRequest, DoneInfo, Event, EventKind, RetryInfo, TokenUpdate,
+    ToolOutcome,
+};
+use crate::planning::{Mode, TodoItem, TodoStatus};
+use crate::schema::{ToolCall, ToolResult};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+fn session(mode: Mode) -> SessionView {
+    SessionView {
+        session_id: "0123456789abcdef".into(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-20250514".into(),
+        workdir: "/work/repo".into(),
+        mode,
+        context_window: 200_000,
+    }
+}
+
+fn app() -> App {
+    super::highlight::load_now();
+    App::new(session(Mode::Default))
+}
+
+/// The screen as text, one line per row.
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| view::draw(app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn snapshot_both(name: &str, mut make: impl FnMut() -> App) {
+    for (w, h) in SIZES {
+        let mut app = make();
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
+
+fn event(turn: u32, kind: EventKind) -> Event {
+    Event { turn, kind }
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+    let mut commands = Vec::new();
+    for c in text.chars() {
+        commands.extend(app.handle_key(key(KeyCode::Char(c))));
+    }
+    commands
+}
+
+const MARKDOWN: &str = "## Plan\n\nThe parser has **two** bugs, see [the issue](https://example.com/1):\n\n1. `split` drops the last field\n2. quotes are not unescaped\n\n> Fix the first one first.\n\n| file | change |\n|---|---|\n| src/parse.rs | fix `split` |\n| tests/parse.rs | add a case |\n\n```rust\nfn split(line: &str) -> Vec<&str> {\n    line.split(',').collect()\n}\n```\n";
+
+#[test]
+fn snapshot_markdown_with_code_and_a_table() {
+    snapshot_both("markdown", || {
+        let mut app = app();
+        app.transcript
+            .push(EntryKind::User("Why does the parser fail?".into()));
+        app.transcript.push(EntryKind::Assistant {
+            text: MARKDOWN.into(),
+            streaming: false,
+        });
+        app
+    });
+}
+
+#[test]
+fn snapshot_thinking_folded_and_streaming() {
+    snapshot_both("thinking", || {
+        let mut app = app();
+        let thinking = "The user wants the failing test fixed. First I should read the parser, then the test, then compare what split returns with what the test expects. ".repeat(3);
+        app.transcript.push(EntryKind::Thinking {
+            text: thinking.clone(),
+            streaming: false,
+        });
+        app.transcript.push(EntryKind::Assistant {
+            text: "Reading the parser.".into(),
+            streaming: false,
+        });
+        app.transcript.push(EntryKind::Thinking {
+            text: "Now the test file…".into(),
+            streaming: true,
+        });
+        app
+    });
+}
+
+#[test]
+fn snapshot_tool_blocks_running_ok_error_and_a_diff() {
+    snapshot_both("tools", || {
+        let mut app = app();
+        app.transcript
+            .tool_started(call("1", "bash", r#"{"command":"cargo test -q"}"#));
+        app.transcript.tool_finished(
+            &ToolResult::ok("1", "running 12 tests\n............\ntest result: ok. 12 passed; 0 failed\nline 4\nline 5\nline 6\nexit status: 0"),
+            Some(Duration::from_millis(1840)),
+        );
+        app.transcript
+            .tool_started(call("2", "read_file", r#"{"path":"src/missing.rs"}"#));
+        app.transcript.tool_finished(
+            &ToolResult::error(
+                "2",
+                "src/missing.rs does not exist. Check the path with glob or list_dir.",
+            ),
+            Some(Duration::from_millis(2)),
+        );
+        app.transcript.tool_started(call(
+            "3",
+            "edit_file",
+            r#"{"path":"src/parse.rs","old_string":"a","new_string":"b"}"#,
+        ));
+        app.transcript.tool_finished(
+            &ToolResult::ok("3", "Edited src/parse.rs: 1 replacement.\n--- a/src/parse.rs\n+++ b/src/parse.rs\n@@ -1,3 +1,3 @@\n fn split(line: &str) -> Vec<&str> {\n-    line.split(',').collect()\n+    line.split(',').map(str::trim).collect()\n }"),
+            Some(Duration::from_millis(5)),
+        );
+        app.expanded = true;
+        app.transcript
+            .tool_started(call("4", "grep", r#"{"pattern":"fn split"}"#));
+        app
+    });
+}
+
+fn approval(call: ToolCall, reason: &str, scope: &str) -> ApprovalRequest {
+    ApprovalRequest::new(call, reason.into(), scope.into(), "--mode yolo").0
+}
+
+#[test]
+fn snapshot_approval_overlays_for_bash_and_edit_file() {
+    snapshot_both("approval_bash", || {
+        let mut app = app();
+        app.transcript
+            .push(EntryKind::User("clean the build".into()));
+        app.handle_engine(event(
+            1,
+            EventKind::ApprovalRequired(approval(
+                call("b", "bash", r#"{"command":"rm -rf target && cargo build"}"#),
+                "`bash` runs a command",
+                "this exact command",
+            )),
+        ));
+        app.handle_engine(event(
+            1,
+            EventKind::ApprovalRequired(approval(
+                call("c", "bash", r#"{"command":"ls"}"#),
+                "`bash` runs a command",
+                "`bash` commands starting with `ls`",
+            )),
+        ));
+        app
+    });
+    snapshot_both("approval_edit", || {
+        let mut app = app();
+        app.handle_engine(event(1, EventKind::ApprovalRequired(approval(
+            call("e", "edit_file", r#"{"path":"src/parse.rs","old_string":"fn split(line: &str) {\n    line.split(',')\n}","new_string":"fn split(line: &str) {\n    line.split(',').map(str::trim)\n}"}"#),
+            "`edit_file` changes a file",
+            "file edits inside the working directory",
+        ))));
+        app
+    });
+}
+
+#[test]
+fn snapshot_status_line_in_each_mode() {
+    for mode in Mode::ALL {
+        let mut app = App::new(session(mode));
+        app.turn = 3;
+        app.tokens = Some(TokenUpdate {
+            input_tokens: 120_000,
+            output_tokens: 4_000,
+            context_window: 200_000,
+            estimated: false,
+        });
+        let text = screen(&mut app, 80, 24);
+        let status = text.lines().last().unwrap().to_owned();
+        insta::assert_snapshot!(format!("status_{mode}"), status);
+        assert!(status.contains(mode.as_str()));
+    }
+}
+
+#[test]
+fn submitting_streams_and_finishes_a_run() {
+    let mut app = app();
+    let commands = type_text(&mut app, "fix the parser");
+    assert!(commands.is_empty());
+    let commands = app.handle_key(key(KeyCode::Enter));
+    assert_eq!(commands, [Command::Submit("fix the parser".into())]);
+    assert!(app.running && app.input_text().is_empty());
+    for word in ["Reading ", "the ", "**parser**"] {
+        app.handle_engine(event(1, EventKind::ActionDelta(word.into())));
+    }
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("› fix the parser") && text.contains("Reading the parser"),
+        "{text}"
+    );
+    app.handle_engine(event(
+        1,
+        EventKind::Done(DoneInfo {
+            turns: 1,
+            input_tokens: 10,
+            output_tokens: 5,
+        }),
+    ));
+    assert!(!app.running);
+}
+
+#[test]
+fn esc_interrupts_and_the_transcript_says_so() {
+    let mut app = app();
+    type_text(&mut app, "long task");
+    app.handle_key(key(KeyCode::Enter));
+    app.handle_engine(event(
+        1,
+        EventKind::ToolStart(call("1", "bash", r#"{"command":"sleep 100"}"#)),
+    ));
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), [Command::Interrupt]);
+    app.handle_engine(event(
+        1,
+        EventKind::ToolResult(ToolOutcome {
+            name: "bash".into(),
+            result: ToolResult::error("1", "cancelled: the user interrupted the command"),
+            duration: Duration::from_millis(300),
+        }),
+    ));
+    app.handle_engine(event(1, EventKind::Error("interrupted".into())));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("interrupted · type a new prompt"), "{text}");
+    assert!(!app.running);
+    // Up brings the interrupted prompt back to edit.
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(app.input_text(), "long task");
+}
+
+#[test]
+fn queued_approvals_are_asked_one_after_another() {
+    let mut app = app();
+    let (first, mut first_answer) = ApprovalRequest::new(
+        call("1", "bash", r#"{"command":"make"}"#),
+        "runs".into(),
+        "`make`".into(),
+        "--mode yolo",
+    );
+    let (second, mut second_answer) = ApprovalRequest::new(
+        call("2", "bash", r#"{"command":"make install"}"#),
+        "runs".into(),
+        "`make install`".into(),
+        "--mode yolo",
+    );
+    app.handle_engine(event(1, EventKind::ApprovalRequired(first)));
+    app.handle_engine(event(1, EventKind::ApprovalRequired(second)));
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("Approve bash? (1 of 2)") && text.contains("$ make"),
+        "{text}"
+    );
+    // Typing goes to the overlay, not the input: nothing reaches the agent meanwhile.
+    assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        first_answer.try_recv().unwrap(),
+        ApprovalDecision::AllowOnce
+    );
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("$ make install") && !text.contains("(1 of"),
+        "{text}"
+    );
+    app.handle_key(key(KeyCode::Char('d')));
+    type_text(&mut app, "use make check");
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        second_answer.try_recv().unwrap(),
+        ApprovalDecision::Deny {
+            reason: Some("use make check".into())
+        }
+    );
+    assert!(app.approvals.is_empty());
+    assert!(
+        app.input_text().is_empty(),
+        "the denial text never landed in the prompt"
+    );
+}
+
+#[test]
+fn reading_older_text_is_not_yanked_by_streaming() {
+    let mut app = app();
+    for i in 0..40 {
+        app.transcript
+            .push(EntryKind::User(format!("question {i}")));
+    }
+    app.running = true;
+    screen(&mut app, 80, 24);
+    app.handle_key(key(KeyCode::PageUp));
+    let before = screen(&mut app, 80, 24);
+    assert!(matches!(app.scroll, Scroll::Anchored { .. }));
+    for i in 0..30 {
+        app.handle_engine(event(
+            1,
+            EventKind::ActionDelta(format!("streamed line {i}\n\n")),
+        ));
+    }
+    let after = screen(&mut app, 80, 24);
+    let body = |s: &str| s.lines().take(15).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        body(&before),
+        body(&after),
+        "the view stays where the user reads"
+    );
+    assert!(after.contains("more lines · End to follow"));
+    app.handle_key(key(KeyCode::End));
+    let bottom = screen(&mut app, 80, 24);
+    assert!(bottom.contains("streamed line 29"), "{bottom}");
+    app.handle_mouse(MouseEvent {
+        kind: MouseEventKind::ScrollUp,
+        column: 0,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    });
+    screen(&mut app, 80, 24);
+    assert!(matches!(app.scroll, Scroll::Anchored { .. }));
+}
+
+#[test]
+fn keys_for_modes_help_todos_and_quitting() {
+    let mut app = app();
+    assert_eq!(
+        app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
+        [Command::SetMode(Mode::AutoEdit)]
+    );
+    assert_eq!(
+        app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
+        [Command::SetMode(Mode::Plan)]
+    );
+    assert!(
+        screen(&mut app, 80, 24)
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(" plan ")
+    );
+    app.handle_key(key(KeyCode::Char('?')));
+    assert!(screen(&mut app, 80, 24).contains("Keys · Esc closes"));
+    app.handle_key(key(KeyCode::Esc));
+    app.todos = vec![
+        TodoItem {
+            content: "read the parser".into(),
+            status: TodoStatus::Completed,
+        },
+        TodoItem {
+            content: "fix split".into(),
+            status: TodoStatus::InProgress,
+        },
+    ];
+    app.handle_key(ctrl('t'));
+    let text = screen(&mut app, 120, 30);
+    assert!(
+        text.contains("todos 1/2") && text.contains("▶ fix split"),
+        "{text}"
+    );
+    // Shift+Enter and Ctrl+J make new lines; a paste inserts without sending.
+    type_text(&mut app, "a");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    app.handle_key(ctrl('j'));
+    app.handle_paste("pasted\nlines");
+    assert_eq!(app.input_text(), "a\n\npasted\nlines");
+    // Ctrl+C clears, a second press quits.
+    assert!(app.handle_key(ctrl('c')).is_empty());
+    assert!(app.input_text().is_empty());
+    assert_eq!(app.handle_key(ctrl('c')), [Command::Quit]);
+    let mut app = self::app();
+    assert_eq!(app.handle_key(ctrl('d')), [Command::Quit]);
+}
+
+#[test]
+fn a_retry_discards_the_partial_answer_and_says_why() {
+    let mut app = app();
+    type_text(&mut app, "q");
+    app.handle_key(key(KeyCode::Enter));
+    app.handle_engine(event(1, EventKind::ActionDelta("half an ans".into())));
+    app.handle_engine(event(
+        1,
+        EventKind::Retry(RetryInfo {
+            attempt: 2,
+            max_attempts: 4,
+            reason: "stream cut mid-answer".into(),
+            delay: Duration::from_millis(1500),
+        }),
+    ));
+    let text = screen(&mut app, 80, 24);
+    assert!(!text.contains("half an ans"));
+    assert!(
+        text.contains("retrying in 1.5s (attempt 2/4): stream cut mid-answer"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("retrying: stream cut")
+    );
+    app.handle_engine(event(
+        1,
+        EventKind::Error("OpenAI API error 401 (invalid_api_key): Incorrect API key".into()),
+    ));
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("Check ANTHROPIC_API_KEY / OPENAI_API_KEY"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_resumed_transcript_shows_tools_and_marks_cut_calls_interrupted() {
+    use crate::schema::Message;
+    let mut assistant = Message::assistant("Checking.");
+    assistant.tool_calls = vec![
+        call("a", "bash", r#"{"command":"ls"}"#),
+        call("b", "bash", r#"{"command":"sleep 9"}"#),
+    ];
+    let messages = vec![
+        Message::user("look"),
+        assistant,
+        Message::tool_result(&ToolResult::ok("a", "src\nCargo.toml")),
+    ];
+    let mut app = app();
+    app.transcript = super::Transcript::from_messages(&messages);
+    let text = screen(&mut app, 80, 24);
+    assert!(
+        text.contains("✓ bash  ls") && text.contains("Cargo.toml"),
+        "{text}"
+    );
+    assert!(text.contains("⏹ bash  sleep 9  interrupted"), "{text}");
+}
+
+#[test]
+fn a_resize_reflows_the_transcript() {
+    let mut app = app();
+    app.transcript.push(EntryKind::Assistant {
+        text: "word ".repeat(60),
+        streaming: false,
+    });
+    let wide = screen(&mut app, 160, 24);
+    let narrow = screen(&mut app, 40, 24);
+    let count = |s: &str| s.lines().filter(|l| l.contains("word")).count();
+    assert!(count(&narrow) > count(&wide) * 3, "{narrow}");
+    assert!(narrow.lines().all(|l| l.chars().count() <= 40));
+}

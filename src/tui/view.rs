@@ -94,7 +94,7 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
         .transcript
         .window(width, height, offset, expanded, spinner);
     if app.transcript.is_empty() {
-        lines = welcome(app);
+        lines = welcome(app, width);
     }
     let view = Rect { width, ..area };
     frame.render_widget(Paragraph::new(lines), view);
@@ -114,24 +114,21 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
     }
 }
 
-fn welcome(app: &App) -> Vec<Line<'static>> {
-    vec![
-        Line::from(vec![
-            Span::styled(
-                "harness9",
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(format!("  {}", app.session.workdir), DIM),
-        ]),
-        Line::styled(
-            "Describe a task: harness9 reads, edits and runs commands here, asking before anything risky.",
-            DIM,
+fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(vec![
+        Span::styled(
+            "harness9",
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
         ),
-        Line::styled(
-            "Shift+Tab switches mode · ? shows the keys · Ctrl+C twice quits",
-            DIM,
-        ),
-    ]
+        Span::styled(format!("  {}", app.session.workdir), DIM),
+    ])];
+    for text in [
+        "Describe a task: harness9 reads, edits and runs commands here, asking before anything risky.",
+        "Shift+Tab switches mode · ? shows the keys · Ctrl+C twice quits",
+    ] {
+        lines.extend(wrap(&[Span::styled(text, DIM)], width, &[], &[]));
+    }
+    lines
 }
 
 fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
@@ -245,50 +242,91 @@ fn compact(tokens: u64) -> String {
 }
 
 fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
-    let mut left = vec![
-        Span::styled(
-            format!(" {} ", app.session.mode),
-            mode_style(app.session.mode),
+    // Segments in display order with a priority: when the line is too narrow, the lowest
+    // priorities go first, so the mode, the work in progress and a retry reason always show.
+    let mut segments: Vec<(u8, Vec<Span<'static>>)> = vec![
+        (
+            9,
+            vec![
+                Span::styled(
+                    format!(" {} ", app.session.mode),
+                    mode_style(app.session.mode),
+                ),
+                Span::raw(" "),
+            ],
         ),
-        Span::raw(" "),
-        Span::styled(
-            format!("{}/{}", app.session.provider, app.session.model),
-            Style::new().fg(Color::Cyan),
+        (
+            3,
+            vec![Span::styled(
+                format!("{}/", app.session.provider),
+                Style::new().fg(Color::Cyan),
+            )],
         ),
-        Span::styled(" · ", DIM),
-        Span::raw(short_path(&app.session.workdir, 30)),
+        (
+            5,
+            vec![Span::styled(
+                app.session.model.clone(),
+                Style::new().fg(Color::Cyan),
+            )],
+        ),
+        (
+            1,
+            vec![
+                Span::styled(" · ", DIM),
+                Span::raw(short_path(&app.session.workdir, 30)),
+            ],
+        ),
     ];
     if app.turn > 0 {
-        left.push(Span::styled(format!(" · turn {}", app.turn), DIM));
+        segments.push((2, vec![Span::styled(format!(" · turn {}", app.turn), DIM)]));
     }
     if let Some(since) = app.working_since {
-        left.push(Span::styled(
-            format!(
-                " · {} {}",
-                spinner(app.spinner),
-                format_duration(std::time::Duration::from_secs(since.elapsed().as_secs()))
-            ),
-            Style::new().fg(Color::Cyan),
+        let elapsed = format_duration(std::time::Duration::from_secs(since.elapsed().as_secs()));
+        segments.push((
+            8,
+            vec![Span::styled(
+                format!(" · {} {elapsed}", spinner(app.spinner)),
+                Style::new().fg(Color::Cyan),
+            )],
         ));
     }
     if let Some(reason) = &app.retry {
-        left.push(Span::styled(
-            format!(" · retrying: {reason}"),
-            Style::new().fg(Color::Yellow),
+        segments.push((
+            7,
+            vec![Span::styled(
+                format!(" · retrying: {reason}"),
+                Style::new().fg(Color::Yellow),
+            )],
         ));
     }
     if let Some(flash) = &app.flash {
-        left.push(Span::styled(
-            format!(" · {flash}"),
-            Style::new().fg(Color::Yellow),
+        segments.push((
+            6,
+            vec![Span::styled(
+                format!(" · {flash}"),
+                Style::new().fg(Color::Yellow),
+            )],
         ));
     }
     let right = gauge(app);
     let right_width: usize = right.iter().map(|s| s.content.width()).sum::<usize>() + 1;
     let room = (area.width as usize).saturating_sub(right_width + 1);
+    let width_of = |segments: &[(u8, Vec<Span<'static>>)]| -> usize {
+        segments
+            .iter()
+            .flat_map(|(_, spans)| spans)
+            .map(|s| s.content.width())
+            .sum()
+    };
+    while width_of(&segments) > room && segments.len() > 1 {
+        let Some((lowest, _)) = segments.iter().enumerate().min_by_key(|(_, (p, _))| *p) else {
+            break;
+        };
+        segments.remove(lowest);
+    }
     let mut used = 0;
     let mut spans = Vec::new();
-    for span in left {
+    for span in segments.into_iter().flat_map(|(_, spans)| spans) {
         let w = span.content.width();
         if used + w > room {
             spans.push(Span::styled(
