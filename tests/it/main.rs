@@ -5,3 +5,4 @@ mod providers;
 mod sessions;
 mod support;
 mod tools;
+mod tui;

@@ -1,0 +1,271 @@
+//! The real binary in a pseudo-terminal, as a person uses it: keys in, the screen (parsed by
+//! vt100) read back, a mock model server on 127.0.0.1. Every wait is on the screen or on the
+//! server, never a fixed sleep.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+use crate::exec::{Run, wait_for};
+use crate::support::{MockLlm, Reply, Split, fixture, openai_text_sse, openai_tool_sse};
+
+const ROWS: u16 = 32;
+const COLS: u16 = 110;
+const PATIENCE: Duration = Duration::from_secs(30);
+
+pub struct Pty {
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Pty {
+    /// Runs `program args` in a new pseudo-terminal.
+    pub fn spawn(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, String)]) -> Pty {
+        let system = native_pty_system();
+        let pair = system
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pty");
+        let mut command = CommandBuilder::new(program);
+        command.args(args);
+        command.cwd(cwd);
+        command.env_clear();
+        command.env("PATH", std::env::var("PATH").unwrap_or_default());
+        command.env("TERM", "xterm-256color");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = pair.slave.spawn_command(command).expect("spawn in the pty");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer = pair.master.take_writer().expect("pty writer");
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            NonZeroU16::new(ROWS).unwrap(),
+            NonZeroU16::new(COLS).unwrap(),
+            0,
+        )));
+        let feed = Arc::clone(&parser);
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                feed.lock().unwrap().process(&buffer[..n]);
+            }
+        });
+        Pty {
+            parser,
+            writer,
+            child,
+            _master: pair.master,
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    pub fn alternate_screen(&self) -> bool {
+        self.parser.lock().unwrap().screen().alternate_screen()
+    }
+
+    pub fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Waits until the screen shows `text`; returns the screen.
+    pub fn wait_for(&self, text: &str) -> String {
+        let until = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < until,
+                "timed out waiting for {text:?}; the screen:\n{screen}"
+            );
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
+    vec![
+        ("HOME", run.home.display().to_string()),
+        ("HARNESS9_HOME", run.home.display().to_string()),
+        ("OPENAI_API_KEY", "sk-tui-test".into()),
+        ("OPENAI_BASE_URL", mock.openai_base()),
+    ]
+}
+
+fn harness9() -> &'static Path {
+    Path::new(assert_cmd::cargo::cargo_bin!("harness9"))
+}
+
+fn start(run: &Run, mock: &MockLlm) -> Pty {
+    let pty = Pty::spawn(harness9(), &[], &run.workdir, &env(run, mock));
+    pty.wait_for("Ask harness9 to do something");
+    pty
+}
+
+#[test]
+fn a_prompt_streams_a_markdown_answer_onto_the_screen() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: fixture("openai_chat_text.sse"),
+        split: Split::Random(5),
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("what is in the project?\r");
+    let screen = pty.wait_for("draws it");
+    assert!(screen.contains("› what is in the project?"), "{screen}");
+    assert!(
+        screen.contains("The project has two modules:"),
+        "bold markers are rendered, not shown: {screen}"
+    );
+    assert!(screen.contains("• engine runs the loop"), "{screen}");
+    assert!(screen.contains("▏ fn main() {}"), "{screen}");
+    assert!(screen.contains("openai/gpt-4o"));
+}
+
+#[test]
+fn a_bash_call_asks_and_y_runs_it() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("call_b", "bash", r#"{"command":"echo hello-from-the-pty"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("It printed the greeting."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("say hello\r");
+    let overlay = pty.wait_for("Approve bash?");
+    assert!(overlay.contains("$ echo hello-from-the-pty"), "{overlay}");
+    assert!(overlay.contains("allow once"));
+    pty.send("y");
+    let screen = pty.wait_for("It printed the greeting.");
+    assert!(
+        screen.contains("✓ bash  echo hello-from-the-pty"),
+        "{screen}"
+    );
+    assert!(screen.contains("│ hello-from-the-pty"), "{screen}");
+    let tool = &mock.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello-from-the-pty")
+    );
+}
+
+#[test]
+fn n_denies_and_the_model_is_told() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("call_d", "bash", r#"{"command":"touch should-not-exist"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Understood, I did not run it."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("make a file\r");
+    pty.wait_for("Approve bash?");
+    pty.send("n");
+    let screen = pty.wait_for("Understood, I did not run it.");
+    assert!(screen.contains("✗ bash"), "{screen}");
+    assert!(!run.workdir.join("should-not-exist").exists());
+    wait_for("the second request", || mock.requests().len() >= 2);
+    let body = &mock.requests()[1].body;
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("The user denied this `bash` call.")
+    );
+}
+
+#[test]
+fn shift_tab_cycles_the_mode_on_the_status_line() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let mut pty = start(&run, &mock);
+    assert!(pty.screen().contains(" default "));
+    pty.send("\x1b[Z");
+    pty.wait_for(" auto-edit ");
+    pty.send("\x1b[Z");
+    pty.wait_for(" plan ");
+}
+
+#[test]
+fn ctrl_c_twice_quits_and_the_terminal_is_back_in_cooked_mode() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    // The shell shows the terminal's modes once harness9 has exited.
+    let script = format!(
+        "'{}'; stty -a; printf 'SHELL-DONE'; sleep 30",
+        harness9().display()
+    );
+    let mut pty = Pty::spawn(
+        Path::new("/bin/sh"),
+        &["-c", &script],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    pty.wait_for("Ask harness9 to do something");
+    assert!(pty.alternate_screen());
+    pty.send("some text");
+    pty.wait_for("some text");
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again to quit");
+    pty.send("\x03");
+    let screen = pty.wait_for("SHELL-DONE");
+    assert!(!pty.alternate_screen(), "back on the main screen");
+    assert!(
+        screen.contains("Resume this session with: harness9 --resume "),
+        "{screen}"
+    );
+    let words: Vec<&str> = screen.split_whitespace().collect();
+    assert!(
+        words.contains(&"icanon") && words.contains(&"echo"),
+        "cooked mode again: {screen}"
+    );
+    drop(pty);
+}
