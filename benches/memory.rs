@@ -175,7 +175,6 @@ fn big_history() -> Vec<Message> {
 
 fn compact(bencher: Bencher, compactor: &dyn Compactor) {
     let history = big_history();
-    harness9::context::tokens::count_exact("warm");
     let runtime = runtime();
     let cancel = CancellationToken::new();
     bencher.bench(|| {

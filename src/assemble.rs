@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::config::Settings;
-use crate::context::{DefaultPromptBuilder, SkillIndex, tokens};
+use crate::context::{DefaultPromptBuilder, SkillIndex};
 use crate::engine::AgentEngine;
 use crate::memory::{
     MemoryError, NewSession, SessionRecord, SessionStore, SqliteSession, Summarization,
@@ -56,7 +56,6 @@ pub async fn assemble(
     store: SessionStore,
     choice: SessionChoice,
 ) -> Result<Assembly, AssembleError> {
-    tokens::warm_up();
     let workdir = settings.workdir.display().to_string();
     let setup = |e: MemoryError| AssembleError::Setup(e.to_string());
     let session = match choice {

@@ -212,9 +212,8 @@ mod tests {
     }
 
     #[test]
-    fn token_counts_are_real_tokens() {
+    fn a_message_costs_its_text_and_some_framing() {
         let text = "The quick brown fox jumps over the lazy dog.";
-        assert_eq!(tokens::count_exact(text), 10);
         let messages = [Message::user(text)];
         let estimate = estimate_tokens(&messages, &[]);
         assert!((10..=16).contains(&estimate), "{estimate}");

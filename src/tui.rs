@@ -22,7 +22,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use app::{App, Command, Scroll, SessionView};
-pub use transcript::{EntryKind, Transcript};
+pub use transcript::{EntryKind, Tone, Transcript};
+pub use view::draw;
 
 use crate::assemble::{self, AssembleError, Assembly, SessionChoice};
 use crate::config::Settings;
@@ -106,7 +107,7 @@ async fn next_engine_event(rx: &mut Option<mpsc::Receiver<Event>>) -> Option<Eve
     }
 }
 
-fn draw(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
+fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
     crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
     term.draw(|frame| view::draw(app, frame))?;
     crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;
@@ -127,7 +128,7 @@ async fn event_loop(
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
 
-    draw(term, app)?;
+    draw_frame(term, app)?;
     tracing::info!(
         "[tui] first frame | after_ms={}",
         started.elapsed().as_millis()
@@ -139,7 +140,7 @@ async fn event_loop(
     loop {
         let now = Instant::now();
         if dirty && now.duration_since(last_draw) >= FRAME {
-            draw(term, app)?;
+            draw_frame(term, app)?;
             last_draw = now;
             dirty = false;
         }

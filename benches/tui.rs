@@ -1,0 +1,93 @@
+//! Frame time of the TUI: a 200x60 screen over a 10,000-entry transcript while an answer streams
+//! in, drawn into ratatui's `TestBackend` through the real view code. Run with
+//! `cargo bench --bench tui`; `cargo bench --bench tui_session` measures the real binary.
+
+use std::time::Duration;
+
+use divan::Bencher;
+use harness9::engine::{Event, EventKind};
+use harness9::planning::Mode;
+use harness9::schema::{ToolCall, ToolResult};
+use harness9::tui::{self, App, EntryKind, SessionView};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn main() {
+    divan::main();
+}
+
+fn app_with_history(entries: usize) -> App {
+    tui::highlight::load_now();
+    let mut app = App::new(SessionView {
+        session_id: "bench".into(),
+        provider: "openai".into(),
+        model: "gpt-4o".into(),
+        workdir: "/work/repo".into(),
+        mode: Mode::Default,
+        context_window: 128_000,
+    });
+    for i in 0..entries / 4 {
+        app.transcript.push(EntryKind::User(format!(
+            "question {i}: why does handler {i} fail?"
+        )));
+        app.transcript.push(EntryKind::Assistant {
+            text: format!("Handler **{i}** calls `pop` on an empty queue.\n\n- check first\n- then pop\n\n```rust\nfn handler_{i}(q: &mut Queue) {{\n    if let Some(x) = q.pop() {{ use_it(x) }}\n}}\n```"),
+            streaming: false,
+        });
+        let call = ToolCall {
+            id: format!("c{i}"),
+            name: "grep".into(),
+            arguments: format!(r#"{{"pattern":"handler_{i}"}}"#),
+        };
+        app.transcript.tool_started(call);
+        app.transcript.tool_finished(
+            &ToolResult::ok(
+                format!("c{i}"),
+                "src/queue.rs:10:fn handler\nsrc/queue.rs:20:handler()",
+            ),
+            Some(Duration::from_millis(3)),
+        );
+        app.transcript.push(EntryKind::Notice {
+            text: format!("turn {i} done"),
+            tone: tui::Tone::Quiet,
+        });
+    }
+    app.running = true;
+    app
+}
+
+#[divan::bench(sample_count = 50)]
+fn frame_200x60_10000_entries_while_streaming(bencher: Bencher) {
+    let mut app = app_with_history(10_000);
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    terminal.draw(|f| tui::draw(&mut app, f)).unwrap();
+    let mut n = 0u64;
+    bencher.bench_local(|| {
+        n += 1;
+        app.handle_engine(Event {
+            turn: 1,
+            kind: EventKind::ActionDelta(format!("token{n} ")),
+        });
+        if n % 40 == 0 {
+            app.handle_engine(Event {
+                turn: 1,
+                kind: EventKind::ActionDelta("\n\n".into()),
+            });
+        }
+        terminal.draw(|f| tui::draw(&mut app, f)).unwrap();
+    });
+}
+
+#[divan::bench(sample_count = 20)]
+fn first_draw_of_a_10000_entry_transcript(bencher: Bencher) {
+    bencher
+        .with_inputs(|| {
+            (
+                app_with_history(10_000),
+                Terminal::new(TestBackend::new(200, 60)).unwrap(),
+            )
+        })
+        .bench_local_values(|(mut app, mut terminal)| {
+            terminal.draw(|f| tui::draw(&mut app, f)).unwrap();
+        });
+}

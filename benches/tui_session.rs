@@ -1,0 +1,233 @@
+//! The real TUI binary (release) in a pseudo-terminal against a local mock server: time from
+//! process start to the first frame, CPU seconds to render a 20,000-token answer streamed as
+//! fast as the server can send it, idle CPU over 10 s, and resident memory idle and after the
+//! answer. Run with `cargo bench --bench tui_session`; it prints a table for PERFORMANCE.md.
+
+#[path = "../tests/it/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use support::{MockLlm, Reply, Split};
+
+const TOKENS: usize = 20_000;
+
+struct Session {
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+    pid: u32,
+}
+
+impl Session {
+    fn start(home: &Path, workdir: &Path, mock: &MockLlm) -> (Session, Duration) {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 60,
+                cols: 200,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
+        command.cwd(workdir);
+        command.env_clear();
+        command.env("PATH", std::env::var("PATH").unwrap_or_default());
+        command.env("TERM", "xterm-256color");
+        command.env("HOME", home);
+        command.env("HARNESS9_HOME", home);
+        command.env("OPENAI_API_KEY", "sk-bench");
+        command.env("OPENAI_BASE_URL", mock.openai_base());
+        let started = Instant::now();
+        let child = pair.slave.spawn_command(command).unwrap();
+        drop(pair.slave);
+        let pid = child.process_id().unwrap();
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            NonZeroU16::new(60).unwrap(),
+            NonZeroU16::new(200).unwrap(),
+            0,
+        )));
+        let feed = Arc::clone(&parser);
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 65536];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                feed.lock().unwrap().process(&buffer[..n]);
+            }
+        });
+        let session = Session {
+            parser,
+            writer,
+            child,
+            _master: pair.master,
+            pid,
+        };
+        session.wait_for("Ask harness9 to do something");
+        let first_frame = started.elapsed();
+        (session, first_frame)
+    }
+
+    fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let until = Instant::now() + Duration::from_secs(120);
+        while !self.screen().contains(text) {
+            assert!(
+                Instant::now() < until,
+                "timed out waiting for {text:?}:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        self.writer.write_all(text.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// User + system CPU seconds the process has used.
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    }
+
+    fn rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
+        let kb: f64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        kb / 1024.0
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// A 20,000-token markdown answer as OpenAI-style SSE, one token per chunk.
+fn long_answer() -> Vec<u8> {
+    let mut out = String::new();
+    let chunk = |text: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}},\"finish_reason\":null}}]}}\n\n",
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    for i in 0..TOKENS {
+        let token = match i % 400 {
+            0 => "\n\n## Section\n\n".to_owned(),
+            100 => "\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n\n".to_owned(),
+            200 => "\n\n- a list item with `code`\n- another **bold** item\n\n".to_owned(),
+            _ if i % 25 == 0 => "\n\n".to_owned(),
+            _ => format!("word{i} "),
+        };
+        out.push_str(&chunk(&token));
+    }
+    out.push_str(&chunk(" THE-END-OF-THE-ANSWER"));
+    out.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n");
+    out.push_str("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":20000}}\n\ndata: [DONE]\n\n");
+    out.into_bytes()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    values[values.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--test" || a == "--list") {
+        return; // `cargo test --benches` only checks that it builds.
+    }
+    let mock = MockLlm::start_in_background();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, workdir) = (dir.path().join("home"), dir.path().join("repo"));
+    std::fs::create_dir_all(&workdir).unwrap();
+
+    let mut first_frames = Vec::new();
+    for _ in 0..7 {
+        let (session, first) = Session::start(&home, &workdir, &mock);
+        first_frames.push(first.as_secs_f64() * 1000.0);
+        drop(session);
+    }
+
+    let (mut session, _) = Session::start(&home, &workdir, &mock);
+    std::thread::sleep(Duration::from_secs(1));
+    let rss_idle = session.rss_mb();
+    let idle_before = session.cpu_seconds();
+    std::thread::sleep(Duration::from_secs(10));
+    let idle_cpu = session.cpu_seconds() - idle_before;
+
+    mock.push(Reply::Sse {
+        body: long_answer(),
+        split: Split::Whole,
+    });
+    let before = session.cpu_seconds();
+    let started = Instant::now();
+    session.send("write a long answer\r");
+    session.wait_for("THE-END-OF-THE-ANSWER");
+    // The run is over when the status line stops showing the turn's spinner.
+    let until = Instant::now() + Duration::from_secs(60);
+    while session.screen().lines().last().is_some_and(|l| {
+        l.contains('⠋')
+            || l.contains('⠙')
+            || l.contains('⠹')
+            || l.contains('⠸')
+            || l.contains('⠼')
+            || l.contains('⠴')
+            || l.contains('⠦')
+            || l.contains('⠧')
+            || l.contains('⠇')
+            || l.contains('⠏')
+    }) {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let wall = started.elapsed();
+    let answer_cpu = session.cpu_seconds() - before;
+    let rss_after = session.rss_mb();
+
+    println!("| measure | value | target |");
+    println!("| --- | --- | --- |");
+    println!(
+        "| process start to first frame (median of 7) | {:.1} ms (min {:.1}, max {:.1}) | < 30 ms |",
+        median(first_frames.clone()),
+        first_frames.iter().cloned().fold(f64::MAX, f64::min),
+        first_frames.iter().cloned().fold(0.0, f64::max)
+    );
+    println!(
+        "| CPU to render a {TOKENS}-token answer | {answer_cpu:.2} s (wall {:.2} s) | < 0.5 s |",
+        wall.as_secs_f64()
+    );
+    println!("| idle CPU over 10 s | {idle_cpu:.2} s | 0 |");
+    println!("| resident memory idle | {rss_idle:.1} MB | < 25 MB |");
+    println!("| resident memory after the answer | {rss_after:.1} MB | |");
+}
