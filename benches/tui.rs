@@ -68,7 +68,7 @@ fn frame_200x60_10000_entries_while_streaming(bencher: Bencher) {
             turn: 1,
             kind: EventKind::ActionDelta(format!("token{n} ")),
         });
-        if n % 40 == 0 {
+        if n.is_multiple_of(40) {
             app.handle_engine(Event {
                 turn: 1,
                 kind: EventKind::ActionDelta("\n\n".into()),
