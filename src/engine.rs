@@ -105,7 +105,7 @@ struct Live {
 
 /// The orchestrator: a provider, a registry and a working directory.
 pub struct AgentEngine {
-    provider: Arc<dyn LlmProvider>,
+    provider: RwLock<Arc<dyn LlmProvider>>,
     registry: Arc<Registry>,
     workdir: PathBuf,
     options: EngineOptions,
@@ -114,6 +114,8 @@ pub struct AgentEngine {
     live: RwLock<Live>,
     /// Scopes the user allowed "for the rest of this session".
     allowed: Mutex<HashSet<String>>,
+    /// Output of commands the user ran (`!cmd`), handed to the model with the next prompt.
+    user_context: Mutex<Vec<String>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -201,7 +203,7 @@ impl AgentEngineBuilder {
             })
         });
         AgentEngine {
-            provider: self.provider,
+            provider: RwLock::new(self.provider),
             registry: self.registry,
             workdir: self.workdir,
             options: self.options,
@@ -212,6 +214,7 @@ impl AgentEngineBuilder {
                 mode: self.mode,
             }),
             allowed: Mutex::new(HashSet::new()),
+            user_context: Mutex::new(Vec::new()),
         }
     }
 }
@@ -267,8 +270,55 @@ impl AgentEngine {
         &self.workdir
     }
 
-    pub fn provider(&self) -> &Arc<dyn LlmProvider> {
-        &self.provider
+    /// The provider the next run uses.
+    pub fn provider(&self) -> Arc<dyn LlmProvider> {
+        match self.provider.read() {
+            Ok(provider) => Arc::clone(&provider),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Switches the provider (another model) from the next run on.
+    pub fn set_provider(&self, provider: Arc<dyn LlmProvider>) {
+        if let Ok(mut slot) = self.provider.write() {
+            *slot = provider;
+        }
+    }
+
+    /// Runs a command the user typed (`!cmd`): no model, no approval (the user asked for it).
+    /// Its output is given to the model with the next prompt.
+    pub async fn run_user_shell(
+        &self,
+        command: &str,
+        cancel: CancellationToken,
+    ) -> crate::schema::ToolResult {
+        let call = crate::schema::ToolCall {
+            id: format!("shell-{}", crate::memory::new_session_id()),
+            name: "bash".into(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+        };
+        let ctx = crate::tools::ToolContext {
+            workdir: self.workdir.clone(),
+            cancel,
+            mode: Mode::Yolo,
+            todos: Arc::clone(&self.todos),
+        };
+        let result = self.registry.execute(&call, &ctx).await;
+        if let Ok(mut pending) = self.user_context.lock() {
+            pending.push(format!(
+                "<user-shell-command>\n$ {command}\n{}\n</user-shell-command>",
+                result.output
+            ));
+        }
+        result
+    }
+
+    /// The user's shell output waiting for the next prompt, taken.
+    pub(crate) fn take_user_context(&self) -> Vec<String> {
+        self.user_context
+            .lock()
+            .map(|mut pending| std::mem::take(&mut *pending))
+            .unwrap_or_default()
     }
 
     pub fn options(&self) -> &EngineOptions {

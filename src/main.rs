@@ -49,19 +49,13 @@ fn main() -> ExitCode {
         }
         Some(Command::Sessions(_)) => ExitCode::SUCCESS,
         None => {
-            let choice = match (cli.continue_session, cli.resume.as_deref()) {
-                (true, _) => SessionChoice::Continue,
-                (false, Some("")) => {
-                    eprintln!(
-                        "harness9: the session picker is not yet available in this build; \
-                         pass a session id or name (harness9 sessions lists them)"
-                    );
-                    return ExitCode::from(2);
-                }
-                (false, Some(key)) => SessionChoice::Resume(key.to_owned()),
-                (false, None) => SessionChoice::New,
+            let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
+                (true, _) => (SessionChoice::Continue, false),
+                (false, Some("")) => (SessionChoice::New, true),
+                (false, Some(key)) => (SessionChoice::Resume(key.to_owned()), false),
+                (false, None) => (SessionChoice::New, false),
             };
-            let result = runtime.block_on(tui::run(settings, choice));
+            let result = runtime.block_on(tui::run(settings, choice, picker));
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(tui::exit_code(result))
         }

@@ -15,7 +15,7 @@ mod read_file;
 mod todo_write;
 mod use_skill;
 mod validate;
-mod walk;
+pub(crate) mod walk;
 mod write_file;
 
 pub use bash::Bash;

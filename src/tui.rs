@@ -7,10 +7,13 @@ mod app;
 pub mod highlight;
 mod keymap;
 pub mod markdown;
+mod picker;
+mod slash;
 mod terminal;
 mod tool_view;
 mod transcript;
 mod view;
+mod workflows;
 mod wrap;
 
 use std::time::{Duration, Instant};
@@ -21,14 +24,13 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-pub use app::{App, Command, Scroll, SessionView};
+pub use app::{App, AppEvent, Command, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
 pub use view::draw;
 
 use crate::assemble::{self, AssembleError, Assembly, SessionChoice};
 use crate::config::Settings;
 use crate::engine::Event;
-use crate::schema::Role;
 
 /// The shortest time between two frames (60 per second at most).
 const FRAME: Duration = Duration::from_millis(16);
@@ -52,8 +54,13 @@ pub fn exit_code(result: Result<(), AssembleError>) -> u8 {
     }
 }
 
-/// Runs the TUI in the working directory of `settings`.
-pub async fn run(settings: Settings, choice: SessionChoice) -> Result<(), AssembleError> {
+/// Runs the TUI in the working directory of `settings`. With `open_picker`, the session
+/// picker is shown first (`harness9 --resume` without an id).
+pub async fn run(
+    settings: Settings,
+    choice: SessionChoice,
+    open_picker: bool,
+) -> Result<(), AssembleError> {
     let started = Instant::now();
     let _logs = terminal::init_file_logging(&settings.home);
     highlight::warm_up();
@@ -71,22 +78,51 @@ pub async fn run(settings: Settings, choice: SessionChoice) -> Result<(), Assemb
         mode: assembly.engine.mode(),
         context_window: settings.context_window,
     });
-    app.transcript = Transcript::from_messages(&messages);
-    app.set_history(
-        messages
-            .iter()
-            .filter(|m| m.role == Role::User && !m.is_tool_result())
-            .map(|m| m.content.clone())
-            .collect(),
-    );
-    app.todos = assembly.todos.snapshot();
+    app.skills = assembly
+        .skills
+        .iter()
+        .map(|s| (s.name.clone(), s.description.clone()))
+        .collect();
+    let queue = assembly
+        .store
+        .load_queue(&assembly.session.id)
+        .await
+        .unwrap_or_default();
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: assembly.session.id.clone(),
+        mode: assembly.engine.mode(),
+        messages,
+        todos: assembly.todos.snapshot(),
+        queue,
+    });
+    app.flash = None;
+    if open_picker {
+        app.handle_key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('r'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ));
+    }
 
     terminal::install_panic_hook(settings.home.join("logs"));
     let mut term = terminal::enter().map_err(|e| {
         terminal::restore();
         AssembleError::Setup(format!("cannot use this terminal: {e}"))
     })?;
-    let outcome = event_loop(&mut term, &mut app, &assembly, started).await;
+    let mut runner = Runner {
+        settings: &settings,
+        assembly: &assembly,
+        session_id: assembly.session.id.clone(),
+        cancel: CancellationToken::new(),
+        engine_events: None,
+        results: mpsc::unbounded_channel(),
+    };
+    if open_picker {
+        // The picker's first query was asked for above, before the runner existed.
+        if let Some(picker) = &app.picker {
+            runner.query_sessions(String::new(), false, picker.generation);
+        }
+    }
+    let outcome = runner.event_loop(&mut term, &mut app, started).await;
     terminal::restore();
     if let Err(error) = &outcome {
         eprintln!("harness9: {error}");
@@ -94,7 +130,7 @@ pub async fn run(settings: Settings, choice: SessionChoice) -> Result<(), Assemb
     let _ = assembly.store.flush().await;
     println!(
         "Resume this session with: harness9 --resume {}",
-        assembly.session.id
+        runner.session_id
     );
     outcome.map_err(|e| AssembleError::Setup(e.to_string()))
 }
@@ -114,115 +150,298 @@ fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
     Ok(())
 }
 
-async fn event_loop(
-    term: &mut terminal::Term,
-    app: &mut App,
-    assembly: &Assembly,
-    started: Instant,
-) -> std::io::Result<()> {
-    let mut input = EventStream::new();
-    let mut engine_events: Option<mpsc::Receiver<Event>> = None;
-    let mut cancel = CancellationToken::new();
-    let mut todos = assembly.todos.watch();
-    let mut term_signal =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+/// Carries out the app's commands: runs, session switches, store queries, the clipboard.
+struct Runner<'a> {
+    settings: &'a Settings,
+    assembly: &'a Assembly,
+    /// The session the engine works in now (`/new` and the picker change it).
+    session_id: String,
+    cancel: CancellationToken,
+    engine_events: Option<mpsc::Receiver<Event>>,
+    results: (
+        mpsc::UnboundedSender<AppEvent>,
+        mpsc::UnboundedReceiver<AppEvent>,
+    ),
+}
 
-    draw_frame(term, app)?;
-    tracing::info!(
-        "[tui] first frame | after_ms={}",
-        started.elapsed().as_millis()
-    );
-    let mut last_draw = Instant::now();
-    let mut last_tick = Instant::now();
-    let mut dirty = false;
+impl Runner<'_> {
+    async fn event_loop(
+        &mut self,
+        term: &mut terminal::Term,
+        app: &mut App,
+        started: Instant,
+    ) -> std::io::Result<()> {
+        let mut input = EventStream::new();
+        let mut todos = self.assembly.todos.watch();
+        let mut term_signal =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
 
-    loop {
-        let now = Instant::now();
-        if dirty && now.duration_since(last_draw) >= FRAME {
-            draw_frame(term, app)?;
-            last_draw = now;
-            dirty = false;
-        }
-        // A deadline only while there is something to draw or animate: idle means no wake-ups.
-        let frame_due = dirty.then_some(last_draw + FRAME);
-        let tick_due = app.is_animating().then_some(last_tick + TICK);
-        let deadline = match (frame_due, tick_due) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let mut commands = Vec::new();
-        tokio::select! {
-            event = input.next() => match event {
-                Some(Ok(event)) => {
-                    match event {
-                        TermEvent::Key(key) => commands = app.handle_key(key),
-                        TermEvent::Paste(text) => app.handle_paste(&text),
-                        TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
-                        _ => {}
+        draw_frame(term, app)?;
+        tracing::info!(
+            "[tui] first frame | after_ms={}",
+            started.elapsed().as_millis()
+        );
+        let mut last_draw = Instant::now();
+        let mut last_tick = Instant::now();
+        let mut dirty = false;
+
+        loop {
+            let now = Instant::now();
+            if dirty && now.duration_since(last_draw) >= FRAME {
+                draw_frame(term, app)?;
+                last_draw = now;
+                dirty = false;
+            }
+            // A deadline only while there is something to draw or animate: idle means no
+            // wake-ups.
+            let frame_due = dirty.then_some(last_draw + FRAME);
+            let tick_due = app.is_animating().then_some(last_tick + TICK);
+            let deadline = match (frame_due, tick_due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let mut commands = Vec::new();
+            tokio::select! {
+                event = input.next() => match event {
+                    Some(Ok(event)) => {
+                        match event {
+                            TermEvent::Key(key) => commands = app.handle_key(key),
+                            TermEvent::Paste(text) => app.handle_paste(&text),
+                            TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
+                            _ => {}
+                        }
+                        dirty = true;
                     }
-                    dirty = true;
-                }
-                // The terminal went away: leave as if asked to quit.
-                Some(Err(_)) | None => commands.push(Command::Quit),
-            },
-            event = next_engine_event(&mut engine_events) => match event {
-                Some(event) => {
-                    app.handle_engine(event);
-                    if let Some(rx) = &mut engine_events {
-                        for _ in 0..DRAIN {
-                            match rx.try_recv() {
-                                Ok(event) => app.handle_engine(event),
-                                Err(_) => break,
+                    // The terminal went away: leave as if asked to quit.
+                    Some(Err(_)) | None => commands.push(Command::Quit),
+                },
+                event = next_engine_event(&mut self.engine_events) => match event {
+                    Some(event) => {
+                        commands.extend(app.handle_engine(event));
+                        if let Some(rx) = &mut self.engine_events {
+                            for _ in 0..DRAIN {
+                                match rx.try_recv() {
+                                    Ok(event) => commands.extend(app.handle_engine(event)),
+                                    Err(_) => break,
+                                }
                             }
                         }
+                        dirty = true;
+                    }
+                    None => {
+                        self.engine_events = None;
+                        dirty = true;
+                    }
+                },
+                Some(result) = self.results.1.recv() => {
+                    commands = app.handle_async(result);
+                    dirty = true;
+                }
+                Ok(()) = todos.changed() => {
+                    app.todos = self.assembly.todos.snapshot();
+                    dirty = true;
+                }
+                _ = term_signal.recv() => commands.push(Command::Quit),
+                _ = hangup.recv() => commands.push(Command::Quit),
+                _ = sleep_until(deadline), if deadline.is_some() => {
+                    if app.is_animating() && Instant::now() >= last_tick + TICK {
+                        app.tick();
+                        last_tick = Instant::now();
                     }
                     dirty = true;
                 }
-                None => {
-                    engine_events = None;
-                    dirty = true;
-                }
-            },
-            Ok(()) = todos.changed() => {
-                app.todos = assembly.todos.snapshot();
-                dirty = true;
             }
-            _ = term_signal.recv() => commands.push(Command::Quit),
-            _ = hangup.recv() => commands.push(Command::Quit),
-            _ = sleep_until(deadline), if deadline.is_some() => {
-                if app.is_animating() && Instant::now() >= last_tick + TICK {
-                    app.tick();
-                    last_tick = Instant::now();
-                }
-                dirty = true;
-            }
-        }
-        for command in commands {
-            match command {
-                Command::Submit(prompt) => {
-                    cancel = CancellationToken::new();
-                    engine_events = Some(assembly.engine.run_stream(prompt, cancel.clone()));
-                }
-                Command::Interrupt => cancel.cancel(),
-                Command::SetMode(mode) => {
-                    assembly.engine.set_plan_mode(mode);
-                    let (store, id) = (assembly.store.clone(), assembly.session.id.clone());
-                    tokio::spawn(async move { store.set_mode(&id, mode.as_str()).await });
-                }
-                Command::Quit => {
-                    cancel.cancel();
-                    // Let the run store what it has (the loop saves on cancellation).
-                    if let Some(mut rx) = engine_events.take() {
-                        let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                            while rx.recv().await.is_some() {}
-                        })
-                        .await;
-                    }
+            for command in commands {
+                if self.execute(command).await {
                     return Ok(());
                 }
             }
         }
+    }
+
+    /// Carries out one command; `true` means quit.
+    async fn execute(&mut self, command: Command) -> bool {
+        let engine = &self.assembly.engine;
+        let store = &self.assembly.store;
+        let send = self.results.0.clone();
+        match command {
+            Command::Submit(prompt) => {
+                self.cancel = CancellationToken::new();
+                let prompt = crate::context::mentions::attach(&prompt, &self.settings.workdir);
+                self.engine_events = Some(engine.run_stream(prompt, self.cancel.clone()));
+            }
+            Command::Interrupt => self.cancel.cancel(),
+            Command::SetMode(mode) => {
+                engine.set_plan_mode(mode);
+                let (store, id) = (store.clone(), self.session_id.clone());
+                tokio::spawn(async move { store.set_mode(&id, mode.as_str()).await });
+            }
+            Command::QueueChanged(queue) => store.save_queue(&self.session_id, &queue),
+            Command::NewSession => {
+                let created = store
+                    .create(crate::memory::NewSession {
+                        workdir: self.settings.workdir.display().to_string(),
+                        provider: self.settings.provider.kind.to_string(),
+                        model: engine.provider().model().to_owned(),
+                        mode: engine.mode().to_string(),
+                    })
+                    .await;
+                match created {
+                    Ok(record) => self.switch_session(record.id).await,
+                    Err(e) => {
+                        let _ = send.send(AppEvent::Flash(format!("cannot start a session: {e}")));
+                    }
+                }
+            }
+            Command::ResumeSession(id) => self.switch_session(id).await,
+            Command::Rename(name) => {
+                let (store, id) = (store.clone(), self.session_id.clone());
+                tokio::spawn(async move {
+                    let text = match store.set_name(&id, &name).await {
+                        Ok(()) => format!("renamed: harness9 --resume {name} comes back here"),
+                        Err(e) => e.to_string(),
+                    };
+                    let _ = send.send(AppEvent::Flash(text));
+                });
+            }
+            Command::Compact => {
+                let engine = std::sync::Arc::clone(engine);
+                let cancel = self.cancel.child_token();
+                tokio::spawn(async move {
+                    let result = engine.compact_now(&cancel).await.map_err(|e| e.to_string());
+                    let _ = send.send(AppEvent::Compacted(result));
+                });
+            }
+            Command::SetModel(model) => {
+                let mut config = self.settings.provider.clone();
+                config.model = model;
+                match config.build() {
+                    Ok(provider) => engine.set_provider(provider),
+                    Err(e) => {
+                        let _ = send.send(AppEvent::Flash(format!("cannot switch the model: {e}")));
+                    }
+                }
+            }
+            Command::Copy(text) => {
+                use base64::Engine as _;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                let mut stdout = std::io::stdout();
+                let _ = std::io::Write::write_all(
+                    &mut stdout,
+                    format!("\x1b]52;c;{encoded}\x07").as_bytes(),
+                );
+                let _ = std::io::Write::flush(&mut stdout);
+            }
+            Command::SetMouseCapture(on) => {
+                let mut stdout = std::io::stdout();
+                let _ = if on {
+                    crossterm::execute!(stdout, crossterm::event::EnableMouseCapture)
+                } else {
+                    crossterm::execute!(stdout, crossterm::event::DisableMouseCapture)
+                };
+            }
+            Command::RunShell { id, command } => {
+                let engine = std::sync::Arc::clone(engine);
+                let cancel = self.cancel.child_token();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = engine.run_user_shell(&command, cancel).await;
+                    let _ = send.send(AppEvent::ShellDone {
+                        id,
+                        result,
+                        duration: started.elapsed(),
+                    });
+                });
+            }
+            Command::QuerySessions {
+                query,
+                all,
+                generation,
+            } => self.query_sessions(query, all, generation),
+            Command::ListFiles => {
+                let workdir = self.settings.workdir.clone();
+                tokio::task::spawn_blocking(move || {
+                    let files =
+                        crate::context::mentions::list_files(&workdir, workflows::MENTION_FILES);
+                    let _ = send.send(AppEvent::Files(files));
+                });
+            }
+            Command::Quit => {
+                self.cancel.cancel();
+                // Let the run store what it has (the loop saves on cancellation).
+                if let Some(mut rx) = self.engine_events.take() {
+                    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+                        while rx.recv().await.is_some() {}
+                    })
+                    .await;
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Runs a picker query off the UI task; the answer carries its generation.
+    fn query_sessions(&self, query: String, all: bool, generation: u64) {
+        let store = self.assembly.store.clone();
+        let workdir = self.settings.workdir.display().to_string();
+        let send = self.results.0.clone();
+        tokio::spawn(async move {
+            let scope = (!all).then_some(workdir.as_str());
+            let hits = if query.trim().is_empty() {
+                store.list(scope, 500).await.map(|sessions| {
+                    sessions
+                        .into_iter()
+                        .map(|session| crate::memory::SearchHit {
+                            snippet: String::new(),
+                            session,
+                        })
+                        .collect()
+                })
+            } else {
+                store.search(&query, scope, 200).await
+            };
+            let _ = send.send(AppEvent::Sessions {
+                generation,
+                hits: hits.unwrap_or_default(),
+            });
+        });
+    }
+
+    /// Points the engine, the todo list and the screen at another stored session.
+    async fn switch_session(&mut self, id: String) {
+        let store = &self.assembly.store;
+        let send = self.results.0.clone();
+        let record = match store.get(&id).await {
+            Ok(Some(record)) => record,
+            _ => {
+                let _ = send.send(AppEvent::Flash(format!("session {id} is gone")));
+                return;
+            }
+        };
+        let engine = &self.assembly.engine;
+        engine.set_session(Some(std::sync::Arc::new(
+            crate::memory::SqliteSession::new(store.clone(), record.id.clone()),
+        )));
+        let mode = crate::planning::Mode::parse(&record.mode).unwrap_or_default();
+        engine.set_plan_mode(mode);
+        let todos = store.load_todos(&record.id).await.unwrap_or_default();
+        self.assembly.todos.load(todos.clone());
+        let (sink_store, sink_id) = (store.clone(), record.id.clone());
+        self.assembly.todos.set_sink(Box::new(move |items| {
+            sink_store.save_todos(&sink_id, items)
+        }));
+        let messages = store.load_all(&record.id).await.unwrap_or_default();
+        let queue = store.load_queue(&record.id).await.unwrap_or_default();
+        self.session_id = record.id.clone();
+        let _ = send.send(AppEvent::SessionLoaded {
+            session_id: record.id,
+            mode,
+            messages,
+            todos,
+            queue,
+        });
     }
 }
 

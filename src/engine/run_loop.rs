@@ -71,8 +71,8 @@ impl AgentEngine {
             kind: EventKind::SessionStarted(SessionInfo {
                 session_id,
                 workdir: self.workdir.display().to_string(),
-                provider: self.provider.name().to_owned(),
-                model: self.provider.model().to_owned(),
+                provider: self.provider().name().to_owned(),
+                model: self.provider().model().to_owned(),
                 mode: self.mode(),
             }),
         })
@@ -151,6 +151,12 @@ impl AgentEngine {
             .history
             .insert(0, Message::system(self.prompt.build(mode)));
         state.saved = state.history.len();
+        // Commands the user ran with `!` since the last prompt go to the model with this one.
+        let mut prompt = prompt.to_owned();
+        for context in self.take_user_context() {
+            prompt.push_str("\n\n");
+            prompt.push_str(&context);
+        }
         state.history.push(Message::user(prompt));
         // The prompt is stored before the first model call: a run killed at once still left it.
         self.save(state).await;
@@ -310,14 +316,15 @@ impl AgentEngine {
         let max_attempts = policy.max_attempts.max(1);
         let mut attempt = 1;
         loop {
+            let provider = self.provider();
             let span = tracing::info_span!(
                 "llm_call",
-                provider = self.provider.name(),
-                model = self.provider.model(),
+                provider = provider.name(),
+                model = provider.model(),
                 attempt
             );
             let failure = match em
-                .generate(self.provider.as_ref(), turn, messages, tools, cancel)
+                .generate(provider.as_ref(), turn, messages, tools, cancel)
                 .instrument(span)
                 .await
             {
@@ -432,7 +439,7 @@ impl AgentEngine {
     ) -> Result<Compacted, crate::memory::MemoryError> {
         let before = estimate_tokens(history, tools);
         let compaction = compactor
-            .compact(history, self.provider.as_ref(), cancel)
+            .compact(history, self.provider().as_ref(), cancel)
             .await?;
         if compaction.is_unchanged() {
             return Ok(Compacted::Unchanged);

@@ -51,6 +51,8 @@ const STEPS: &[&str] = &[
      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
          DELETE FROM messages_fts WHERE rowid = old.id;
      END;",
+    // 2 → 3: prompts queued while the agent works, kept so that a crash does not lose them.
+    "ALTER TABLE sessions ADD COLUMN queued TEXT NOT NULL DEFAULT '[]';",
 ];
 
 /// The version a fully migrated database has.

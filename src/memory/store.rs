@@ -245,7 +245,7 @@ impl SessionStore {
             match workdir {
                 Some(dir) => {
                     let mut stmt = conn.prepare_cached(&format!(
-                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE workdir = ?1
+                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE workdir = ?1 AND message_count > 0
                          ORDER BY updated_at DESC LIMIT ?2"
                     ))?;
                     for row in stmt.query_map(params![dir, limit], session_from_row)? {
@@ -254,7 +254,8 @@ impl SessionStore {
                 }
                 None => {
                     let mut stmt = conn.prepare_cached(&format!(
-                        "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC LIMIT ?1"
+                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE message_count > 0
+                         ORDER BY updated_at DESC LIMIT ?1"
                     ))?;
                     for row in stmt.query_map(params![limit], session_from_row)? {
                         rows.push(row?);
@@ -405,6 +406,36 @@ impl SessionStore {
                 params![id, mode],
             )?;
             Ok(())
+        })
+        .await
+    }
+
+    /// Saves the prompts queued for this session, in order with every other write.
+    pub fn save_queue(&self, id: &str, prompts: &[String]) {
+        let id = id.to_owned();
+        let prompts = prompts.to_vec();
+        self.submit(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET queued = ?2 WHERE id = ?1",
+                params![id, encode(&prompts)?],
+            )?;
+            Ok(())
+        });
+    }
+
+    pub async fn load_queue(&self, id: &str) -> Result<Vec<String>, MemoryError> {
+        let id = id.to_owned();
+        self.call(move |conn| {
+            let queued: Option<String> = conn
+                .query_row(
+                    "SELECT queued FROM sessions WHERE id = ?1",
+                    params![id],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            Ok(queued
+                .and_then(|json| serde_json::from_str(&json).ok())
+                .unwrap_or_default())
         })
         .await
     }

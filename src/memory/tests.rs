@@ -178,6 +178,11 @@ async fn todos_persist_with_the_session() {
     ];
     store.save_todos(&s.id, &items);
     assert_eq!(store.load_todos(&s.id).await.unwrap(), items);
+    store.save_queue(&s.id, &["next".into(), "then this".into()]);
+    assert_eq!(
+        store.load_queue(&s.id).await.unwrap(),
+        ["next", "then this"]
+    );
 }
 
 #[test]

@@ -29,6 +29,52 @@ pub enum Command {
     /// Switch the engine (and the stored session) to this mode.
     SetMode(Mode),
     Quit,
+    /// Store the queued prompts.
+    QueueChanged(Vec<String>),
+    NewSession,
+    ResumeSession(String),
+    Rename(String),
+    Compact,
+    SetModel(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    SetMouseCapture(bool),
+    /// Run a command the user typed after `!`; `id` names its block.
+    RunShell {
+        id: String,
+        command: String,
+    },
+    QuerySessions {
+        query: String,
+        all: bool,
+        generation: u64,
+    },
+    ListFiles,
+}
+
+/// Answers the runner brings back from work done off the UI task.
+#[derive(Debug)]
+pub enum AppEvent {
+    Sessions {
+        generation: u64,
+        hits: Vec<crate::memory::SearchHit>,
+    },
+    Files(Vec<String>),
+    ShellDone {
+        id: String,
+        result: crate::schema::ToolResult,
+        duration: Duration,
+    },
+    Compacted(Result<Option<crate::engine::CompactionInfo>, String>),
+    /// Another session is now the current one.
+    SessionLoaded {
+        session_id: String,
+        mode: Mode,
+        messages: Vec<crate::schema::Message>,
+        todos: Vec<TodoItem>,
+        queue: Vec<String>,
+    },
+    Flash(String),
 }
 
 /// Facts about the session for the status line.
@@ -79,6 +125,19 @@ pub struct App {
     pub should_quit: bool,
     /// The transcript viewport's height at the last draw (a page).
     pub viewport: u16,
+    /// Prompts typed while the agent worked, sent in order when a turn ends.
+    pub queue: Vec<String>,
+    pub picker: Option<super::picker::Picker>,
+    /// The highlighted entry of the completion popup.
+    pub popup_selected: usize,
+    /// The working directory's files, for `@` completion (loaded on the first `@`).
+    pub files: Option<Vec<String>>,
+    /// Long pastes shown collapsed in the input: placeholder → the whole text.
+    pub pastes: Vec<(String, String)>,
+    pub mouse_captured: bool,
+    /// Skills as (name, description), offered as slash commands.
+    pub skills: Vec<(String, String)>,
+    shell_count: usize,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -117,7 +176,20 @@ impl App {
             spinner: 0,
             should_quit: false,
             viewport: 20,
+            queue: Vec::new(),
+            picker: None,
+            popup_selected: 0,
+            files: None,
+            pastes: Vec::new(),
+            mouse_captured: true,
+            skills: Vec::new(),
+            shell_count: 0,
         }
+    }
+
+    pub(super) fn next_shell_id(&mut self) -> String {
+        self.shell_count += 1;
+        format!("shell-{}", self.shell_count)
     }
 
     /// Earlier prompts, oldest first (for Up).
@@ -128,6 +200,8 @@ impl App {
     pub fn layer(&self) -> Layer {
         if self.help {
             Layer::Help
+        } else if self.picker.is_some() {
+            Layer::Picker
         } else if self.deny_reason.is_some() {
             Layer::DenyReason
         } else if !self.approvals.is_empty() {
@@ -141,11 +215,11 @@ impl App {
         self.input.lines().join("\n")
     }
 
-    fn input_is_empty(&self) -> bool {
+    pub(super) fn input_is_empty(&self) -> bool {
         self.input.lines().iter().all(|l| l.is_empty())
     }
 
-    fn set_input(&mut self, text: &str) {
+    pub(super) fn set_input(&mut self, text: &str) {
         self.input = new_input();
         self.input.insert_str(text);
     }
@@ -162,15 +236,18 @@ impl App {
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let browsing = self.history_index.is_some();
         let mut action = keymap::action(self.layer(), key, self.input_is_empty());
-        if browsing
-            && matches!(key.code, KeyCode::Up | KeyCode::Down)
-            && self.layer() == Layer::Main
-        {
-            action = if key.code == KeyCode::Up {
-                Action::HistoryPrev
-            } else {
-                Action::HistoryNext
-            };
+        if self.layer() == Layer::Main {
+            if let Some(popup_action) = self.popup_action(key) {
+                action = popup_action;
+            } else if browsing && matches!(key.code, KeyCode::Up | KeyCode::Down) {
+                action = if key.code == KeyCode::Up {
+                    Action::HistoryPrev
+                } else {
+                    Action::HistoryNext
+                };
+            } else if action == Action::HistoryPrev && !self.queue.is_empty() {
+                action = Action::EditQueued;
+            }
         }
         if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
             self.last_ctrl_c = None;
@@ -179,6 +256,9 @@ impl App {
     }
 
     fn apply(&mut self, action: Action) -> Vec<Command> {
+        if let Some(commands) = self.apply_workflow(action) {
+            return commands;
+        }
         match action {
             Action::Submit => return self.submit(),
             Action::Newline => self.input.insert_newline(),
@@ -268,7 +348,7 @@ impl App {
                     self.history_index = None;
                 }
             },
-            Action::Ignore => {}
+            _ => {}
         }
         Vec::new()
     }
@@ -284,18 +364,34 @@ impl App {
     }
 
     fn submit(&mut self) -> Vec<Command> {
-        let text = self.input_text();
-        if text.trim().is_empty() {
+        let typed = self.input_text();
+        if typed.trim().is_empty() {
+            // Enter on an empty input sends the next queued prompt, if any.
+            if !self.running && !self.queue.is_empty() {
+                let next = self.queue.remove(0);
+                let mut commands = self.start_run(next);
+                commands.push(Command::QueueChanged(self.queue.clone()));
+                return commands;
+            }
             return Vec::new();
         }
-        if self.running {
-            self.flash =
-                Some("harness9 is still working: Esc interrupts it; your prompt stays here".into());
-            return Vec::new();
-        }
+        let text = self.expand_pastes(&typed);
         self.history.push(text.clone());
         self.history_index = None;
         self.set_input("");
+        if let Some(commands) = self.special_input(&text) {
+            return commands;
+        }
+        if self.running {
+            self.queue.push(text);
+            self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
+            return vec![Command::QueueChanged(self.queue.clone())];
+        }
+        self.start_run(text)
+    }
+
+    /// Shows the prompt and asks the runner to send it.
+    pub(super) fn start_run(&mut self, text: String) -> Vec<Command> {
         self.transcript.push(EntryKind::User(text.clone()));
         self.running = true;
         self.working_since = Some(Instant::now());
@@ -336,14 +432,29 @@ impl App {
 
     pub fn handle_paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines = text.lines().count();
         match &mut self.deny_reason {
             Some(reason) => {
                 reason.insert_str(&text);
+            }
+            // A paste longer than the screen is shown as one line and sent whole.
+            None if lines > usize::from(self.viewport.max(4)) => {
+                let placeholder = format!("[pasted {lines} lines #{}]", self.pastes.len() + 1);
+                self.input.insert_str(&placeholder);
+                self.pastes.push((placeholder, text));
             }
             None => {
                 self.input.insert_str(&text);
             }
         }
+    }
+
+    fn expand_pastes(&mut self, typed: &str) -> String {
+        let mut text = typed.to_owned();
+        for (placeholder, whole) in self.pastes.drain(..) {
+            text = text.replace(&placeholder, &whole);
+        }
+        text
     }
 
     pub fn handle_mouse(&mut self, mouse: MouseEvent) {
@@ -358,8 +469,20 @@ impl App {
         }
     }
 
-    /// Takes in one engine event.
-    pub fn handle_engine(&mut self, event: Event) {
+    /// Takes in one engine event; when a run ends well, the next queued prompt goes out.
+    pub fn handle_engine(&mut self, event: Event) -> Vec<Command> {
+        let done = matches!(event.kind, EventKind::Done(_));
+        self.apply_engine_event(event);
+        if done && !self.queue.is_empty() && !self.running {
+            let next = self.queue.remove(0);
+            let mut commands = self.start_run(next);
+            commands.push(Command::QueueChanged(self.queue.clone()));
+            return commands;
+        }
+        Vec::new()
+    }
+
+    fn apply_engine_event(&mut self, event: Event) {
         if event.turn > 0 {
             self.turn = event.turn;
         }
@@ -408,8 +531,18 @@ impl App {
                 self.transcript.finish_streaming();
                 self.transcript.interrupt_running();
                 if message == "interrupted" {
+                    let queued = if self.queue.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " · {} queued prompt(s) kept: Enter on an empty input sends the next",
+                            self.queue.len()
+                        )
+                    };
                     self.transcript.notice(
-                        "interrupted · type a new prompt, or Up to edit the last one",
+                        format!(
+                            "interrupted · type a new prompt, or Up to edit the last one{queued}"
+                        ),
                         Tone::Warning,
                     );
                 } else {

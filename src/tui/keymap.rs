@@ -7,6 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {
     Main,
+    Picker,
     Approval,
     DenyReason,
     Help,
@@ -37,6 +38,19 @@ pub enum Action {
     DenyWithReason,
     SendDenyReason,
     Close,
+    OpenPicker,
+    PickerUp,
+    PickerDown,
+    PickerToggleAll,
+    PickerResume,
+    CopyLast,
+    ToggleMouse,
+    /// Take the last queued prompt back into the input.
+    EditQueued,
+    /// Completion popup: move, accept.
+    PopupUp,
+    PopupDown,
+    PopupAccept,
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
@@ -58,6 +72,16 @@ pub const KEY_HINTS: &[(&str, &str)] = &[
     ("Shift+Tab", "cycle mode: default → auto-edit → plan"),
     ("Ctrl+O", "expand or fold tool output and thinking"),
     ("Ctrl+T", "show or hide the todo list"),
+    ("Ctrl+R", "resume another session"),
+    ("Ctrl+Y", "copy the last answer (OSC 52)"),
+    (
+        "F2",
+        "mouse: wheel scrolling / the terminal's own text selection",
+    ),
+    (
+        "/",
+        "commands (Tab completes); @ attaches a file; ! runs a shell command",
+    ),
     ("? or F1", "this help"),
 ];
 
@@ -83,6 +107,14 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             }
             _ => Action::Ignore,
         },
+        Layer::Picker => match key.code {
+            KeyCode::Esc => Action::Close,
+            KeyCode::Enter => Action::PickerResume,
+            KeyCode::Up => Action::PickerUp,
+            KeyCode::Down => Action::PickerDown,
+            KeyCode::Tab | KeyCode::BackTab => Action::PickerToggleAll,
+            _ => Action::Edit(key),
+        },
         Layer::Approval => match key.code {
             KeyCode::Char('y' | 'Y') => Action::ApproveOnce,
             KeyCode::Char('a' | 'A') => Action::ApproveAlways,
@@ -103,6 +135,9 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('d') if ctrl => Action::QuitIfEmpty,
             KeyCode::Char('t') if ctrl => Action::ToggleTodos,
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,
+            KeyCode::Char('r') if ctrl => Action::OpenPicker,
+            KeyCode::Char('y') if ctrl => Action::CopyLast,
+            KeyCode::F(2) => Action::ToggleMouse,
             KeyCode::BackTab => Action::CycleMode,
             KeyCode::Tab if shift => Action::CycleMode,
             KeyCode::F(1) => Action::Help,

@@ -377,7 +377,23 @@ impl Transcript {
                 Role::User if message.content.starts_with(crate::memory::SUMMARY_MARKER) => {
                     transcript.notice("earlier conversation summarised", Tone::Quiet);
                 }
-                Role::User => transcript.push(EntryKind::User(message.content.clone())),
+                Role::User => {
+                    // Show what the user typed; attached files and shell output are for the model.
+                    let (typed, files) =
+                        crate::context::mentions::split_attachments(&message.content);
+                    let typed = typed
+                        .split("\n\n<user-shell-command>")
+                        .next()
+                        .unwrap_or(typed);
+                    let mut shown = typed.to_owned();
+                    if files > 0 {
+                        shown.push_str(&format!(
+                            "  (+{files} attached file{})",
+                            if files == 1 { "" } else { "s" }
+                        ));
+                    }
+                    transcript.push(EntryKind::User(shown));
+                }
                 Role::Assistant => {
                     let thinking = message.thinking_text();
                     if !thinking.trim().is_empty() {
@@ -400,6 +416,13 @@ impl Transcript {
         }
         // Calls stored without a result were cut off by a crash or a kill.
         transcript.interrupt_running();
+        // A conversation that ends on the user's side never got its answer: say so.
+        if messages.last().is_some_and(|m| m.role == Role::User) {
+            transcript.notice(
+                "this turn was interrupted before it finished (the process stopped); send a prompt to go on",
+                Tone::Warning,
+            );
+        }
         transcript
     }
 

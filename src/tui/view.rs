@@ -23,12 +23,15 @@ const TODO_PANEL: u16 = 38;
 pub fn draw(app: &mut App, frame: &mut Frame) {
     let area = frame.area();
     let input_lines = app.input.lines().len().clamp(1, 6) as u16;
-    let [body, input_area, status_area] = Layout::vertical([
+    let queue_lines = queue_lines(app);
+    let [body, queue_area, input_area, status_area] = Layout::vertical([
         Constraint::Min(1),
+        Constraint::Length(queue_lines.len() as u16),
         Constraint::Length(input_lines + 1),
         Constraint::Length(1),
     ])
     .areas(area);
+    frame.render_widget(Paragraph::new(queue_lines), queue_area);
 
     let (transcript_area, todo_area) = if app.show_todos && body.width >= 100 {
         let [left, right] =
@@ -50,12 +53,84 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     draw_input(app, frame, input_area);
     draw_status(app, frame, status_area);
 
+    draw_popup(app, frame, body);
+    if let Some(picker) = &app.picker {
+        super::picker::draw(picker, &app.session.session_id, frame, body);
+    }
     if let Some(request) = app.approvals.front().cloned() {
         draw_approval(app, &request, frame, body);
     }
     if app.help {
         draw_help(frame, body);
     }
+}
+
+/// Queued prompts, shown above the input.
+fn queue_lines(app: &App) -> Vec<Line<'static>> {
+    const SHOWN: usize = 3;
+    let mut lines: Vec<Line<'static>> = app
+        .queue
+        .iter()
+        .take(SHOWN)
+        .map(|prompt| {
+            let first = prompt.lines().next().unwrap_or("");
+            Line::from(vec![
+                Span::styled("  ⏳ queued  ", Style::new().fg(Color::Yellow)),
+                Span::styled(truncate(first, 100), DIM),
+            ])
+        })
+        .collect();
+    if app.queue.len() > SHOWN {
+        lines.push(Line::styled(
+            format!(
+                "  … and {} more queued (Up edits the last)",
+                app.queue.len() - SHOWN
+            ),
+            DIM,
+        ));
+    }
+    lines
+}
+
+/// The completion popup for `/` and `@`, just above the input.
+fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
+    let popup = app.popup();
+    if popup.is_empty() {
+        return;
+    }
+    let rows = popup.len().min(super::workflows::POPUP_ROWS) as u16;
+    let width = body.width.min(90);
+    let rect = Rect::new(
+        body.x + 1,
+        body.bottom().saturating_sub(rows + 2),
+        width.saturating_sub(2),
+        rows + 2,
+    );
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(DIM)
+        .title(" Tab completes · ↑↓ choose ");
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let selected = app.popup_selected.min(popup.len() - 1);
+    let lines: Vec<Line> = popup
+        .iter()
+        .take(rows as usize)
+        .enumerate()
+        .map(|(i, c)| {
+            let style = if i == selected {
+                Style::new().fg(Color::Black).bg(Color::Cyan)
+            } else {
+                Style::new().fg(Color::Cyan)
+            };
+            Line::from(vec![
+                Span::styled(format!(" {:<28}", c.label), style),
+                Span::styled(format!(" {}", c.help), DIM),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
@@ -296,6 +371,15 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             vec![Span::styled(
                 format!(" · retrying: {reason}"),
                 Style::new().fg(Color::Yellow),
+            )],
+        ));
+    }
+    if !app.mouse_captured {
+        segments.push((
+            6,
+            vec![Span::styled(
+                " · mouse: select (F2)",
+                Style::new().fg(Color::Magenta),
             )],
         ));
     }

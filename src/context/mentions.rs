@@ -1,0 +1,183 @@
+//! `@` mentions: the working directory's files for the completion popup (respecting
+//! `.gitignore`), fuzzy ranking, and attaching the mentioned files to a prompt, capped in size
+//! with a note when cut.
+
+use std::path::Path;
+
+use crate::tools::walk::walker;
+
+/// What separates a prompt from the files attached to it (the transcript shows the prompt only).
+pub const ATTACHMENTS_MARKER: &str = "\n\n<attached-files>";
+/// Bytes of one file attached.
+const MAX_FILE: usize = 64 * 1024;
+/// Bytes of all attached files together.
+const MAX_TOTAL: usize = 256 * 1024;
+
+/// Up to `limit` files under `workdir`, relative and sorted.
+pub fn list_files(workdir: &Path, limit: usize) -> Vec<String> {
+    let mut files: Vec<String> = walker(workdir)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(workdir)
+                .ok()
+                .map(|p| p.display().to_string())
+        })
+        .take(limit)
+        .collect();
+    files.sort();
+    files
+}
+
+/// The files matching `query` (its characters in order, case-insensitive), best first: a match
+/// in the file name beats one in the directories, and tighter matches beat looser ones.
+pub fn rank<'a>(query: &str, files: &'a [String], limit: usize) -> Vec<&'a str> {
+    let query: Vec<char> = query.to_lowercase().chars().collect();
+    let mut scored: Vec<(i64, &str)> = files
+        .iter()
+        .filter_map(|file| score(&query, file).map(|s| (s, file.as_str())))
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.len().cmp(&b.1.len()))
+            .then(a.1.cmp(b.1))
+    });
+    scored.into_iter().take(limit).map(|(_, f)| f).collect()
+}
+
+fn score(query: &[char], file: &str) -> Option<i64> {
+    if query.is_empty() {
+        return Some(0);
+    }
+    let lower: Vec<char> = file.to_lowercase().chars().collect();
+    let name_start = file
+        .rfind('/')
+        .map(|i| file[..=i].chars().count())
+        .unwrap_or(0);
+    let mut score = 0i64;
+    let mut at = 0usize;
+    let mut previous: Option<usize> = None;
+    for &wanted in query {
+        let found = (at..lower.len()).find(|&i| lower[i] == wanted)?;
+        score += if found >= name_start { 10 } else { 2 };
+        if previous.is_some_and(|p| p + 1 == found) {
+            score += 8;
+        }
+        if found == name_start || found == 0 {
+            score += 12;
+        }
+        previous = Some(found);
+        at = found + 1;
+    }
+    Some(score - lower.len() as i64 / 8)
+}
+
+/// The `@path` mentions of a prompt that name files under `workdir`.
+pub fn mentioned(prompt: &str, workdir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for word in prompt.split_whitespace() {
+        if let Some(path) = word.strip_prefix('@') {
+            let path = path.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+            if !path.is_empty() && workdir.join(path).is_file() && !found.iter().any(|f| f == path)
+            {
+                found.push(path.to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// The prompt with the files it mentions attached after `ATTACHMENTS_MARKER`.
+pub fn attach(prompt: &str, workdir: &Path) -> String {
+    let files = mentioned(prompt, workdir);
+    if files.is_empty() {
+        return prompt.to_owned();
+    }
+    let mut out = format!("{prompt}{ATTACHMENTS_MARKER}\n");
+    let mut total = 0;
+    for file in files {
+        let Ok(bytes) = std::fs::read(workdir.join(&file)) else {
+            continue;
+        };
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            out.push_str(&format!(
+                "<file path=\"{file}\">(a binary file of {} bytes, not attached)</file>\n",
+                bytes.len()
+            ));
+            continue;
+        }
+        let room = MAX_FILE.min(MAX_TOTAL.saturating_sub(total));
+        let text = String::from_utf8_lossy(&bytes);
+        let cut = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .take_while(|&i| i <= room)
+            .last()
+            .unwrap_or(0);
+        let (shown, note) = if text.len() > room {
+            (
+                &text[..cut],
+                format!(
+                    "\n[cut: {} of {} bytes shown; read the rest with read_file]",
+                    cut,
+                    text.len()
+                ),
+            )
+        } else {
+            (&text[..], String::new())
+        };
+        total += shown.len();
+        out.push_str(&format!("<file path=\"{file}\">\n{shown}{note}\n</file>\n"));
+    }
+    out.push_str("</attached-files>");
+    out
+}
+
+/// The part of a stored prompt the user typed, and how many files were attached to it.
+pub fn split_attachments(content: &str) -> (&str, usize) {
+    match content.split_once(ATTACHMENTS_MARKER) {
+        Some((typed, files)) => (typed, files.matches("<file path=").count()),
+        None => (content, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_file_names_first_and_attaches_with_caps() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/engine")).unwrap();
+        std::fs::write(root.join("src/engine/run_loop.rs"), "fn run() {}\n").unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(root.join("README.md"), "x".repeat(100_000)).unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::write(root.join("target/main.rs"), "").unwrap();
+
+        let files = list_files(root, 100);
+        assert_eq!(
+            files,
+            [
+                ".gitignore",
+                "README.md",
+                "src/engine/run_loop.rs",
+                "src/main.rs"
+            ]
+        );
+        assert_eq!(rank("main", &files, 5), ["src/main.rs"]);
+        assert_eq!(rank("rl", &files, 5)[0], "src/engine/run_loop.rs");
+
+        let prompt = "look at @src/main.rs and @README.md, not @nope.rs";
+        let attached = attach(prompt, root);
+        assert!(attached.starts_with(prompt));
+        assert!(attached.contains("<file path=\"src/main.rs\">\nfn main() {}"));
+        assert!(attached.contains("[cut: 65536 of 100000 bytes shown"));
+        assert!(!attached.contains("nope.rs\">"));
+        assert_eq!(split_attachments(&attached), (prompt, 2));
+    }
+}

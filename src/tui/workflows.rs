@@ -1,0 +1,483 @@
+//! The workflows on top of the conversation: slash commands, the session picker, `@` and `/`
+//! completion, `!` shell commands, queued prompts, copying, and the answers the runner brings
+//! back from work done off the UI task. Same rule as `app.rs`: state changes in, commands out.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::app::{App, AppEvent, Command, Scroll};
+use super::keymap::Action;
+use super::picker::Picker;
+use super::slash::{self, Completion};
+use super::transcript::{EntryKind, Tone, Transcript};
+use crate::planning::Mode;
+use crate::schema::ToolCall;
+
+/// Entries shown in a completion popup.
+pub const POPUP_ROWS: usize = 8;
+/// Files listed for `@` completion.
+pub const MENTION_FILES: usize = 20_000;
+
+impl App {
+    /// The completion popup for what is being typed: commands after `/`, files after `@`.
+    pub fn popup(&self) -> Vec<Completion> {
+        if self.layer() != super::keymap::Layer::Main {
+            return Vec::new();
+        }
+        let text = self.input_text();
+        if text.starts_with('/') {
+            return slash::completions(&text, &self.skills);
+        }
+        if let Some(query) = mention_query(&text)
+            && let Some(files) = &self.files
+        {
+            return crate::context::mentions::rank(query, files, POPUP_ROWS)
+                .into_iter()
+                .map(|f| Completion {
+                    insert: format!("@{f} "),
+                    label: f.to_owned(),
+                    help: String::new(),
+                })
+                .collect();
+        }
+        Vec::new()
+    }
+
+    /// Keys the popup takes while it is open.
+    pub(super) fn popup_action(&self, key: KeyEvent) -> Option<Action> {
+        let popup = self.popup();
+        if popup.is_empty() {
+            return None;
+        }
+        let exact = popup.iter().any(|c| c.insert == self.input_text());
+        match key.code {
+            KeyCode::Up => Some(Action::PopupUp),
+            KeyCode::Down => Some(Action::PopupDown),
+            KeyCode::Tab => Some(Action::PopupAccept),
+            KeyCode::Enter if key.modifiers.is_empty() && !exact => Some(Action::PopupAccept),
+            _ => None,
+        }
+    }
+
+    /// Handles the workflow actions; `None` leaves the action to the core.
+    pub(super) fn apply_workflow(&mut self, action: Action) -> Option<Vec<Command>> {
+        let commands = match action {
+            Action::OpenPicker => self.open_picker(),
+            Action::PickerUp => {
+                if let Some(p) = &mut self.picker {
+                    p.selected = p.selected.saturating_sub(1);
+                }
+                Vec::new()
+            }
+            Action::PickerDown => {
+                if let Some(p) = &mut self.picker {
+                    p.selected = (p.selected + 1).min(p.hits.len().saturating_sub(1));
+                }
+                Vec::new()
+            }
+            Action::PickerToggleAll => {
+                if let Some(p) = &mut self.picker {
+                    p.all = !p.all;
+                }
+                self.query_sessions()
+            }
+            Action::PickerResume => {
+                let id = self
+                    .picker
+                    .as_ref()
+                    .and_then(|p| p.selected_id())
+                    .map(str::to_owned);
+                match id {
+                    Some(_) if self.running => {
+                        self.flash = Some(
+                            "wait for the turn to end (or Esc) before switching sessions".into(),
+                        );
+                        Vec::new()
+                    }
+                    Some(id) => {
+                        self.picker = None;
+                        vec![Command::ResumeSession(id)]
+                    }
+                    None => Vec::new(),
+                }
+            }
+            Action::Close if self.picker.is_some() => {
+                self.picker = None;
+                Vec::new()
+            }
+            Action::Edit(key) if self.picker.is_some() => {
+                let changed = match (key.code, &mut self.picker) {
+                    (KeyCode::Char(c), Some(p))
+                        if !key
+                            .modifiers
+                            .contains(crossterm::event::KeyModifiers::CONTROL) =>
+                    {
+                        p.query.push(c);
+                        true
+                    }
+                    (KeyCode::Backspace, Some(p)) => p.query.pop().is_some(),
+                    _ => false,
+                };
+                if changed {
+                    self.query_sessions()
+                } else {
+                    Vec::new()
+                }
+            }
+            Action::CopyLast => self.copy(""),
+            Action::ToggleMouse => {
+                self.mouse_captured = !self.mouse_captured;
+                self.flash = Some(if self.mouse_captured {
+                    "mouse: wheel scrolls (F2 lets the terminal select text)".into()
+                } else {
+                    "mouse: the terminal selects text (F2 for wheel scrolling)".into()
+                });
+                vec![Command::SetMouseCapture(self.mouse_captured)]
+            }
+            Action::EditQueued => {
+                let Some(last) = self.queue.pop() else {
+                    return Some(Vec::new());
+                };
+                self.set_input(&last);
+                self.flash =
+                    Some("editing a queued prompt: Enter queues it again, Ctrl+C drops it".into());
+                vec![Command::QueueChanged(self.queue.clone())]
+            }
+            Action::PopupUp => {
+                self.popup_selected = self.popup_selected.saturating_sub(1);
+                Vec::new()
+            }
+            Action::PopupDown => {
+                self.popup_selected =
+                    (self.popup_selected + 1).min(self.popup().len().saturating_sub(1));
+                Vec::new()
+            }
+            Action::PopupAccept => self.accept_completion(),
+            Action::Edit(key) => {
+                // The first `@` loads the file list for completion, once.
+                let commands = if key.code == KeyCode::Char('@') && self.files.is_none() {
+                    self.files = Some(Vec::new());
+                    vec![Command::ListFiles]
+                } else {
+                    Vec::new()
+                };
+                self.popup_selected = 0;
+                if commands.is_empty() {
+                    return None;
+                }
+                self.input.input(key);
+                commands
+            }
+            _ => return None,
+        };
+        Some(commands)
+    }
+
+    fn accept_completion(&mut self) -> Vec<Command> {
+        let popup = self.popup();
+        let Some(choice) = popup
+            .get(self.popup_selected.min(popup.len().saturating_sub(1)))
+            .cloned()
+        else {
+            return Vec::new();
+        };
+        self.popup_selected = 0;
+        let text = self.input_text();
+        if text.starts_with('/') {
+            let takes_args = slash::COMMANDS
+                .iter()
+                .any(|c| c.name == choice.insert && !c.args.is_empty())
+                || self
+                    .skills
+                    .iter()
+                    .any(|(n, _)| format!("/{n}") == choice.insert);
+            if takes_args {
+                self.set_input(&format!("{} ", choice.insert));
+                return Vec::new();
+            }
+            self.set_input(&choice.insert);
+            return self.handle_key(KeyEvent::from(KeyCode::Enter));
+        }
+        let cut = text.rfind('@').unwrap_or(text.len());
+        self.set_input(&format!("{}{}", &text[..cut], choice.insert));
+        Vec::new()
+    }
+
+    /// `/commands` and `!shell` input; `None` for a prompt for the model.
+    pub(super) fn special_input(&mut self, text: &str) -> Option<Vec<Command>> {
+        if let Some(command) = text.strip_prefix('!') {
+            let command = command.trim();
+            if command.is_empty() {
+                self.flash = Some("type a command after ! to run it here".into());
+                return Some(Vec::new());
+            }
+            let id = self.next_shell_id();
+            self.transcript.push(EntryKind::User(text.to_owned()));
+            self.transcript.tool_started(ToolCall {
+                id: id.clone(),
+                name: "bash".into(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            });
+            self.scroll = Scroll::Follow;
+            return Some(vec![Command::RunShell {
+                id,
+                command: command.to_owned(),
+            }]);
+        }
+        if !text.starts_with('/') || text.starts_with("//") {
+            return None;
+        }
+        let (name, rest) = match text.split_once(char::is_whitespace) {
+            Some((name, rest)) => (name, rest.trim()),
+            None => (text.trim(), ""),
+        };
+        let commands = match name {
+            "/help" => {
+                self.help = true;
+                Vec::new()
+            }
+            "/new" => vec![Command::NewSession],
+            "/resume" => self.open_picker(),
+            "/rename" if rest.is_empty() => {
+                self.flash = Some("usage: /rename NAME".into());
+                Vec::new()
+            }
+            "/rename" => vec![Command::Rename(rest.to_owned())],
+            "/compact" if self.running => {
+                self.flash = Some("wait for the turn to end before compacting".into());
+                Vec::new()
+            }
+            "/compact" => {
+                self.flash = Some("compacting…".into());
+                vec![Command::Compact]
+            }
+            "/mode" if rest.is_empty() => {
+                self.flash = Some(format!(
+                    "mode: {} (default, auto-edit, plan, yolo)",
+                    self.session.mode
+                ));
+                Vec::new()
+            }
+            "/mode" => match Mode::parse(rest) {
+                Some(mode) => {
+                    self.session.mode = mode;
+                    self.flash = Some(format!("mode: {mode} (from the next turn)"));
+                    vec![Command::SetMode(mode)]
+                }
+                None => {
+                    self.flash = Some(format!(
+                        "no mode `{rest}`: default, auto-edit, plan or yolo"
+                    ));
+                    Vec::new()
+                }
+            },
+            "/model" if rest.is_empty() => {
+                self.flash = Some(format!(
+                    "model: {} (/model NAME switches)",
+                    self.session.model
+                ));
+                Vec::new()
+            }
+            "/model" => {
+                self.session.model = rest.to_owned();
+                self.flash = Some(format!("model: {rest} (from the next turn)"));
+                vec![Command::SetModel(rest.to_owned())]
+            }
+            "/todos" => {
+                self.show_todos = !self.show_todos;
+                Vec::new()
+            }
+            "/copy" => self.copy(rest),
+            "/clear" => {
+                self.transcript.clear();
+                self.flash = Some("screen cleared; the session and its history are kept".into());
+                Vec::new()
+            }
+            "/quit" | "/exit" => {
+                self.should_quit = true;
+                let mut commands = Vec::new();
+                if self.running {
+                    commands.push(Command::Interrupt);
+                }
+                commands.push(Command::Quit);
+                commands
+            }
+            other => {
+                let skill = other.trim_start_matches('/');
+                if self.skills.iter().any(|(n, _)| n == skill) {
+                    let task = if rest.is_empty() {
+                        "the task at hand".to_owned()
+                    } else {
+                        rest.to_owned()
+                    };
+                    let prompt = format!(
+                        "Use the `{skill}` skill: call use_skill with name \"{skill}\", then follow it for this task: {task}"
+                    );
+                    if self.running {
+                        self.queue.push(prompt);
+                        return Some(vec![Command::QueueChanged(self.queue.clone())]);
+                    }
+                    return Some(self.start_run(prompt));
+                }
+                self.flash = Some(match slash::nearest(other, &self.skills) {
+                    Some(near) => {
+                        format!("unknown command {other}: did you mean {near}? (/help lists them)")
+                    }
+                    None => format!("unknown command {other} (/help lists them)"),
+                });
+                Vec::new()
+            }
+        };
+        Some(commands)
+    }
+
+    fn open_picker(&mut self) -> Vec<Command> {
+        self.picker = Some(Picker::default());
+        self.query_sessions()
+    }
+
+    fn query_sessions(&mut self) -> Vec<Command> {
+        let Some(picker) = &mut self.picker else {
+            return Vec::new();
+        };
+        picker.generation += 1;
+        picker.loading = true;
+        picker.selected = 0;
+        vec![Command::QuerySessions {
+            query: picker.query.clone(),
+            all: picker.all,
+            generation: picker.generation,
+        }]
+    }
+
+    /// The last answer, or its code block `which` (1-based), to the clipboard.
+    fn copy(&mut self, which: &str) -> Vec<Command> {
+        let answer = self
+            .transcript
+            .entries()
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EntryKind::Assistant { text, .. } => Some(text.clone()),
+                _ => None,
+            });
+        let Some(answer) = answer else {
+            self.flash = Some("there is no answer to copy yet".into());
+            return Vec::new();
+        };
+        let text = match which.trim() {
+            "" => answer,
+            n => {
+                let blocks = slash::code_blocks(&answer);
+                match n
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| blocks.get(i))
+                {
+                    Some(block) => block.clone(),
+                    None => {
+                        self.flash = Some(format!(
+                            "the last answer has {} code block(s); /copy N picks one",
+                            blocks.len()
+                        ));
+                        return Vec::new();
+                    }
+                }
+            }
+        };
+        self.flash = Some(format!(
+            "copied {} characters to the clipboard",
+            text.chars().count()
+        ));
+        vec![Command::Copy(text)]
+    }
+
+    /// Takes in an answer from work done off the UI task.
+    pub fn handle_async(&mut self, event: AppEvent) -> Vec<Command> {
+        match event {
+            AppEvent::Sessions { generation, hits } => {
+                if let Some(picker) = &mut self.picker {
+                    picker.accept(generation, hits);
+                }
+            }
+            AppEvent::Files(files) => self.files = Some(files),
+            AppEvent::ShellDone {
+                id,
+                mut result,
+                duration,
+            } => {
+                result.tool_call_id = id;
+                self.transcript.tool_finished(&result, Some(duration));
+                self.transcript.notice(
+                    "the output goes to the model with your next prompt",
+                    Tone::Quiet,
+                );
+            }
+            AppEvent::Compacted(Ok(Some(info))) => {
+                self.flash = None;
+                self.transcript.notice(
+                    format!(
+                        "compacted the conversation: {} → {} tokens ({})",
+                        info.before_tokens, info.after_tokens, info.strategy
+                    ),
+                    Tone::Quiet,
+                );
+            }
+            AppEvent::Compacted(Ok(None)) => {
+                self.flash = Some("nothing to compact yet: the conversation is short".into());
+            }
+            AppEvent::Compacted(Err(error)) => {
+                self.flash = None;
+                self.transcript
+                    .notice(format!("compaction failed: {error}"), Tone::Error);
+            }
+            AppEvent::SessionLoaded {
+                session_id,
+                mode,
+                messages,
+                todos,
+                queue,
+            } => {
+                self.session.session_id = session_id;
+                self.session.mode = mode;
+                self.transcript = Transcript::from_messages(&messages);
+                self.set_history(
+                    messages
+                        .iter()
+                        .filter(|m| m.role == crate::schema::Role::User && !m.is_tool_result())
+                        .map(|m| {
+                            crate::context::mentions::split_attachments(&m.content)
+                                .0
+                                .to_owned()
+                        })
+                        .collect(),
+                );
+                self.todos = todos;
+                self.queue = queue;
+                self.turn = 0;
+                self.tokens = None;
+                self.scroll = Scroll::Follow;
+                self.flash = Some(if self.queue.is_empty() {
+                    format!(
+                        "session {}",
+                        &self.session.session_id[..self.session.session_id.len().min(8)]
+                    )
+                } else {
+                    format!(
+                        "{} queued prompt(s) restored: Enter on an empty input sends the next",
+                        self.queue.len()
+                    )
+                });
+            }
+            AppEvent::Flash(text) => self.flash = Some(text),
+        }
+        Vec::new()
+    }
+}
+
+/// The text after the last `@` when the input ends in a mention being typed.
+fn mention_query(text: &str) -> Option<&str> {
+    let last = text.rsplit(char::is_whitespace).next()?;
+    let query = last.strip_prefix('@')?;
+    (!text.ends_with(char::is_whitespace)).then_some(query)
+}
