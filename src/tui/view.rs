@@ -75,7 +75,7 @@ fn queue_lines(app: &App) -> Vec<Line<'static>> {
         .map(|prompt| {
             let first = prompt.lines().next().unwrap_or("");
             Line::from(vec![
-                Span::styled("  ⏳ queued  ", Style::new().fg(Color::Yellow)),
+                Span::styled("  » queued  ", Style::new().fg(Color::Yellow)),
                 Span::styled(truncate(first, 100), DIM),
             ])
         })
@@ -376,7 +376,7 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
     }
     if !app.mouse_captured {
         segments.push((
-            6,
+            7,
             vec![Span::styled(
                 " · mouse: select (F2)",
                 Style::new().fg(Color::Magenta),

@@ -481,3 +481,6 @@ fn mention_query(text: &str) -> Option<&str> {
     let query = last.strip_prefix('@')?;
     (!text.ends_with(char::is_whitespace)).then_some(query)
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,3 +6,4 @@ mod sessions;
 mod support;
 mod tools;
 mod tui;
+mod workflows;

@@ -42,6 +42,12 @@ pub enum Reply {
     Hang,
     /// Sends the SSE body up to `stall_at` bytes, then holds the connection open in silence.
     Stall { body: Vec<u8>, stall_at: usize },
+    /// The SSE body in `pieces` pieces, `gap` apart: a turn that takes a while.
+    Paced {
+        body: Vec<u8>,
+        pieces: usize,
+        gap: Duration,
+    },
 }
 
 /// A recorded request.
@@ -171,6 +177,23 @@ async fn answer(
                 let _ = tx.send(Ok(head)).await;
                 // Keep the sender (and so the connection) open until the client leaves.
                 tx.closed().await;
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(tokio_stream_from(rx)))
+                .unwrap()
+        }
+        Some(Reply::Paced { body, pieces, gap }) => {
+            let size = body.len().div_ceil(pieces.max(1));
+            let chunks: Vec<Vec<u8>> = body.chunks(size.max(1)).map(<[u8]>::to_vec).collect();
+            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+            tokio::spawn(async move {
+                for chunk in chunks {
+                    if tx.send(Ok(Bytes::from(chunk))).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(gap).await;
+                }
             });
             Response::builder()
                 .header("content-type", "text/event-stream")

@@ -19,6 +19,8 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 pub struct Pty {
     parser: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the program wrote (for sequences with no visible effect, like OSC 52).
+    raw: Arc<Mutex<Vec<u8>>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
@@ -55,6 +57,8 @@ impl Pty {
             0,
         )));
         let feed = Arc::clone(&parser);
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&raw);
         std::thread::spawn(move || {
             let mut buffer = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buffer) {
@@ -62,10 +66,12 @@ impl Pty {
                     break;
                 }
                 feed.lock().unwrap().process(&buffer[..n]);
+                record.lock().unwrap().extend_from_slice(&buffer[..n]);
             }
         });
         Pty {
             parser,
+            raw,
             writer,
             child,
             _master: pair.master,
@@ -74,6 +80,18 @@ impl Pty {
 
     pub fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    pub fn raw_contains(&self, needle: &[u8]) -> bool {
+        self.raw
+            .lock()
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().unwrap_or(0)
     }
 
     pub fn alternate_screen(&self) -> bool {
@@ -108,7 +126,7 @@ impl Drop for Pty {
     }
 }
 
-fn env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
+pub fn env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
     vec![
         ("HOME", run.home.display().to_string()),
         ("HARNESS9_HOME", run.home.display().to_string()),
@@ -117,11 +135,11 @@ fn env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn harness9() -> &'static Path {
+pub fn harness9() -> &'static Path {
     Path::new(assert_cmd::cargo::cargo_bin!("harness9"))
 }
 
-fn start(run: &Run, mock: &MockLlm) -> Pty {
+pub fn start(run: &Run, mock: &MockLlm) -> Pty {
     let pty = Pty::spawn(harness9(), &[], &run.workdir, &env(run, mock));
     pty.wait_for("Ask harness9 to do something");
     pty

@@ -1,0 +1,360 @@
+//! The workflows through the real update and draw code: slash commands, completion, the picker,
+//! shell commands, queued prompts, copying, pastes.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::super::app::{App, AppEvent, Command, SessionView};
+use super::super::view;
+use crate::engine::{DoneInfo, Event, EventKind};
+use crate::memory::{SearchHit, SessionRecord};
+use crate::planning::Mode;
+use crate::schema::{Message, ToolResult};
+
+fn app() -> App {
+    let mut app = App::new(SessionView {
+        session_id: "current0000".into(),
+        provider: "openai".into(),
+        model: "gpt-4o".into(),
+        workdir: "/work/repo".into(),
+        mode: Mode::Default,
+        context_window: 128_000,
+    });
+    app.skills = vec![("deploy".into(), "ship to staging".into())];
+    app
+}
+
+fn screen(app: &mut App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| view::draw(app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..30)
+        .map(|y| {
+            (0..100)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+    text.chars()
+        .flat_map(|c| app.handle_key(key(KeyCode::Char(c))))
+        .collect()
+}
+
+fn send(app: &mut App, text: &str) -> Vec<Command> {
+    let mut commands = type_text(app, text);
+    commands.extend(app.handle_key(key(KeyCode::Enter)));
+    commands
+}
+
+fn done() -> Event {
+    Event {
+        turn: 1,
+        kind: EventKind::Done(DoneInfo {
+            turns: 1,
+            input_tokens: 1,
+            output_tokens: 1,
+        }),
+    }
+}
+
+#[test]
+fn prompts_typed_while_working_are_queued_and_sent_in_order() {
+    let mut app = app();
+    assert_eq!(send(&mut app, "first"), [Command::Submit("first".into())]);
+    assert_eq!(
+        send(&mut app, "second"),
+        [Command::QueueChanged(vec!["second".into()])]
+    );
+    send(&mut app, "third");
+    let text = screen(&mut app);
+    assert!(
+        text.contains("» queued  second") && text.contains("» queued  third"),
+        "{text}"
+    );
+    // Up takes the last one back to edit; Enter queues it again.
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(app.input_text(), "third");
+    assert_eq!(app.queue, ["second"]);
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(app.queue, ["second", "third"]);
+    // The turn ends: the next one goes out by itself.
+    let commands = app.handle_engine(done());
+    assert_eq!(
+        commands,
+        [
+            Command::Submit("second".into()),
+            Command::QueueChanged(vec!["third".into()])
+        ]
+    );
+    assert!(app.running);
+    // Esc keeps what is queued; Enter on an empty input sends it.
+    app.handle_engine(Event {
+        turn: 2,
+        kind: EventKind::Error("interrupted".into()),
+    });
+    assert_eq!(app.queue, ["third"]);
+    assert!(screen(&mut app).contains("1 queued prompt(s) kept"));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [
+            Command::Submit("third".into()),
+            Command::QueueChanged(vec![])
+        ]
+    );
+}
+
+#[test]
+fn slash_commands_do_what_they_say() {
+    let mut app = app();
+    assert_eq!(
+        send(&mut app, "/rename parser-work"),
+        [Command::Rename("parser-work".into())]
+    );
+    assert_eq!(send(&mut app, "/mode plan"), [Command::SetMode(Mode::Plan)]);
+    assert_eq!(
+        send(&mut app, "/model gpt-4.1"),
+        [Command::SetModel("gpt-4.1".into())]
+    );
+    assert_eq!(send(&mut app, "/compact"), [Command::Compact]);
+    assert_eq!(send(&mut app, "/new"), [Command::NewSession]);
+    assert!(send(&mut app, "/todos").is_empty() && app.show_todos);
+    send(&mut app, "/help");
+    assert!(app.help);
+    app.handle_key(key(KeyCode::Esc));
+    assert!(send(&mut app, "/compcat").is_empty());
+    assert!(
+        app.flash
+            .as_deref()
+            .unwrap()
+            .contains("did you mean /compact?")
+    );
+    let commands = send(&mut app, "/deploy the api");
+    assert!(
+        matches!(&commands[..], [Command::Submit(p)] if p.contains("use_skill with name \"deploy\"") && p.ends_with("the api"))
+    );
+    app.handle_engine(done());
+    app.transcript
+        .push(super::super::transcript::EntryKind::Assistant {
+            text: "Run this:\n\n```sh\ncargo test\n```\n\nthen\n\n```sh\ncargo clippy\n```".into(),
+            streaming: false,
+        });
+    assert_eq!(
+        send(&mut app, "/copy 2"),
+        [Command::Copy("cargo clippy\n".into())]
+    );
+    assert!(
+        matches!(&send(&mut app, "/copy")[..], [Command::Copy(t)] if t.starts_with("Run this:"))
+    );
+    assert!(send(&mut app, "/copy 9").is_empty());
+    send(&mut app, "/clear");
+    assert!(app.transcript.is_empty());
+    assert_eq!(send(&mut app, "/quit"), [Command::Quit]);
+}
+
+#[test]
+fn the_popup_completes_commands_and_files() {
+    let mut app = app();
+    type_text(&mut app, "/co");
+    let text = screen(&mut app);
+    assert!(
+        text.contains("/compact") && text.contains("/copy [N]"),
+        "{text}"
+    );
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(
+        app.input_text(),
+        "/copy ",
+        "a command with arguments waits for them"
+    );
+    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+
+    assert_eq!(type_text(&mut app, "look at @"), [Command::ListFiles]);
+    app.handle_async(AppEvent::Files(vec![
+        "README.md".into(),
+        "src/main.rs".into(),
+        "src/engine/run_loop.rs".into(),
+    ]));
+    type_text(&mut app, "mai");
+    assert!(screen(&mut app).contains("src/main.rs"));
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.input_text(),
+        "look at @src/main.rs ",
+        "Enter takes the completion, it does not send"
+    );
+}
+
+fn hit(id: &str, title: &str) -> SearchHit {
+    SearchHit {
+        session: SessionRecord {
+            id: id.into(),
+            name: None,
+            title: title.into(),
+            workdir: "/work/repo".into(),
+            provider: "openai".into(),
+            model: "gpt-4o".into(),
+            mode: "default".into(),
+            created_at: 0,
+            updated_at: crate::memory::now_ms(),
+            message_count: 4,
+        },
+        snippet: String::new(),
+    }
+}
+
+#[test]
+fn the_picker_queries_off_the_ui_and_drops_stale_answers() {
+    let mut app = app();
+    let commands = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    assert_eq!(
+        commands,
+        [Command::QuerySessions {
+            query: String::new(),
+            all: false,
+            generation: 1
+        }]
+    );
+    let commands = type_text(&mut app, "pa");
+    assert_eq!(
+        commands.last(),
+        Some(&Command::QuerySessions {
+            query: "pa".into(),
+            all: false,
+            generation: 3
+        })
+    );
+    // An answer to an older query arrives late: it is dropped.
+    app.handle_async(AppEvent::Sessions {
+        generation: 1,
+        hits: vec![hit("old", "stale result")],
+    });
+    assert!(!screen(&mut app).contains("stale result"));
+    app.handle_async(AppEvent::Sessions {
+        generation: 3,
+        hits: vec![hit("aaa111", "parser work"), hit("bbb222", "packaging")],
+    });
+    let text = screen(&mut app);
+    assert!(
+        text.contains("parser work") && text.contains("packaging") && text.contains("4 messages"),
+        "{text}"
+    );
+    assert_eq!(
+        app.handle_key(key(KeyCode::Tab)),
+        [Command::QuerySessions {
+            query: "pa".into(),
+            all: true,
+            generation: 4
+        }]
+    );
+    app.handle_async(AppEvent::Sessions {
+        generation: 4,
+        hits: vec![hit("aaa111", "parser work"), hit("bbb222", "packaging")],
+    });
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [Command::ResumeSession("bbb222".into())]
+    );
+    assert!(app.picker.is_none());
+}
+
+#[test]
+fn a_loaded_session_shows_its_transcript_mode_queue_and_an_interrupted_turn() {
+    let mut app = app();
+    let mut answer = Message::assistant("Looking.");
+    answer.tool_calls = vec![crate::schema::ToolCall {
+        id: "a".into(),
+        name: "bash".into(),
+        arguments: r#"{"command":"ls"}"#.into(),
+    }];
+    let messages = vec![
+        Message::user(
+            "first task\n\n<attached-files>\n<file path=\"a.rs\">x</file>\n</attached-files>",
+        ),
+        answer,
+        Message::tool_result(&ToolResult::ok("a", "src")),
+        Message::assistant("Done."),
+        Message::user("second task, cut off by a kill"),
+    ];
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: "other".into(),
+        mode: Mode::Plan,
+        messages,
+        todos: vec![],
+        queue: vec!["after that".into()],
+    });
+    let text = screen(&mut app);
+    assert!(text.contains("› first task  (+1 attached file)"), "{text}");
+    assert!(!text.contains("<attached-files>"));
+    assert!(
+        text.contains("✓ bash  ls")
+            && text.contains("this turn was interrupted before it finished"),
+        "{text}"
+    );
+    assert!(text.contains("» queued  after that"));
+    assert_eq!(app.session.mode, Mode::Plan);
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(
+        app.input_text(),
+        "after that",
+        "Up edits the restored queue first"
+    );
+}
+
+#[test]
+fn a_shell_command_runs_without_the_model_and_shows_its_output() {
+    let mut app = app();
+    let commands = send(&mut app, "!echo hi");
+    let [Command::RunShell { id, command }] = &commands[..] else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(command, "echo hi");
+    assert!(!app.running, "no model run");
+    app.handle_async(AppEvent::ShellDone {
+        id: id.clone(),
+        result: ToolResult::ok("x", "hi\nexit status: 0"),
+        duration: Duration::from_millis(3),
+    });
+    let text = screen(&mut app);
+    assert!(
+        text.contains("✓ bash  echo hi") && text.contains("│ hi"),
+        "{text}"
+    );
+    assert!(text.contains("the output goes to the model with your next prompt"));
+}
+
+#[test]
+fn long_pastes_collapse_and_are_sent_whole_and_the_mouse_can_be_released() {
+    let mut app = app();
+    screen(&mut app);
+    let long: String = (0..200).map(|i| format!("line {i}\n")).collect();
+    app.handle_paste(&long);
+    assert_eq!(app.input_text(), "[pasted 200 lines #1]");
+    let commands = app.handle_key(key(KeyCode::Enter));
+    assert!(matches!(&commands[..], [Command::Submit(text)] if text == &long));
+    assert_eq!(
+        app.handle_key(key(KeyCode::F(2))),
+        [Command::SetMouseCapture(false)]
+    );
+    assert!(
+        screen(&mut app)
+            .lines()
+            .last()
+            .unwrap()
+            .contains("mouse: select (F2)")
+    );
+}

@@ -1,0 +1,312 @@
+//! The daily workflows through the real binary in a pseudo-terminal: coming back to a session,
+//! finding one, surviving a kill, naming, compacting, queueing, shell, mentions and copying.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+
+use crate::exec::{Run, wait_for};
+use crate::support::{MockLlm, Reply, Split, openai_text_json, openai_text_sse, openai_tool_sse};
+use crate::tui::{Pty, env, harness9, start};
+
+fn quit(mut pty: Pty) {
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again");
+    pty.send("\x03");
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while pty.alternate_screen() {
+        assert!(std::time::Instant::now() < until, "harness9 did not quit");
+        std::thread::yield_now();
+    }
+}
+
+fn open(run: &Run, mock: &MockLlm, args: &[&str]) -> Pty {
+    Pty::spawn(harness9(), args, &run.workdir, &env(run, mock))
+}
+
+#[test]
+fn quit_then_continue_shows_the_transcript_in_the_same_mode() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("The first answer."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("\x1b[Z");
+    pty.wait_for(" auto-edit ");
+    pty.send("the first prompt\r");
+    pty.wait_for("The first answer.");
+    quit(pty);
+
+    let pty = open(&run, &mock, &["--continue"]);
+    let screen = pty.wait_for("The first answer.");
+    assert!(screen.contains("› the first prompt"), "{screen}");
+    assert!(
+        screen.contains(" auto-edit "),
+        "the mode came back: {screen}"
+    );
+}
+
+#[test]
+fn resume_opens_the_picker_and_a_word_from_a_tool_result_finds_the_session() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::write(run.workdir.join("fruit.txt"), "the rare word is kumquat\n").unwrap();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("c1", "read_file", r#"{"path":"fruit.txt"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Read it."),
+        split: Split::Whole,
+    });
+    assert_eq!(
+        run.exec(&mock, &["exec", "--json", "read the fruit file"])
+            .status
+            .code(),
+        Some(0)
+    );
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Something else."),
+        split: Split::Whole,
+    });
+    assert_eq!(
+        run.exec(&mock, &["exec", "--json", "an unrelated task"])
+            .status
+            .code(),
+        Some(0)
+    );
+
+    let mut pty = open(&run, &mock, &["--resume"]);
+    pty.wait_for("Resume a session");
+    let screen = pty.wait_for("an unrelated task");
+    assert!(screen.contains("read the fruit file"), "{screen}");
+    pty.send("kumquat");
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let screen = pty.screen();
+        if screen.contains("[kumquat]") && !screen.contains("an unrelated task") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the filter did not narrow: {screen}"
+        );
+        std::thread::yield_now();
+    }
+    pty.send("\r");
+    let screen = pty.wait_for("Read it.");
+    assert!(
+        screen.contains("› read the fruit file") && screen.contains("✓ read_file  fruit.txt"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_kill_mid_answer_then_continue_keeps_finished_turns_and_marks_the_cut_one() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("A finished answer."),
+        split: Split::Whole,
+    });
+    let body = openai_text_sse("A half written answer that never ends");
+    mock.push(Reply::Stall {
+        stall_at: body.len() * 2 / 3,
+        body,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("first question\r");
+    pty.wait_for("A finished answer.");
+    pty.send("second question\r");
+    pty.wait_for("half written");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pty.pid() as i32, libc::SIGKILL) };
+    drop(pty);
+
+    let pty = open(&run, &mock, &["--continue"]);
+    let screen = pty.wait_for("this turn was interrupted");
+    assert!(
+        screen.contains("› first question") && screen.contains("A finished answer."),
+        "{screen}"
+    );
+    assert!(screen.contains("› second question"), "{screen}");
+}
+
+#[test]
+fn rename_then_resume_by_name() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Noted."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("remember the parser work\r");
+    pty.wait_for("Noted.");
+    pty.send("/rename parser-work\r");
+    pty.wait_for("renamed");
+    quit(pty);
+    let pty = open(&run, &mock, &["--resume", "parser-work"]);
+    pty.wait_for("› remember the parser work");
+}
+
+#[test]
+fn compact_emits_a_compaction_line() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let long: String = (0..3000).map(|i| format!("word{i} ")).collect();
+    mock.push(Reply::Sse {
+        body: openai_text_sse(&long),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Short answer."),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Json(openai_text_json(
+        "The user asked for a long text and got it.",
+    )));
+    let mut pty = Pty::spawn(
+        harness9(),
+        &["--context-window", "10000"],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    pty.wait_for("Ask harness9");
+    pty.send("write a lot\r");
+    pty.wait_for("word2999");
+    pty.send("and a short one\r");
+    pty.wait_for("Short answer.");
+    pty.send("/compact\r");
+    let screen = pty.wait_for("compacted the conversation");
+    assert!(screen.contains("(summarization)"), "{screen}");
+    let summary_request = mock.requests().pop().unwrap().body;
+    assert!(
+        summary_request["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("word2999")
+    );
+}
+
+#[test]
+fn a_prompt_queued_while_working_is_sent_when_the_turn_ends() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Paced {
+        body: openai_text_sse("A slow answer arriving piece by piece."),
+        pieces: 12,
+        gap: Duration::from_millis(150),
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("The queued one is answered."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("slow one\r");
+    pty.wait_for("turn 1");
+    pty.send("the queued prompt\r");
+    pty.wait_for("» queued  the queued prompt");
+    pty.wait_for("The queued one is answered.");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let last_user = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    assert_eq!(last_user["content"], "the queued prompt");
+}
+
+#[test]
+fn a_shell_command_shows_its_output_without_a_model_request() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let mut pty = start(&run, &mock);
+    pty.send("!echo hi-from-shell-mode\r");
+    let screen = pty.wait_for("│ hi-from-shell-mode");
+    assert!(
+        screen.contains("✓ bash  echo hi-from-shell-mode"),
+        "{screen}"
+    );
+    assert!(mock.requests().is_empty(), "no model was involved");
+    // The next prompt carries the output to the model.
+    mock.push(Reply::Sse {
+        body: openai_text_sse("I saw it."),
+        split: Split::Whole,
+    });
+    pty.send("what did it print?\r");
+    pty.wait_for("I saw it.");
+    let body = &mock.requests()[0].body;
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    assert!(
+        user["content"]
+            .as_str()
+            .unwrap()
+            .contains("hi-from-shell-mode")
+    );
+}
+
+#[test]
+fn at_completes_a_file_name_and_attaches_the_file() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::write(run.workdir.join("CHANGELOG.md"), "v1: the first release\n").unwrap();
+    std::fs::write(run.workdir.join("other.txt"), "").unwrap();
+    let mut pty = start(&run, &mock);
+    pty.send("summarise @CHANG");
+    pty.wait_for("CHANGELOG.md");
+    pty.send("\t");
+    pty.wait_for("› summarise @CHANGELOG.md");
+    mock.push(Reply::Sse {
+        body: openai_text_sse("One release."),
+        split: Split::Whole,
+    });
+    pty.send("\r");
+    pty.wait_for("One release.");
+    let body = &mock.requests()[0].body;
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    assert!(
+        user["content"]
+            .as_str()
+            .unwrap()
+            .contains("v1: the first release")
+    );
+}
+
+#[test]
+fn copy_writes_an_osc52_sequence_with_the_answer() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("copy me exactly"),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("say something\r");
+    pty.wait_for("copy me exactly");
+    pty.send("/copy\r");
+    pty.wait_for("copied 15 characters");
+    let encoded = base64::engine::general_purpose::STANDARD.encode("copy me exactly");
+    let sequence = format!("\x1b]52;c;{encoded}\x07");
+    wait_for("the OSC 52 sequence", || {
+        pty.raw_contains(sequence.as_bytes())
+    });
+}
