@@ -206,3 +206,89 @@ fn compaction_summarization_5000(bencher: Bencher) {
         },
     );
 }
+
+const PICKER_SESSIONS: usize = 10_000;
+const PICKER_MESSAGES_PER_SESSION: usize = 100;
+
+/// 10,000 sessions with 1,000,000 messages over 50 directories, for the picker.
+fn picker_store() -> &'static SessionStore {
+    static STORE: OnceLock<SessionStore> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-picker.db");
+        let fresh = !path.exists();
+        let store = SessionStore::open(&path).unwrap();
+        if fresh {
+            runtime()
+                .block_on(store.call(|conn| {
+                    let tx = conn.transaction()?;
+                    {
+                        let mut session = tx.prepare(
+                            "INSERT INTO sessions (id, workdir, title, created_at, updated_at, message_count)
+                             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                        )?;
+                        let mut message = tx.prepare(
+                            "INSERT INTO messages (session_id, seq, role, content, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                        )?;
+                        let mut fts = tx.prepare("INSERT INTO messages_fts (rowid, text) VALUES (?1, ?2)")?;
+                        for s in 0..PICKER_SESSIONS {
+                            let id = format!("pick{s:06}");
+                            session.execute(params![id, format!("/repo/{}", s % 50), format!("Session {s}: fix handler {s}"), s as i64, PICKER_MESSAGES_PER_SESSION as i64])?;
+                            for (seq, m) in (0..PICKER_MESSAGES_PER_SESSION / 4).flat_map(|t| turn(s * 31 + t)).enumerate() {
+                                message.execute(params![id, seq as i64 + 1, m.role.as_str(), m.content, serde_json::to_string(&m).unwrap()])?;
+                                fts.execute(params![tx.last_insert_rowid(), m.content])?;
+                            }
+                        }
+                    }
+                    tx.commit()
+                }))
+                .unwrap();
+        }
+        store
+    })
+}
+
+/// What the picker runs when it opens: this directory's newest sessions.
+#[divan::bench(sample_count = 20)]
+fn picker_open_10000_sessions_1m_messages(bencher: Bencher) {
+    let store = picker_store();
+    let runtime = runtime();
+    bencher.bench(|| {
+        assert_eq!(
+            runtime
+                .block_on(store.list(Some("/repo/7"), 500))
+                .unwrap()
+                .len(),
+            200
+        )
+    });
+}
+
+/// What one keystroke in the picker runs: title and full-text search in this directory.
+#[divan::bench(sample_count = 20)]
+fn picker_filter_keystroke_1m_messages(bencher: Bencher) {
+    let store = picker_store();
+    let runtime = runtime();
+    bencher.bench(|| {
+        assert!(
+            !runtime
+                .block_on(store.search("handler 230 empty", Some("/repo/7"), 200))
+                .unwrap()
+                .is_empty()
+        )
+    });
+}
+
+/// The same keystroke with Tab (every directory).
+#[divan::bench(sample_count = 20)]
+fn picker_filter_keystroke_all_directories(bencher: Bencher) {
+    let store = picker_store();
+    let runtime = runtime();
+    bencher.bench(|| {
+        assert!(
+            !runtime
+                .block_on(store.search("queue empty", None, 200))
+                .unwrap()
+                .is_empty()
+        )
+    });
+}

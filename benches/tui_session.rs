@@ -28,6 +28,17 @@ struct Session {
 
 impl Session {
     fn start(home: &Path, workdir: &Path, mock: &MockLlm) -> (Session, Duration) {
+        Self::start_with(home, workdir, mock, &[], "Ask harness9 to do something")
+    }
+
+    /// Starts harness9 with `args`; the time is until the screen shows `ready`.
+    fn start_with(
+        home: &Path,
+        workdir: &Path,
+        mock: &MockLlm,
+        args: &[&str],
+        ready: &str,
+    ) -> (Session, Duration) {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 60,
@@ -37,6 +48,7 @@ impl Session {
             })
             .unwrap();
         let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
+        command.args(args);
         command.cwd(workdir);
         command.env_clear();
         command.env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -215,6 +227,55 @@ fn main() {
     let answer_cpu = session.cpu_seconds() - before;
     let rss_after = session.rss_mb();
 
+    // A stored session of 5,000 messages, resumed: time until its last answer is on screen.
+    let resume_id = {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = harness9::memory::SessionStore::open(&home.join("sessions.db")).unwrap();
+            let record = store
+                .create(harness9::memory::NewSession {
+                    workdir: workdir.canonicalize().unwrap().display().to_string(),
+                    provider: "openai".into(),
+                    model: "gpt-4o".into(),
+                    mode: "default".into(),
+                })
+                .await
+                .unwrap();
+            let mut messages = Vec::new();
+            for i in 0..2_500 {
+                messages.push(harness9::schema::Message::user(format!(
+                    "question {i} about the parser"
+                )));
+                messages.push(harness9::schema::Message::assistant(format!(
+                    "Answer {i}: the parser's `split` needs **care**.\n\n- point one\n- point two"
+                )));
+            }
+            messages.push(harness9::schema::Message::user("the very last question"));
+            messages.pop();
+            messages.push(harness9::schema::Message::assistant(
+                "THE-LAST-STORED-ANSWER",
+            ));
+            store.append(&record.id, &messages).await.unwrap();
+            store.flush().await.unwrap();
+            record.id
+        })
+    };
+    let mut resumes = Vec::new();
+    for _ in 0..5 {
+        let (session, took) = Session::start_with(
+            &home,
+            &workdir,
+            &mock,
+            &["--resume", &resume_id],
+            "THE-LAST-STORED-ANSWER",
+        );
+        resumes.push(took.as_secs_f64() * 1000.0);
+        drop(session);
+    }
+
     println!("| measure | value | target |");
     println!("| --- | --- | --- |");
     println!(
@@ -230,4 +291,8 @@ fn main() {
     println!("| idle CPU over 10 s | {idle_cpu:.2} s | 0 |");
     println!("| resident memory idle | {rss_idle:.1} MB | < 25 MB |");
     println!("| resident memory after the answer | {rss_after:.1} MB | |");
+    println!(
+        "| resume a 5,000-message session to its first frame (median of 5) | {:.1} ms | |",
+        median(resumes)
+    );
 }

@@ -133,14 +133,88 @@ fn search_text(message: &Message) -> String {
     text
 }
 
-/// Words of a user's query as an FTS5 expression: every word must appear, each as a prefix.
-fn fts_query(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric() && c != '_')
+/// The words of a user's query, as the FTS tokenizer splits them.
+fn query_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{}\"*", w.replace('"', "")))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// A query as an FTS5 expression: every word must appear; the last one, still being typed,
+/// as a prefix (prefixes of common words are what makes a query slow, so only that one).
+fn fts_query(text: &str) -> Option<String> {
+    let words = query_words(text);
+    let last = words.len().checked_sub(1)?;
+    let terms: Vec<String> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i == last {
+                format!("\"{w}\"*")
+            } else {
+                format!("\"{w}\"")
+            }
+        })
         .collect();
-    (!words.is_empty()).then(|| words.join(" "))
+    Some(terms.join(" "))
+}
+
+/// A short excerpt of `text` around the first query word, with the words in brackets.
+fn snippet(text: &str, words: &[String]) -> String {
+    const AROUND: usize = 40;
+    let lower = text.to_lowercase();
+    let at = words
+        .iter()
+        .filter_map(|w| lower.find(w.as_str()))
+        .min()
+        .unwrap_or(0);
+    let start = lower[..at]
+        .char_indices()
+        .rev()
+        .nth(AROUND)
+        .map_or(0, |(i, _)| i);
+    let end = lower[at..]
+        .char_indices()
+        .nth(AROUND * 2)
+        .map_or(lower.len(), |(i, _)| at + i);
+    // `lower` and `text` can differ in length for a few scripts; cut `text` safely.
+    let (start, end) = if lower.len() == text.len() {
+        (start, end)
+    } else {
+        (0, text.len().min(AROUND * 3))
+    };
+    let cut = |i: usize| text.is_char_boundary(i);
+    let (start, end) = (
+        if cut(start) { start } else { 0 },
+        if cut(end) { end } else { text.len() },
+    );
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    let piece = text[start..end].replace('\n', " ");
+    let mut marked = piece.clone();
+    for word in words {
+        let lower_piece = marked.to_lowercase();
+        if let Some(i) = lower_piece.find(word.as_str())
+            && lower_piece.len() == marked.len()
+            && marked.is_char_boundary(i)
+            && marked.is_char_boundary(i + word.len())
+        {
+            marked = format!(
+                "{}[{}]{}",
+                &marked[..i],
+                &marked[i..i + word.len()],
+                &marked[i + word.len()..]
+            );
+        }
+    }
+    out.push_str(&marked);
+    if end < text.len() {
+        out.push('…');
+    }
+    out
 }
 
 impl SessionStore {
@@ -566,33 +640,65 @@ fn search(
     let Some(query) = fts_query(text) else {
         return Ok(hits);
     };
-    // Messages ranked by bm25 (lower is better); each session is placed by its best message.
-    let mut by_content = conn.prepare_cached(&format!(
-        "SELECT {}, snippet(messages_fts, 0, '[', ']', '…', 12)
-         FROM messages_fts
-         JOIN messages m ON m.id = messages_fts.rowid
-         JOIN sessions s ON s.id = m.session_id
-         WHERE messages_fts MATCH ?1 AND (?2 IS NULL OR s.workdir = ?2)
-         ORDER BY bm25(messages_fts) LIMIT ?3",
-        SESSION_COLUMNS
-            .split(", ")
-            .map(|c| format!("s.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))?;
-    // Enough message hits to fill `limit` sessions even when some sessions match many times.
-    let scan = limit.saturating_mul(20).max(200);
-    let rows = by_content.query_map(params![query, workdir, scan], |row| {
-        Ok(SearchHit {
-            session: session_from_row(row)?,
-            snippet: row.get(10)?,
-        })
-    })?;
-    for hit in rows {
-        let hit = hit?;
-        if !hits.iter().any(|h| h.session.id == hit.session.id) {
-            hits.push(hit);
+    // The newest matching messages first (FTS5 walks rowids cheaply, while ranking every match
+    // of a common word would not), at most SCAN of them; each session is then placed by its
+    // best bm25 score among those (lower is better), and only shown sessions get a snippet.
+    const SCAN: i64 = 2000;
+    // The FTS table alone, so that its rowid order (and the LIMIT) drive the scan.
+    let mut candidates = conn.prepare_cached(
+        "SELECT rowid, bm25(messages_fts) FROM messages_fts
+         WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+    )?;
+    let scan = if workdir.is_some() { SCAN * 4 } else { SCAN };
+    let matches: Vec<(i64, f64)> = candidates
+        .query_map(params![query, scan], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut owner = conn.prepare_cached(
+        "SELECT m.session_id, s.workdir FROM messages m JOIN sessions s ON s.id = m.session_id
+         WHERE m.id = ?1",
+    )?;
+    let mut best: Vec<(String, i64, f64)> = Vec::new();
+    let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (rowid, score) in matches {
+        let Some((session, dir)) = owner
+            .query_row(params![rowid], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .optional()?
+        else {
+            continue;
+        };
+        if workdir.is_some_and(|w| w != dir) {
+            continue;
         }
+        match position.get(&session) {
+            Some(&at) if score < best[at].2 => best[at] = (session, rowid, score),
+            Some(_) => {}
+            None => {
+                position.insert(session.clone(), best.len());
+                best.push((session, rowid, score));
+            }
+        }
+    }
+    best.sort_by(|a, b| a.2.total_cmp(&b.2));
+    // FTS5's snippet() would run the MATCH again for every hit; the message text is at hand.
+    let mut content = conn.prepare_cached("SELECT content FROM messages WHERE id = ?1")?;
+    let words = query_words(text);
+    for (session_id, rowid, _) in best.into_iter().take(limit.max(0) as usize) {
+        if hits.iter().any(|h| h.session.id == session_id) {
+            continue;
+        }
+        let Some(session) = get(conn, &session_id)? else {
+            continue;
+        };
+        let text: String = content
+            .query_row(params![rowid], |row| row.get(0))
+            .optional()?
+            .unwrap_or_default();
+        hits.push(SearchHit {
+            session,
+            snippet: snippet(&text, &words),
+        });
     }
     hits.truncate(limit.max(0) as usize);
     Ok(hits)
