@@ -85,7 +85,7 @@ impl Session {
             _master: pair.master,
             pid,
         };
-        session.wait_for("Ask harness9 to do something");
+        session.wait_for(ready);
         let first_frame = started.elapsed();
         (session, first_frame)
     }
