@@ -199,3 +199,66 @@ mod engine {
         });
     }
 }
+
+mod permission {
+    //! The run / ask / deny decision, made on every tool call, with 200 rules in the settings.
+
+    use std::collections::HashSet;
+
+    use divan::Bencher;
+    use harness9::engine::permission::decide;
+    use harness9::engine::rules::{PermissionRules, project_file};
+    use harness9::planning::Mode;
+    use harness9::tools::{Bash, EditFile};
+
+    const RULES: usize = 200;
+
+    fn setup() -> (tempfile::TempDir, PermissionRules) {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().canonicalize().unwrap();
+        let mut allow = Vec::new();
+        let mut ask = Vec::new();
+        let mut deny = Vec::new();
+        for i in 0..RULES {
+            match i % 4 {
+                0 => allow.push(format!("bash(tool{i} run*)")),
+                1 => allow.push(format!("edit_file(src/module{i}/**)")),
+                2 => ask.push(format!("bash(deploy{i} *)")),
+                _ => deny.push(format!("read_file(**/secret{i}.env)")),
+            }
+        }
+        let settings =
+            serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
+        std::fs::create_dir_all(work.join(".harness9")).unwrap();
+        std::fs::write(project_file(&work), settings.to_string()).unwrap();
+        let rules = PermissionRules::new(&work, &work.join("home"));
+        (dir, rules)
+    }
+
+    #[divan::bench(sample_count = 50)]
+    fn decide_bash_call_200_rules(bencher: Bencher) {
+        let (dir, rules) = setup();
+        let work = dir.path().canonicalize().unwrap();
+        let allowed = HashSet::new();
+        let arguments = serde_json::json!({"command": "cargo test -p parser && git status"});
+        bencher.bench_local(|| decide(&Bash, &arguments, Mode::Default, &work, &allowed, &rules));
+    }
+
+    #[divan::bench(sample_count = 50)]
+    fn decide_edit_call_200_rules(bencher: Bencher) {
+        let (dir, rules) = setup();
+        let work = dir.path().canonicalize().unwrap();
+        let allowed = HashSet::new();
+        let arguments = serde_json::json!({"path": "src/module197/lib.rs", "old_string": "a", "new_string": "b"});
+        bencher.bench_local(|| {
+            decide(
+                &EditFile,
+                &arguments,
+                Mode::Default,
+                &work,
+                &allowed,
+                &rules,
+            )
+        });
+    }
+}

@@ -124,6 +124,10 @@ pub async fn assemble(
             session.id.clone(),
         )))
         .observer(Arc::new(TracingObserver))
+        .permission_rules(Arc::new(crate::engine::rules::PermissionRules::new(
+            &settings.workdir,
+            &settings.home,
+        )))
         .build();
     Ok(Assembly {
         engine: Arc::new(engine),

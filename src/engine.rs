@@ -6,6 +6,7 @@
 mod emitter;
 pub mod event;
 pub mod permission;
+pub mod rules;
 mod run_loop;
 mod tool_runner;
 
@@ -116,6 +117,9 @@ pub struct AgentEngine {
     allowed: Mutex<HashSet<String>>,
     /// Output of commands the user ran (`!cmd`), handed to the model with the next prompt.
     user_context: Mutex<Vec<String>>,
+    rules: Arc<rules::PermissionRules>,
+    /// Keep going by itself while the todo list has open items (plan review's choice).
+    auto_continue: std::sync::atomic::AtomicBool,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -127,9 +131,23 @@ pub struct AgentEngineBuilder {
     session: Option<Arc<dyn Session>>,
     mode: Mode,
     todos: Option<Arc<TodoStore>>,
+    rules: Option<Arc<rules::PermissionRules>>,
+    auto_continue: bool,
 }
 
 impl AgentEngineBuilder {
+    /// Permission rules (the settings files); none by default.
+    pub fn permission_rules(mut self, rules: Arc<rules::PermissionRules>) -> Self {
+        self.rules = Some(rules);
+        self
+    }
+
+    /// Continue by itself while todos are open (design: 自动续跑).
+    pub fn auto_continue(mut self, on: bool) -> Self {
+        self.auto_continue = on;
+        self
+    }
+
     pub fn max_turns(mut self, n: u32) -> Self {
         self.options.max_turns = n;
         self
@@ -215,6 +233,10 @@ impl AgentEngineBuilder {
             }),
             allowed: Mutex::new(HashSet::new()),
             user_context: Mutex::new(Vec::new()),
+            rules: self
+                .rules
+                .unwrap_or_else(|| Arc::new(rules::PermissionRules::none())),
+            auto_continue: std::sync::atomic::AtomicBool::new(self.auto_continue),
         }
     }
 }
@@ -233,7 +255,23 @@ impl AgentEngine {
             session: None,
             mode: Mode::default(),
             todos: None,
+            rules: None,
+            auto_continue: false,
         }
+    }
+
+    /// Turns auto-continue on or off from the next run on.
+    pub fn set_auto_continue(&self, on: bool) {
+        self.auto_continue
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn auto_continue_enabled(&self) -> bool {
+        self.auto_continue.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn rules(&self) -> &Arc<rules::PermissionRules> {
+        &self.rules
     }
 
     /// Switches the stored conversation from the next run on; "allow always" answers belong to
@@ -384,5 +422,7 @@ impl AgentEngine {
     }
 }
 
+#[cfg(test)]
+mod planning_tests;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Planning: the execution modes (what may run without asking; the one place that names them
 //! and their order) and the session's todo list. The approval decision lives with the engine.
 
+pub mod readonly;
 mod todo;
 
 use std::fmt;

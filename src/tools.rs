@@ -26,7 +26,7 @@ pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use todo_write::TodoWrite;
 pub use use_skill::UseSkill;
-pub use write_file::WriteFile;
+pub use write_file::{WriteFile, write_atomic};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -95,6 +95,19 @@ pub trait Tool: Send + Sync {
         Vec::new()
     }
 
+    /// Whether plan mode offers the tool to the model (it may still refuse some calls).
+    fn offered_in_plan(&self) -> bool {
+        self.kind().allowed_in_plan()
+    }
+
+    /// The text permission rules match a call by: the command, or the path.
+    fn rule_subject(&self, arguments: &Value) -> Option<String> {
+        ["command", "path"]
+            .iter()
+            .find_map(|key| arguments.get(*key).and_then(Value::as_str))
+            .map(str::to_owned)
+    }
+
     /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind
     /// plan mode does not allow is refused; `bash` narrows this to read-only commands.
     fn plan_mode_refusal(&self, _arguments: &Value) -> Option<String> {
@@ -159,7 +172,7 @@ impl Registry {
     pub fn available_tools(&self, mode: Mode) -> Vec<ToolDefinition> {
         self.tools
             .values()
-            .filter(|tool| mode != Mode::Plan || tool.kind().allowed_in_plan())
+            .filter(|tool| mode != Mode::Plan || tool.offered_in_plan())
             .map(|tool| tool.definition())
             .collect()
     }

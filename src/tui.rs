@@ -8,6 +8,7 @@ pub mod highlight;
 mod keymap;
 pub mod markdown;
 mod picker;
+mod plan_review;
 mod slash;
 mod terminal;
 mod tool_view;
@@ -359,6 +360,8 @@ impl Runner<'_> {
                 all,
                 generation,
             } => self.query_sessions(query, all, generation),
+            Command::SetAutoContinue(on) => engine.set_auto_continue(on),
+            Command::ClearTodos => self.assembly.todos.replace(Vec::new()),
             Command::ListFiles => {
                 let workdir = self.settings.workdir.clone();
                 tokio::task::spawn_blocking(move || {

@@ -29,6 +29,9 @@ pub enum EventKind {
     ToolResult(ToolOutcome),
     Compaction(CompactionInfo),
     Retry(RetryInfo),
+    /// Something the user should know that is not an error: auto-continue progress and why it
+    /// stopped, a settings file that was ignored, a permission rule that was written.
+    Notice(String),
     Done(DoneInfo),
     Error(String),
 }
@@ -87,6 +90,9 @@ pub enum ApprovalDecision {
     AllowOnce,
     /// Allow this call and, for the rest of the session, calls of the same scope.
     AllowAlways,
+    /// Allow this call and write `suggested_rule` into the project's settings, so calls like it
+    /// never ask again.
+    AllowRule,
     /// Refuse; the optional text tells the model what to do instead.
     Deny {
         reason: Option<String>,
@@ -108,6 +114,8 @@ pub struct ApprovalRequest {
     pub always_scope: String,
     /// The command-line flag under which this call would run without asking.
     pub allow_flag: &'static str,
+    /// The narrowest permission rule that would allow calls like this one.
+    pub suggested_rule: Option<String>,
     responder: Arc<Mutex<Option<oneshot::Sender<ApprovalDecision>>>>,
 }
 
@@ -117,6 +125,7 @@ impl ApprovalRequest {
         reason: String,
         always_scope: String,
         allow_flag: &'static str,
+        suggested_rule: Option<String>,
     ) -> (Self, oneshot::Receiver<ApprovalDecision>) {
         let (tx, rx) = oneshot::channel();
         let request = ApprovalRequest {
@@ -125,6 +134,7 @@ impl ApprovalRequest {
             reason,
             always_scope,
             allow_flag,
+            suggested_rule,
             responder: Arc::new(Mutex::new(Some(tx))),
         };
         (request, rx)
@@ -150,6 +160,7 @@ impl EventKind {
             EventKind::ToolResult(_) => "tool_result",
             EventKind::Compaction(_) => "compaction",
             EventKind::Retry(_) => "retry",
+            EventKind::Notice(_) => "notice",
             EventKind::Done(_) => "done",
             EventKind::Error(_) => "error",
         }
@@ -177,7 +188,11 @@ impl Event {
                 "context_window": update.context_window,
                 "estimated": update.estimated,
             }),
-            EventKind::ThinkingDelta(text) | EventKind::ActionDelta(text) => json!(text),
+            EventKind::ThinkingDelta(text)
+            | EventKind::ActionDelta(text)
+            | EventKind::Notice(text) => {
+                json!(text)
+            }
             EventKind::ToolStart(call) => call_json(call),
             EventKind::ApprovalRequired(request) => json!({
                 "id": request.id,

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::rules::{PermissionRules, RuleVerdict, Subject};
 use crate::planning::Mode;
 use crate::tools::{Tool, ToolKind, paths};
 
@@ -39,15 +40,76 @@ const SUBCOMMAND_TOOLS: &[&str] = &[
     "python", "python3", "node", "npx", "rustup", "bun", "deno", "gradle", "mvn", "dotnet",
 ];
 
-/// Decides a call of `tool` with parsed `arguments`.
+/// The text rules match a call by: a command as typed, a path relative to the working directory
+/// when it is inside it (absolute otherwise).
+fn subject_text(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
+    let raw = tool.rule_subject(arguments)?;
+    if tool.name() == "bash" {
+        return Some(raw);
+    }
+    let resolved = paths::resolve(workdir, &raw);
+    Some(paths::display(workdir, &resolved))
+}
+
+/// The narrowest rule that would allow calls like this one: a command's first words, or the
+/// exact path. `None` when no rule short of the exact call would be safe.
+pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
+    match tool.kind() {
+        ToolKind::Dangerous => {
+            let scope = command_scope(tool.name(), arguments)?;
+            let prefix = scope.key.rsplit(":prefix:").next()?.to_owned();
+            Some(format!("{}({prefix}*)", tool.name()))
+        }
+        ToolKind::Edit => {
+            let subject = subject_text(tool, arguments, workdir)?;
+            (!subject.starts_with('/')).then(|| format!("{}({subject})", tool.name()))
+        }
+        _ => None,
+    }
+}
+
+/// Decides a call of `tool` with parsed `arguments`: the rules first (a deny applies in every
+/// mode), then the mode, then what the user allowed for this session.
 pub fn decide(
     tool: &dyn Tool,
     arguments: &Value,
     mode: Mode,
     workdir: &Path,
     allowed: &HashSet<String>,
+    rules: &PermissionRules,
 ) -> Verdict {
-    if mode == Mode::Yolo {
+    let text = subject_text(tool, arguments, workdir);
+    let verdict = rules.evaluate(&Subject {
+        tool: tool.name(),
+        text: text.as_deref(),
+    });
+    match verdict {
+        Some(RuleVerdict::Deny(rule)) => {
+            return Verdict::Deny {
+                reason: format!(
+                    "The permission rule `{rule}` (in .harness9/settings.json or \
+                     $HARNESS9_HOME/settings.json) denies this call. Do not retry it; find \
+                     another way or tell the user what you needed."
+                ),
+            };
+        }
+        _ if mode == Mode::Yolo => return Verdict::Run,
+        Some(RuleVerdict::Ask(rule)) => {
+            return Verdict::Ask {
+                reason: format!("the rule `{rule}` asks before such calls"),
+                scope: Scope {
+                    key: format!("rule-ask:{rule}:{arguments}"),
+                    description: "this exact call".into(),
+                },
+            };
+        }
+        Some(RuleVerdict::Allow(_)) if !writes_outside(tool, arguments, workdir) => {
+            return Verdict::Run;
+        }
+        _ => {}
+    }
+    // Plan mode's registry has already refused anything that is not read-only.
+    if mode == Mode::Plan {
         return Verdict::Run;
     }
     match tool.kind() {
@@ -97,6 +159,14 @@ pub fn decide(
             }
         }
     }
+}
+
+fn writes_outside(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> bool {
+    tool.kind() == ToolKind::Edit
+        && tool
+            .written_paths(arguments)
+            .iter()
+            .any(|raw| !paths::is_inside(workdir, &paths::resolve(workdir, raw)))
 }
 
 /// Edits inside the working directory, remembered as one scope.

@@ -18,6 +18,16 @@ use crate::planning::Mode;
 use crate::provider::Completion;
 use crate::schema::{Message, ProviderErrorKind, RetryNotice, ToolDefinition, Usage};
 
+/// What auto-continue decides when a run ends by itself.
+enum Continuation {
+    /// Nothing to continue (off, or every todo is done).
+    Finished,
+    /// Keep going with this prompt; `progress` is told to the user.
+    Prompt { prompt: String, progress: String },
+    /// Stop, for this reason.
+    Stop(String),
+}
+
 /// What a compaction did to the history.
 pub(crate) enum Compacted {
     Unchanged,
@@ -38,6 +48,14 @@ struct RunState {
     /// The prompt size the provider last reported, and the history length it covered: the next
     /// estimate counts only what was added since.
     known_prompt: Option<(u64, usize)>,
+    /// Auto-continue: completed todos at the last check, and continuation runs since one was
+    /// completed.
+    completed_seen: usize,
+    runs_without_progress: u32,
+    /// The last tool call (name and arguments) and how many times in a row it came.
+    repeated_call: (String, u32),
+    /// Set when the run must stop by itself, with why.
+    stall: Option<String>,
 }
 
 impl RunState {
@@ -93,6 +111,10 @@ impl AgentEngine {
             turns: 0,
             final_text: String::new(),
             known_prompt: None,
+            completed_seen: self.todos.count(crate::planning::TodoStatus::Completed),
+            runs_without_progress: 0,
+            repeated_call: (String::new(), 0),
+            stall: None,
         };
         let outcome = self
             .turns(prompt, cancel, em, &mut state, &span)
@@ -183,8 +205,27 @@ impl AgentEngine {
             self.options
                 .observer
                 .on_turn_end(&turn_span, turn, has_tool_calls);
-            if !has_tool_calls {
+            if let Some(reason) = state.stall.take() {
+                self.stop_auto_continue(turn, &reason, em).await;
                 return Ok(());
+            }
+            if !has_tool_calls {
+                match self.continuation(state) {
+                    Continuation::Finished => return Ok(()),
+                    Continuation::Stop(reason) => {
+                        self.stop_auto_continue(turn, &reason, em).await;
+                        return Ok(());
+                    }
+                    Continuation::Prompt { prompt, progress } => {
+                        em.emit(Event {
+                            turn,
+                            kind: EventKind::Notice(progress),
+                        })
+                        .await;
+                        state.history.push(Message::user(prompt));
+                        self.save(state).await;
+                    }
+                }
             }
         }
     }
@@ -282,6 +323,22 @@ impl AgentEngine {
             return Ok(false);
         }
 
+        if self.auto_continue_enabled() {
+            for call in &calls {
+                let signature = format!("{} {}", call.name, call.arguments);
+                if state.repeated_call.0 == signature {
+                    state.repeated_call.1 += 1;
+                } else {
+                    state.repeated_call = (signature, 1);
+                }
+                if state.repeated_call.1 >= 3 {
+                    state.stall = Some(format!(
+                        "the same `{}` call with the same arguments came three times in a row",
+                        call.name
+                    ));
+                }
+            }
+        }
         let tools_started = Instant::now();
         let results = self.run_tools(turn, mode, &calls, cancel, em).await;
         for result in &results {
@@ -478,5 +535,73 @@ impl AgentEngine {
             Ok(()) => state.saved = state.history.len(),
             Err(error) => tracing::error!("[engine] could not save the turn | error={error}"),
         }
+    }
+
+    /// Whether (and how) the run goes on by itself after the model stopped calling tools.
+    fn continuation(&self, state: &mut RunState) -> Continuation {
+        use crate::planning::TodoStatus;
+        if !self.auto_continue_enabled() {
+            return Continuation::Finished;
+        }
+        let todos = self.todos.snapshot();
+        let completed = todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
+        let Some(next) = todos
+            .iter()
+            .find(|t| t.status == TodoStatus::InProgress)
+            .or_else(|| todos.iter().find(|t| t.status == TodoStatus::Pending))
+        else {
+            return Continuation::Finished;
+        };
+        if completed > state.completed_seen {
+            state.runs_without_progress = 0;
+        } else {
+            state.runs_without_progress += 1;
+        }
+        state.completed_seen = completed;
+        if state.runs_without_progress >= 3 {
+            return Continuation::Stop("three runs in a row completed no todo item".into());
+        }
+        Continuation::Prompt {
+            prompt: format!(
+                "Continue with the plan: {completed} of {} todo items are done. Next: \"{}\". \
+                 Work on it, keep the list current with todo_write (in_progress when you start \
+                 an item, completed when it is done), and stop once every item is completed.",
+                todos.len(),
+                next.content
+            ),
+            progress: format!(
+                "auto-continue: {completed}/{} done, next: {}",
+                todos.len(),
+                next.content
+            ),
+        }
+    }
+
+    async fn stop_auto_continue(&self, turn: u32, reason: &str, em: &mut dyn Emitter) {
+        let list: Vec<String> = self
+            .todos
+            .snapshot()
+            .iter()
+            .map(|t| {
+                let mark = match t.status {
+                    crate::planning::TodoStatus::Completed => "[x]",
+                    crate::planning::TodoStatus::InProgress => "[~]",
+                    crate::planning::TodoStatus::Pending => "[ ]",
+                };
+                format!("{mark} {}", t.content)
+            })
+            .collect();
+        tracing::warn!("{} auto-continue stopped | reason={reason}", em.prefix());
+        em.emit(Event {
+            turn,
+            kind: EventKind::Notice(format!(
+                "auto-continue stopped: {reason}. The list as it stands:\n{}",
+                list.join("\n")
+            )),
+        })
+        .await;
     }
 }

@@ -57,7 +57,7 @@ impl Tool for TestTool {
     }
 }
 
-fn tool<F, Fut>(name: &'static str, kind: ToolKind, f: F) -> Arc<dyn Tool>
+pub(super) fn tool<F, Fut>(name: &'static str, kind: ToolKind, f: F) -> Arc<dyn Tool>
 where
     F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<String, ToolError>> + Send + 'static,
@@ -69,7 +69,7 @@ where
     })
 }
 
-fn weather() -> Arc<dyn Tool> {
+pub(super) fn weather() -> Arc<dyn Tool> {
     tool("get_weather", ToolKind::ReadOnly, |args, _| async move {
         let city = args["city"]
             .as_str()
@@ -79,7 +79,7 @@ fn weather() -> Arc<dyn Tool> {
     })
 }
 
-fn fake_bash() -> Arc<dyn Tool> {
+pub(super) fn fake_bash() -> Arc<dyn Tool> {
     tool("bash", ToolKind::Dangerous, |args, _| async move {
         Ok(format!(
             "ran: {}",
@@ -88,7 +88,7 @@ fn fake_bash() -> Arc<dyn Tool> {
     })
 }
 
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+pub(super) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
         id: id.into(),
         name: name.into(),
@@ -96,17 +96,17 @@ fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     }
 }
 
-fn calls_reply(text: &str, calls: Vec<ToolCall>) -> ScriptStep {
+pub(super) fn calls_reply(text: &str, calls: Vec<ToolCall>) -> ScriptStep {
     let mut message = Message::assistant(text);
     message.tool_calls = calls;
     ScriptStep::Reply(message)
 }
 
-fn text_reply(text: &str) -> ScriptStep {
+pub(super) fn text_reply(text: &str) -> ScriptStep {
     ScriptStep::Reply(Message::assistant(text))
 }
 
-fn registry(tools: Vec<Arc<dyn Tool>>) -> Arc<Registry> {
+pub(super) fn registry(tools: Vec<Arc<dyn Tool>>) -> Arc<Registry> {
     let mut registry = Registry::new();
     for tool in tools {
         registry.register(tool).unwrap();
@@ -114,7 +114,10 @@ fn registry(tools: Vec<Arc<dyn Tool>>) -> Arc<Registry> {
     Arc::new(registry)
 }
 
-fn builder(provider: &Arc<ScriptedProvider>, tools: Vec<Arc<dyn Tool>>) -> AgentEngineBuilder {
+pub(super) fn builder(
+    provider: &Arc<ScriptedProvider>,
+    tools: Vec<Arc<dyn Tool>>,
+) -> AgentEngineBuilder {
     let provider: Arc<dyn crate::provider::LlmProvider> = provider.clone();
     AgentEngine::builder(provider, registry(tools), std::env::temp_dir()).turn_retry(
         crate::provider::RetryPolicy {
@@ -126,7 +129,7 @@ fn builder(provider: &Arc<ScriptedProvider>, tools: Vec<Arc<dyn Tool>>) -> Agent
 }
 
 /// Collects every event of a streamed run.
-async fn drain(mut rx: mpsc::Receiver<Event>) -> Vec<Event> {
+pub(super) async fn drain(mut rx: mpsc::Receiver<Event>) -> Vec<Event> {
     let mut events = Vec::new();
     tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(event) = rx.recv().await {
@@ -138,12 +141,16 @@ async fn drain(mut rx: mpsc::Receiver<Event>) -> Vec<Event> {
     events
 }
 
-fn types(events: &[Event]) -> Vec<&'static str> {
+pub(super) fn types(events: &[Event]) -> Vec<&'static str> {
     events.iter().map(|e| e.kind.type_name()).collect()
 }
 
 /// Waits for the first event of `type_name`, keeping what came before.
-async fn until(rx: &mut mpsc::Receiver<Event>, type_name: &str, seen: &mut Vec<Event>) -> Event {
+pub(super) async fn until(
+    rx: &mut mpsc::Receiver<Event>,
+    type_name: &str,
+    seen: &mut Vec<Event>,
+) -> Event {
     loop {
         let event = tokio::time::timeout(Duration::from_secs(20), rx.recv())
             .await

@@ -61,8 +61,21 @@ impl AgentEngine {
                 .lock()
                 .map(|set| set.clone())
                 .unwrap_or_default();
-            let verdict =
-                permission::decide(tool.as_ref(), &arguments, mode, &self.workdir, &allowed);
+            let verdict = permission::decide(
+                tool.as_ref(),
+                &arguments,
+                mode,
+                &self.workdir,
+                &allowed,
+                &self.rules,
+            );
+            for problem in self.rules.take_problems() {
+                em.emit(Event {
+                    turn,
+                    kind: EventKind::Notice(problem),
+                })
+                .await;
+            }
             let run = match verdict {
                 Verdict::Run => true,
                 Verdict::Deny { reason } => {
@@ -76,14 +89,39 @@ impl AgentEngine {
                         !paths::is_inside(&self.workdir, &paths::resolve(&self.workdir, raw))
                     });
                     let flag = permission::headless_flag(tool.kind(), outside);
-                    let (request, answer) =
-                        ApprovalRequest::new(call.clone(), reason, scope.description.clone(), flag);
+                    let suggested =
+                        permission::suggested_rule(tool.as_ref(), &arguments, &self.workdir);
+                    let (request, answer) = ApprovalRequest::new(
+                        call.clone(),
+                        reason,
+                        scope.description.clone(),
+                        flag,
+                        suggested.clone(),
+                    );
                     match em.approve(turn, request, answer, cancel).await {
                         ApprovalDecision::AllowOnce => true,
                         ApprovalDecision::AllowAlways => {
                             if let Ok(mut set) = self.allowed.lock() {
                                 set.insert(scope.key);
                             }
+                            true
+                        }
+                        ApprovalDecision::AllowRule => {
+                            let text = match &suggested {
+                                Some(rule) => match self.rules.add_allow(rule) {
+                                    Ok(path) => format!(
+                                        "always allowed: wrote `{rule}` to {}",
+                                        path.display()
+                                    ),
+                                    Err(e) => format!("could not write the rule `{rule}`: {e}"),
+                                },
+                                None => "no rule fits this call; it was allowed once".to_owned(),
+                            };
+                            em.emit(Event {
+                                turn,
+                                kind: EventKind::Notice(text),
+                            })
+                            .await;
                             true
                         }
                         decision @ (ApprovalDecision::Deny { .. }

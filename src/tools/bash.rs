@@ -64,6 +64,26 @@ impl Tool for Bash {
         ToolKind::Dangerous
     }
 
+    fn offered_in_plan(&self) -> bool {
+        true
+    }
+
+    fn plan_mode_refusal(&self, arguments: &Value) -> Option<String> {
+        let command = arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        crate::planning::readonly::check(command).err().map(|why| {
+            format!(
+                "You are in plan mode, which only reads: `{command}` was not run because {why}. \
+                 Read-only commands such as ls, cat, head, grep, rg, find (without -exec or \
+                 -delete) and git status/log/diff/show run; chains run only when every part is \
+                 read-only. Write the plan with todo_write and stop; the user will switch modes \
+                 to carry it out."
+            )
+        })
+    }
+
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
         if args.command.trim().is_empty() {

@@ -58,6 +58,7 @@ impl Tool for TodoWrite {
         if args.todos.iter().any(|t| t.content.trim().is_empty()) {
             return Err(ToolError::new("every todo needs a non-empty `content`."));
         }
+        check_progress(&ctx.todos.snapshot(), &args.todos)?;
         let rendered = render(&args.todos);
         ctx.todos.replace(args.todos);
         Ok(rendered)
@@ -82,4 +83,34 @@ fn render(todos: &[TodoItem]) -> String {
         out.push_str(&format!("{mark} {}\n", todo.content));
     }
     out.trim_end().to_owned()
+}
+
+/// Refuses an update that hides work: several items going from `pending` straight to
+/// `completed` in one call means they were never shown as in progress.
+fn check_progress(before: &[TodoItem], after: &[TodoItem]) -> Result<(), ToolError> {
+    let jumped: Vec<&str> = after
+        .iter()
+        .filter(|item| item.status == TodoStatus::Completed)
+        .filter(|item| {
+            before
+                .iter()
+                .any(|old| old.content == item.content && old.status == TodoStatus::Pending)
+        })
+        .map(|item| item.content.as_str())
+        .collect();
+    if jumped.len() < 2 {
+        return Ok(());
+    }
+    Err(ToolError::new(format!(
+        "This update marks {} items completed that were still pending ({}). Update the list as \
+         you work: set an item in_progress when you start it and completed when it is done, one \
+         step at a time, so the user can follow. If these really are done, mark them one call at \
+         a time; nothing was changed.",
+        jumped.len(),
+        jumped
+            .iter()
+            .map(|j| format!("\"{j}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }

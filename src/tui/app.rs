@@ -50,6 +50,10 @@ pub enum Command {
         generation: u64,
     },
     ListFiles,
+    /// Keep going by itself while the todo list has open items.
+    SetAutoContinue(bool),
+    /// Empty the todo list (a discarded plan).
+    ClearTodos,
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -138,6 +142,11 @@ pub struct App {
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
     shell_count: usize,
+    /// A plan-mode run ended: review the plan once the todo list is in.
+    pub review_pending: bool,
+    /// Feedback typed after choosing "keep planning".
+    pub review_feedback: Option<TextArea<'static>>,
+    pub auto_continue: bool,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -184,6 +193,9 @@ impl App {
             mouse_captured: true,
             skills: Vec::new(),
             shell_count: 0,
+            review_pending: false,
+            review_feedback: None,
+            auto_continue: false,
         }
     }
 
@@ -202,6 +214,8 @@ impl App {
             Layer::Help
         } else if self.picker.is_some() {
             Layer::Picker
+        } else if self.plan_ready() && self.approvals.is_empty() && !self.running {
+            Layer::PlanReview
         } else if self.deny_reason.is_some() {
             Layer::DenyReason
         } else if !self.approvals.is_empty() {
@@ -234,6 +248,11 @@ impl App {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        if self.layer() == Layer::PlanReview
+            && let Some(commands) = self.review_feedback_key(key)
+        {
+            return commands;
+        }
         let browsing = self.history_index.is_some();
         let mut action = keymap::action(self.layer(), key, self.input_is_empty());
         if self.layer() == Layer::Main {
@@ -259,13 +278,21 @@ impl App {
         if let Some(commands) = self.apply_workflow(action) {
             return commands;
         }
+        if let Some(commands) = self.apply_review(action) {
+            return commands;
+        }
         match action {
             Action::Submit => return self.submit(),
             Action::Newline => self.input.insert_newline(),
             Action::Interrupt => {
                 if self.running {
                     self.flash = Some("interrupting…".into());
-                    return vec![Command::Interrupt];
+                    let mut commands = vec![Command::Interrupt];
+                    if self.auto_continue {
+                        self.auto_continue = false;
+                        commands.push(Command::SetAutoContinue(false));
+                    }
+                    return commands;
                 }
                 self.flash = None;
             }
@@ -317,6 +344,7 @@ impl App {
             Action::ToggleExpand => self.expanded = !self.expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
             Action::ApproveAlways => self.answer(ApprovalDecision::AllowAlways),
+            Action::ApproveRule => self.answer(ApprovalDecision::AllowRule),
             Action::Deny => self.answer(ApprovalDecision::Deny { reason: None }),
             Action::DenyWithReason => {
                 let mut reason = new_input();
@@ -526,7 +554,14 @@ impl App {
                 );
                 self.retry = Some(info.reason);
             }
-            EventKind::Done(_) => self.finish_run(),
+            EventKind::Notice(text) => {
+                self.flash = Some(text.lines().next().unwrap_or("").to_owned());
+                self.transcript.notice(text, Tone::Quiet);
+            }
+            EventKind::Done(_) => {
+                self.review_pending = self.session.mode == Mode::Plan;
+                self.finish_run();
+            }
             EventKind::Error(message) => {
                 self.transcript.finish_streaming();
                 self.transcript.interrupt_running();

@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 pub enum Layer {
     Main,
     Picker,
+    PlanReview,
     Approval,
     DenyReason,
     Help,
@@ -34,6 +35,7 @@ pub enum Action {
     ToggleExpand,
     ApproveOnce,
     ApproveAlways,
+    ApproveRule,
     Deny,
     DenyWithReason,
     SendDenyReason,
@@ -51,6 +53,12 @@ pub enum Action {
     PopupUp,
     PopupDown,
     PopupAccept,
+    /// Plan review: run with auto-continue (in auto-edit when `true`), step by step, keep
+    /// planning, discard.
+    PlanAuto(bool),
+    PlanStep,
+    PlanKeep,
+    PlanDiscard,
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
@@ -115,9 +123,18 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Tab | KeyCode::BackTab => Action::PickerToggleAll,
             _ => Action::Edit(key),
         },
+        Layer::PlanReview => match key.code {
+            KeyCode::Char('a') => Action::PlanAuto(false),
+            KeyCode::Char('e') => Action::PlanAuto(true),
+            KeyCode::Char('s') => Action::PlanStep,
+            KeyCode::Char('k') => Action::PlanKeep,
+            KeyCode::Char('x') | KeyCode::Esc => Action::PlanDiscard,
+            _ => Action::Ignore,
+        },
         Layer::Approval => match key.code {
             KeyCode::Char('y' | 'Y') => Action::ApproveOnce,
             KeyCode::Char('a' | 'A') => Action::ApproveAlways,
+            KeyCode::Char('r' | 'R') => Action::ApproveRule,
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::Deny,
             KeyCode::Char('d' | 'D') => Action::DenyWithReason,
             _ => Action::Ignore,

@@ -160,7 +160,7 @@ fn snapshot_tool_blocks_running_ok_error_and_a_diff() {
 }
 
 fn approval(call: ToolCall, reason: &str, scope: &str) -> ApprovalRequest {
-    ApprovalRequest::new(call, reason.into(), scope.into(), "--mode yolo").0
+    ApprovalRequest::new(call, reason.into(), scope.into(), "--mode yolo", None).0
 }
 
 #[test]
@@ -278,12 +278,14 @@ fn queued_approvals_are_asked_one_after_another() {
         "runs".into(),
         "`make`".into(),
         "--mode yolo",
+        None,
     );
     let (second, mut second_answer) = ApprovalRequest::new(
         call("2", "bash", r#"{"command":"make install"}"#),
         "runs".into(),
         "`make install`".into(),
         "--mode yolo",
+        None,
     );
     app.handle_engine(event(1, EventKind::ApprovalRequired(first)));
     app.handle_engine(event(1, EventKind::ApprovalRequired(second)));
@@ -483,4 +485,26 @@ fn a_resize_reflows_the_transcript() {
     let count = |s: &str| s.lines().filter(|l| l.contains("word")).count();
     assert!(count(&narrow) > count(&wide) * 3, "{narrow}");
     assert!(narrow.lines().all(|l| l.chars().count() <= 40));
+}
+
+#[test]
+fn the_overlay_offers_a_narrow_rule_and_r_writes_it() {
+    let mut app = app();
+    let (request, mut answer) = ApprovalRequest::new(
+        call("1", "bash", r#"{"command":"cargo test -q"}"#),
+        "`bash` runs a command".into(),
+        "`bash` commands starting with `cargo test`".into(),
+        "--mode yolo",
+        Some("bash(cargo test*)".into()),
+    );
+    app.handle_engine(event(1, EventKind::ApprovalRequired(request)));
+    let text = screen(&mut app, 120, 30);
+    assert!(
+        text.contains(
+            "r  always allow calls like this: writes `bash(cargo test*)` to .harness9/settings.json"
+        ),
+        "{text}"
+    );
+    app.handle_key(key(KeyCode::Char('r')));
+    assert_eq!(answer.try_recv().unwrap(), ApprovalDecision::AllowRule);
 }

@@ -57,6 +57,9 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     if let Some(picker) = &app.picker {
         super::picker::draw(picker, &app.session.session_id, frame, body);
     }
+    if app.layer() == super::keymap::Layer::PlanReview {
+        super::plan_review::draw(app, frame, body);
+    }
     if let Some(request) = app.approvals.front().cloned() {
         draw_approval(app, &request, frame, body);
     }
@@ -374,6 +377,15 @@ fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             )],
         ));
     }
+    if app.auto_continue {
+        segments.push((
+            7,
+            vec![Span::styled(
+                " · auto-continue (Esc stops)",
+                Style::new().fg(Color::Magenta),
+            )],
+        ));
+    }
     if !app.mouse_captured {
         segments.push((
             7,
@@ -578,7 +590,7 @@ fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Frame, area: 
     ));
     lines.push(Line::default());
     let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    let choices: [(&str, String); 4] = [
+    let mut choices: Vec<(&str, String)> = vec![
         ("y", "allow once: run this call only".into()),
         (
             "a",
@@ -590,6 +602,15 @@ fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Frame, area: 
         ("n", "deny (Esc): the model is told you said no".into()),
         ("d", "deny and tell the model what to do instead".into()),
     ];
+    if let Some(rule) = &request.suggested_rule {
+        choices.insert(
+            2,
+            (
+                "r",
+                format!("always allow calls like this: writes `{rule}` to .harness9/settings.json"),
+            ),
+        );
+    }
     for (k, what) in choices {
         lines.extend(wrap(
             &[Span::raw(what)],

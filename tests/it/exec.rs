@@ -333,3 +333,78 @@ fn sigint_cancels_cleanly_with_status_130() {
     assert_eq!(events.last().unwrap()["type"], "error");
     assert_eq!(events.last().unwrap()["data"], "interrupted");
 }
+
+#[test]
+fn exec_in_plan_mode_never_changes_a_file() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::write(run.workdir.join("main.rs"), "fn main() {}\n").unwrap();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("c1", "write_file", r#"{"path":"new.rs","content":"x"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_tool_sse(
+            "c2",
+            "edit_file",
+            r#"{"path":"main.rs","old_string":"fn main","new_string":"fn gone"}"#,
+        ),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("c3", "bash", r#"{"command":"rm main.rs"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("c4", "bash", r#"{"command":"cat main.rs"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Plan: nothing to change."),
+        split: Split::Whole,
+    });
+    let output = run.exec(
+        &mock,
+        &["exec", "--json", "--mode", "plan", "change everything"],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.workdir.join("main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert!(!run.workdir.join("new.rs").exists());
+    let results: Vec<_> = json_lines(&output.stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 4);
+    for refused in &results[..3] {
+        assert_eq!(refused["data"]["is_error"], true);
+        assert!(
+            refused["data"]["output"]
+                .as_str()
+                .unwrap()
+                .contains("plan mode")
+        );
+    }
+    assert!(
+        results[3]["data"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("fn main()"),
+        "a read-only command ran"
+    );
+    let request = &mock.requests()[0].body;
+    let offered: Vec<_> = request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!offered.contains(&"write_file".to_owned()) && offered.contains(&"bash".to_owned()));
+}

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::engine::permission::{Verdict, decide};
+use harness9::engine::rules::PermissionRules;
 use harness9::planning::{Mode, TodoStatus, TodoStore};
 use harness9::schema::{ToolCall, ToolResult};
 use harness9::tools::{Registry, ToolContext, WriteFile, builtin_registry};
@@ -491,6 +492,7 @@ fn writing_outside_the_workdir_needs_approval_even_in_auto_edit() {
             Mode::AutoEdit,
             &ws.root,
             &allowed,
+            &PermissionRules::none(),
         );
         assert!(
             matches!(verdict, Verdict::Ask { .. }),
@@ -503,6 +505,41 @@ fn writing_outside_the_workdir_needs_approval_even_in_auto_edit() {
         Mode::AutoEdit,
         &ws.root,
         &allowed,
+        &PermissionRules::none(),
     );
     assert_eq!(verdict, Verdict::Run);
+}
+
+#[tokio::test]
+async fn plan_mode_runs_read_only_commands_and_refuses_the_rest_at_the_registry() {
+    let ws = Workspace::new();
+    ws.write("keep.txt", "keep me\n");
+    let offered: Vec<_> = ws
+        .registry
+        .available_tools(Mode::Plan)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        offered.contains(&"bash".to_string()),
+        "bash is offered in plan mode"
+    );
+    let out = ws
+        .call_in(Mode::Plan, "bash", json!({"command": "ls && cat keep.txt"}))
+        .await;
+    assert!(ok(&out).contains("keep me"));
+    for command in [
+        "rm -rf keep.txt",
+        "echo x > keep.txt",
+        "find . -delete",
+        "git push",
+        "ls; touch new.txt",
+    ] {
+        let out = ws
+            .call_in(Mode::Plan, "bash", json!({ "command": command }))
+            .await;
+        assert!(err(&out).contains("plan mode"), "{command}: {}", out.output);
+    }
+    assert_eq!(ws.read("keep.txt"), "keep me\n");
+    assert!(!ws.root.join("new.txt").exists());
 }

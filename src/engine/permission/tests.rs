@@ -46,7 +46,14 @@ fn verdict(kind: ToolKind, args: Value, mode: Mode, allowed: &[&str]) -> Verdict
         ToolKind::Edit => "edit_file",
         _ => "read_file",
     };
-    decide(&Kinded(name, kind), &args, mode, &workdir(), &allowed)
+    decide(
+        &Kinded(name, kind),
+        &args,
+        mode,
+        &workdir(),
+        &allowed,
+        &super::super::rules::PermissionRules::none(),
+    )
 }
 
 fn asks(v: &Verdict) -> bool {

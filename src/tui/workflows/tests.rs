@@ -358,3 +358,88 @@ fn long_pastes_collapse_and_are_sent_whole_and_the_mouse_can_be_released() {
             .contains("mouse: select (F2)")
     );
 }
+
+#[test]
+fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded() {
+    use crate::planning::{TodoItem, TodoStatus};
+    let plan = vec![
+        TodoItem {
+            content: "read the parser".into(),
+            status: TodoStatus::Pending,
+        },
+        TodoItem {
+            content: "fix split".into(),
+            status: TodoStatus::Pending,
+        },
+    ];
+    let mut app = app();
+    app.session.mode = Mode::Plan;
+    send(&mut app, "plan the fix");
+    app.todos = plan.clone();
+    app.handle_engine(done());
+    let text = screen(&mut app);
+    assert!(
+        text.contains("The plan is ready") && text.contains("○ fix split"),
+        "{text}"
+    );
+    let commands = app.handle_key(key(KeyCode::Char('a')));
+    assert_eq!(
+        &commands[..2],
+        [
+            Command::SetMode(Mode::Default),
+            Command::SetAutoContinue(true)
+        ]
+    );
+    assert!(matches!(&commands[2], Command::Submit(p) if p.starts_with("Carry out the plan")));
+    assert!(
+        screen(&mut app)
+            .lines()
+            .last()
+            .unwrap()
+            .contains("auto-continue (Esc stops)")
+    );
+    // Esc stops the auto-run at once.
+    assert_eq!(
+        app.handle_key(key(KeyCode::Esc)),
+        [Command::Interrupt, Command::SetAutoContinue(false)]
+    );
+
+    let mut app = self::app();
+    app.session.mode = Mode::Plan;
+    app.todos = plan.clone();
+    app.handle_engine(done());
+    app.handle_key(key(KeyCode::Char('k')));
+    type_text(&mut app, "split the fix in two");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [Command::Submit("split the fix in two".into())]
+    );
+    assert_eq!(
+        app.session.mode,
+        Mode::Plan,
+        "keep planning stays in plan mode"
+    );
+
+    let mut app = self::app();
+    app.session.mode = Mode::Plan;
+    app.todos = plan;
+    app.handle_engine(done());
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('s')))[..2],
+        [
+            Command::SetMode(Mode::Default),
+            Command::SetAutoContinue(false)
+        ]
+    );
+    let mut app = self::app();
+    app.session.mode = Mode::Plan;
+    app.todos = vec![TodoItem {
+        content: "x".into(),
+        status: TodoStatus::Pending,
+    }];
+    app.handle_engine(done());
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('x'))),
+        [Command::ClearTodos]
+    );
+}

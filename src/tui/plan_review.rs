@@ -1,0 +1,174 @@
+//! Plan review: when a plan-mode run ends with a todo list, the plan is shown and the user
+//! chooses how it is carried out (auto-continue in default or auto-edit mode, step by step),
+//! sends feedback to keep planning, or discards it.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::app::{App, Command, new_input};
+use super::keymap::Action;
+use super::wrap::wrap;
+use crate::planning::{Mode, TodoStatus};
+
+const CARRY_OUT: &str = "Carry out the plan in the todo list, item by item: mark each item \
+in_progress when you start it and completed when it is done.";
+const FIRST_STEP: &str = "Carry out only the first open item of the plan, mark it completed, \
+then stop and report what you did.";
+
+impl App {
+    /// A plan to review: a plan-mode run ended and the todo list has open items.
+    pub fn plan_ready(&self) -> bool {
+        self.review_pending && self.todos.iter().any(|t| t.status != TodoStatus::Completed)
+    }
+
+    /// Keys while the feedback box is open; `None` when it is not.
+    pub(super) fn review_feedback_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
+        let feedback = self.review_feedback.as_mut()?;
+        Some(match key.code {
+            KeyCode::Esc => {
+                self.review_feedback = None;
+                Vec::new()
+            }
+            KeyCode::Enter if key.modifiers.is_empty() => {
+                let text = feedback.lines().join("\n");
+                self.review_feedback = None;
+                if text.trim().is_empty() {
+                    return Some(Vec::new());
+                }
+                self.review_pending = false;
+                self.start_run(text)
+            }
+            _ => {
+                feedback.input(key);
+                Vec::new()
+            }
+        })
+    }
+
+    pub(super) fn apply_review(&mut self, action: Action) -> Option<Vec<Command>> {
+        let commands = match action {
+            Action::PlanAuto(auto_edit) => {
+                let mode = if auto_edit {
+                    Mode::AutoEdit
+                } else {
+                    Mode::Default
+                };
+                self.review_pending = false;
+                self.session.mode = mode;
+                self.auto_continue = true;
+                let mut commands = vec![Command::SetMode(mode), Command::SetAutoContinue(true)];
+                commands.extend(self.start_run(CARRY_OUT.into()));
+                commands
+            }
+            Action::PlanStep => {
+                self.review_pending = false;
+                self.session.mode = Mode::Default;
+                self.auto_continue = false;
+                let mut commands = vec![
+                    Command::SetMode(Mode::Default),
+                    Command::SetAutoContinue(false),
+                ];
+                commands.extend(self.start_run(FIRST_STEP.into()));
+                commands
+            }
+            Action::PlanKeep => {
+                let mut input = new_input();
+                input.set_placeholder_text(
+                    "What should change in the plan? Enter sends, Esc goes back",
+                );
+                self.review_feedback = Some(input);
+                Vec::new()
+            }
+            Action::PlanDiscard => {
+                self.review_pending = false;
+                self.flash = Some("plan discarded; still in plan mode".into());
+                vec![Command::ClearTodos]
+            }
+            _ => return None,
+        };
+        Some(commands)
+    }
+}
+
+pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
+    let width = area.width.saturating_sub(4).clamp(30, 90);
+    let inner_width = width.saturating_sub(4);
+    let accent = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let mut lines = Vec::new();
+    for todo in &app.todos {
+        let mark = match todo.status {
+            TodoStatus::Completed => "✓ ",
+            TodoStatus::InProgress => "▶ ",
+            TodoStatus::Pending => "○ ",
+        };
+        lines.extend(wrap(
+            &[Span::raw(todo.content.clone())],
+            inner_width,
+            &[Span::styled(mark, accent)],
+            &[Span::raw("  ")],
+        ));
+    }
+    lines.push(Line::default());
+    for (key, what) in [
+        (
+            "a",
+            "run it, continuing by itself until the list is done (default mode: asks before edits and commands)",
+        ),
+        (
+            "e",
+            "run it, continuing by itself, in auto-edit mode (edits run; commands still ask)",
+        ),
+        ("s", "run it step by step: one item, then stop"),
+        ("k", "keep planning: tell the model what to change"),
+        ("x", "discard the plan (Esc)"),
+    ] {
+        lines.extend(wrap(
+            &[Span::raw(what)],
+            inner_width,
+            &[Span::styled(format!(" {key}  "), accent)],
+            &[Span::raw("    ")],
+        ));
+    }
+    if let Some(feedback) = &app.review_feedback {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            "What should change? (Enter sends, Esc goes back)",
+            Style::new().fg(Color::Yellow),
+        ));
+        for line in feedback.lines() {
+            lines.push(Line::from(vec![
+                Span::styled("> ", accent),
+                Span::raw(line.clone()),
+            ]));
+        }
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = Rect::new(
+        area.x + (area.width - width.min(area.width)) / 2,
+        area.y + area.height.saturating_sub(height) / 2,
+        width.min(area.width),
+        height,
+    );
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Magenta))
+        .title(Span::styled(
+            " The plan is ready ",
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    frame.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            x: inner.x + 1,
+            width: inner.width.saturating_sub(1),
+            ..inner
+        },
+    );
+}
