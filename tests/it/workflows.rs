@@ -310,3 +310,75 @@ fn copy_writes_an_osc52_sequence_with_the_answer() {
         pty.raw_contains(sequence.as_bytes())
     });
 }
+
+fn todo_call(id: &str, statuses: [&str; 3]) -> Vec<u8> {
+    let todos: Vec<_> = ["read the parser", "fix split", "add a test"]
+        .iter()
+        .zip(statuses)
+        .map(|(content, status)| serde_json::json!({"content": content, "status": status}))
+        .collect();
+    openai_tool_sse(
+        id,
+        "todo_write",
+        &serde_json::json!({ "todos": todos }).to_string(),
+    )
+}
+
+#[test]
+fn a_plan_is_reviewed_and_carried_out_by_auto_continue() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    for body in [
+        todo_call("p1", ["pending", "pending", "pending"]),
+        openai_text_sse("Here is the plan."),
+        todo_call("w1", ["completed", "pending", "pending"]),
+        openai_text_sse("The parser is read."),
+        todo_call("w2", ["completed", "completed", "pending"]),
+        openai_text_sse("Split is fixed."),
+        todo_call("w3", ["completed", "completed", "completed"]),
+        openai_text_sse("All three items are done."),
+    ] {
+        mock.push(Reply::Sse {
+            body,
+            split: Split::Whole,
+        });
+    }
+    let mut pty = Pty::spawn(
+        harness9(),
+        &["--mode", "plan"],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    pty.wait_for(" plan ");
+    pty.send("plan the parser fix\r");
+    let review = pty.wait_for("The plan is ready");
+    assert!(
+        review.contains("○ fix split") && review.contains("continuing by itself"),
+        "{review}"
+    );
+    pty.send("a");
+    let screen = pty.wait_for("All three items are done.");
+    assert!(
+        screen.contains(" default "),
+        "switched to default mode: {screen}"
+    );
+    assert_eq!(
+        mock.requests().len(),
+        8,
+        "three continuation rounds, no more"
+    );
+    let continuation = mock.requests()[4].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        continuation.starts_with("Continue with the plan: 1 of 3"),
+        "{continuation}"
+    );
+}
