@@ -3,6 +3,8 @@
 //! one copy of the loop. Mode and session can be changed while a run is going; the loop reads
 //! the mode at the start of each turn and the session at the start of each run.
 
+mod compaction;
+mod continuation;
 mod emitter;
 pub mod event;
 pub mod permission;
@@ -387,7 +389,7 @@ impl AgentEngine {
             )
             .await?;
         Ok(match compacted {
-            run_loop::Compacted::Reported(info) => Some(info),
+            compaction::Compacted::Reported(info) => Some(info),
             _ => None,
         })
     }
@@ -422,6 +424,10 @@ impl AgentEngine {
     }
 }
 
+#[cfg(test)]
+mod concurrency_tests;
+#[cfg(test)]
+mod interruption_tests;
 #[cfg(test)]
 mod planning_tests;
 #[cfg(test)]

@@ -7,6 +7,7 @@
 mod compact;
 mod in_memory;
 pub mod migrations;
+mod search;
 mod sqlite_session;
 mod store;
 mod summarize;

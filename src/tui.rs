@@ -4,12 +4,15 @@
 //! or animating, so an idle screen costs nothing. Every frame is one synchronized update.
 
 mod app;
+mod engine_events;
 pub mod highlight;
 mod keymap;
 pub mod markdown;
+mod overlays;
 mod picker;
 mod plan_review;
 mod slash;
+mod status_line;
 mod terminal;
 mod tool_view;
 mod transcript;

@@ -9,8 +9,9 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::continuation::Continuation;
 use super::emitter::{Emitter, GenerateFailure, retry_info};
-use super::event::{CompactionInfo, DoneInfo, Event, EventKind, SessionInfo, TokenUpdate};
+use super::event::{DoneInfo, Event, EventKind, SessionInfo, TokenUpdate};
 use super::{AgentEngine, EngineError, RunSummary};
 use crate::context::estimate_tokens;
 use crate::memory::Session;
@@ -18,48 +19,30 @@ use crate::planning::Mode;
 use crate::provider::Completion;
 use crate::schema::{Message, ProviderErrorKind, RetryNotice, ToolDefinition, Usage};
 
-/// What auto-continue decides when a run ends by itself.
-enum Continuation {
-    /// Nothing to continue (off, or every todo is done).
-    Finished,
-    /// Keep going with this prompt; `progress` is told to the user.
-    Prompt { prompt: String, progress: String },
-    /// Stop, for this reason.
-    Stop(String),
-}
-
-/// What a compaction did to the history.
-pub(crate) enum Compacted {
-    Unchanged,
-    /// Changed, but saved too little to report.
-    Quietly,
-    Reported(CompactionInfo),
-}
-
 /// Per-run state the turns share.
-struct RunState {
-    history: Vec<Message>,
+pub(super) struct RunState {
+    pub(super) history: Vec<Message>,
     /// Messages before this index are stored (or are the system prompt, which never is).
-    saved: usize,
-    session: Option<Arc<dyn Session>>,
-    usage: Usage,
-    turns: u32,
-    final_text: String,
+    pub(super) saved: usize,
+    pub(super) session: Option<Arc<dyn Session>>,
+    pub(super) usage: Usage,
+    pub(super) turns: u32,
+    pub(super) final_text: String,
     /// The prompt size the provider last reported, and the history length it covered: the next
     /// estimate counts only what was added since.
-    known_prompt: Option<(u64, usize)>,
+    pub(super) known_prompt: Option<(u64, usize)>,
     /// Auto-continue: completed todos at the last check, and continuation runs since one was
     /// completed.
-    completed_seen: usize,
-    runs_without_progress: u32,
+    pub(super) completed_seen: usize,
+    pub(super) runs_without_progress: u32,
     /// The last tool call (name and arguments) and how many times in a row it came.
-    repeated_call: (String, u32),
+    pub(super) repeated_call: (String, u32),
     /// Set when the run must stop by itself, with why.
-    stall: Option<String>,
+    pub(super) stall: Option<String>,
 }
 
 impl RunState {
-    fn prompt_estimate(&self, tools: &[ToolDefinition]) -> u64 {
+    pub(super) fn prompt_estimate(&self, tools: &[ToolDefinition]) -> u64 {
         match self.known_prompt {
             Some((tokens, covered)) if covered <= self.history.len() => {
                 tokens + estimate_tokens(&self.history[covered..], &[])
@@ -429,101 +412,9 @@ impl AgentEngine {
         }
     }
 
-    /// Runs the compactor when the estimated prompt passes the threshold of the window.
-    async fn maybe_compact(
-        &self,
-        turn: u32,
-        tools: &[ToolDefinition],
-        cancel: &CancellationToken,
-        em: &mut dyn Emitter,
-        state: &mut RunState,
-    ) {
-        let Some(compactor) = &self.options.compactor else {
-            return;
-        };
-        let window = self.options.context_window;
-        let before = state.prompt_estimate(tools);
-        if window == 0 || (before as f64) < window as f64 * self.options.compaction_threshold {
-            return;
-        }
-        self.compact_with(compactor.as_ref(), turn, tools, cancel, em, state)
-            .await;
-    }
-
-    async fn compact_with(
-        &self,
-        compactor: &dyn crate::memory::Compactor,
-        turn: u32,
-        tools: &[ToolDefinition],
-        cancel: &CancellationToken,
-        em: &mut dyn Emitter,
-        state: &mut RunState,
-    ) {
-        match self
-            .compact_history(
-                compactor,
-                &mut state.history,
-                tools,
-                state.session.as_deref(),
-                cancel,
-            )
-            .await
-        {
-            Ok(Compacted::Unchanged) => {}
-            Ok(compacted) => {
-                state.saved = state.history.len();
-                state.known_prompt = None;
-                if let Compacted::Reported(info) = compacted {
-                    em.emit(Event {
-                        turn,
-                        kind: EventKind::Compaction(info),
-                    })
-                    .await;
-                }
-            }
-            Err(error) => tracing::warn!("{} compaction failed | error={error}", em.prefix()),
-        }
-    }
-
-    /// Compacts `history` in place and records the checkpoint in `session`.
-    pub(crate) async fn compact_history(
-        &self,
-        compactor: &dyn crate::memory::Compactor,
-        history: &mut Vec<Message>,
-        tools: &[ToolDefinition],
-        session: Option<&dyn crate::memory::Session>,
-        cancel: &CancellationToken,
-    ) -> Result<Compacted, crate::memory::MemoryError> {
-        let before = estimate_tokens(history, tools);
-        let compaction = compactor
-            .compact(history, self.provider().as_ref(), cancel)
-            .await?;
-        if compaction.is_unchanged() {
-            return Ok(Compacted::Unchanged);
-        }
-        if let Some(session) = session {
-            // Everything before the cut is stored, so the checkpoint covers stored messages only.
-            session
-                .record_compaction(compaction.keep_from - 1, compaction.summary.clone())
-                .await?;
-        }
-        *history = compaction.apply(history);
-        let after = estimate_tokens(history, tools);
-        // Only a saving of more than 5% is worth telling the user about.
-        Ok(if (after as f64) < before as f64 * 0.95 {
-            Compacted::Reported(CompactionInfo {
-                before_tokens: before,
-                after_tokens: after,
-                strategy: compactor.strategy(),
-            })
-        } else {
-            Compacted::Quietly
-        })
-    }
-
     /// Stores the messages not stored yet. A failure is logged and retried at the next save:
     /// the messages stay in memory and nothing is skipped.
-    async fn save(&self, state: &mut RunState) {
+    pub(super) async fn save(&self, state: &mut RunState) {
         let Some(session) = &state.session else {
             state.saved = state.history.len();
             return;
@@ -535,73 +426,5 @@ impl AgentEngine {
             Ok(()) => state.saved = state.history.len(),
             Err(error) => tracing::error!("[engine] could not save the turn | error={error}"),
         }
-    }
-
-    /// Whether (and how) the run goes on by itself after the model stopped calling tools.
-    fn continuation(&self, state: &mut RunState) -> Continuation {
-        use crate::planning::TodoStatus;
-        if !self.auto_continue_enabled() {
-            return Continuation::Finished;
-        }
-        let todos = self.todos.snapshot();
-        let completed = todos
-            .iter()
-            .filter(|t| t.status == TodoStatus::Completed)
-            .count();
-        let Some(next) = todos
-            .iter()
-            .find(|t| t.status == TodoStatus::InProgress)
-            .or_else(|| todos.iter().find(|t| t.status == TodoStatus::Pending))
-        else {
-            return Continuation::Finished;
-        };
-        if completed > state.completed_seen {
-            state.runs_without_progress = 0;
-        } else {
-            state.runs_without_progress += 1;
-        }
-        state.completed_seen = completed;
-        if state.runs_without_progress >= 3 {
-            return Continuation::Stop("three runs in a row completed no todo item".into());
-        }
-        Continuation::Prompt {
-            prompt: format!(
-                "Continue with the plan: {completed} of {} todo items are done. Next: \"{}\". \
-                 Work on it, keep the list current with todo_write (in_progress when you start \
-                 an item, completed when it is done), and stop once every item is completed.",
-                todos.len(),
-                next.content
-            ),
-            progress: format!(
-                "auto-continue: {completed}/{} done, next: {}",
-                todos.len(),
-                next.content
-            ),
-        }
-    }
-
-    async fn stop_auto_continue(&self, turn: u32, reason: &str, em: &mut dyn Emitter) {
-        let list: Vec<String> = self
-            .todos
-            .snapshot()
-            .iter()
-            .map(|t| {
-                let mark = match t.status {
-                    crate::planning::TodoStatus::Completed => "[x]",
-                    crate::planning::TodoStatus::InProgress => "[~]",
-                    crate::planning::TodoStatus::Pending => "[ ]",
-                };
-                format!("{mark} {}", t.content)
-            })
-            .collect();
-        tracing::warn!("{} auto-continue stopped | reason={reason}", em.prefix());
-        em.emit(Event {
-            turn,
-            kind: EventKind::Notice(format!(
-                "auto-continue stopped: {reason}. The list as it stands:\n{}",
-                list.join("\n")
-            )),
-        })
-        .await;
     }
 }

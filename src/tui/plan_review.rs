@@ -7,7 +7,6 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::app::{App, Command, new_input};
 use super::keymap::Action;
@@ -153,22 +152,9 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         width.min(area.width),
         height,
     );
-    frame.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(Style::new().fg(Color::Magenta))
-        .title(Span::styled(
-            " The plan is ready ",
-            Style::new().add_modifier(Modifier::BOLD),
-        ));
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    frame.render_widget(
-        Paragraph::new(lines),
-        Rect {
-            x: inner.x + 1,
-            width: inner.width.saturating_sub(1),
-            ..inner
-        },
+    let title = Span::styled(
+        " The plan is ready ",
+        Style::new().add_modifier(Modifier::BOLD),
     );
+    super::overlays::boxed(frame, rect, title, Style::new().fg(Color::Magenta), lines);
 }

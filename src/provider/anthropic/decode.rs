@@ -1,0 +1,406 @@
+//! Reading Anthropic's answers: the event stream (`message_start` … `message_stop`, thinking and
+//! redacted thinking with signatures, `input_json_delta`, `ping`, `error`) accumulated into one
+//! message, and the whole non-streamed response.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::super::Completion;
+use super::super::transport::{ApiErrorBody, StreamDecoder, classify_status, excerpt};
+use crate::schema::{
+    Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
+};
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireEvent {
+    MessageStart {
+        message: WireMessageStart,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: WireBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: WireDelta,
+    },
+    ContentBlockStop {},
+    MessageDelta {
+        #[serde(default)]
+        delta: WireMessageDelta,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop {},
+    Ping {},
+    Error {
+        error: Value,
+    },
+}
+
+#[derive(Deserialize)]
+struct WireMessageStart {
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireMessageDelta {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// Later reports (`message_delta`) update the fields they carry and leave the rest.
+    fn merge_into(self, usage: &mut Usage) {
+        if let Some(v) = self.input_tokens {
+            usage.input_tokens = v;
+        }
+        if let Some(v) = self.output_tokens {
+            usage.output_tokens = v;
+        }
+        if let Some(v) = self.cache_creation_input_tokens {
+            usage.cache_creation_tokens = v;
+        }
+        if let Some(v) = self.cache_read_input_tokens {
+            usage.cache_read_tokens = v;
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireDelta {
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+/// A content block being assembled.
+enum Block {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Redacted(String),
+    ToolUse {
+        id: String,
+        name: String,
+        /// The input as streamed; when no delta arrives, the start block's input.
+        json: String,
+        initial: Value,
+    },
+    Unknown,
+}
+
+/// Accumulates one streamed message.
+#[derive(Default)]
+pub(crate) struct AnthropicDecoder {
+    blocks: Vec<Block>,
+    usage: Usage,
+    saw_usage: bool,
+    stop_reason: Option<String>,
+    stopped: bool,
+}
+
+impl AnthropicDecoder {
+    fn block(&mut self, index: usize) -> Result<&mut Block, ProviderError> {
+        self.blocks.get_mut(index).ok_or_else(|| {
+            ProviderError::new(
+                ProviderErrorKind::Protocol,
+                format!(
+                    "Anthropic sent a delta for content block {index}, which was never started"
+                ),
+            )
+        })
+    }
+}
+
+impl StreamDecoder for AnthropicDecoder {
+    fn on_event(
+        &mut self,
+        _event: &str,
+        data: &str,
+        out: &mut Vec<StreamChunk>,
+    ) -> Result<bool, ProviderError> {
+        if data.trim().is_empty() {
+            return Ok(false);
+        }
+        let event: WireEvent = match serde_json::from_str(data) {
+            Ok(event) => event,
+            Err(e) => {
+                // Event types added to the API later are skipped, not fatal.
+                if let Ok(value) = serde_json::from_str::<Value>(data)
+                    && value.get("type").is_some_and(Value::is_string)
+                {
+                    let known = [
+                        "message_start",
+                        "content_block_start",
+                        "content_block_delta",
+                        "content_block_stop",
+                        "message_delta",
+                        "message_stop",
+                        "ping",
+                        "error",
+                    ];
+                    if !known.contains(&value["type"].as_str().unwrap_or_default()) {
+                        return Ok(false);
+                    }
+                }
+                return Err(ProviderError::new(
+                    ProviderErrorKind::Protocol,
+                    format!(
+                        "Anthropic sent a stream event that could not be read ({e}): {}",
+                        excerpt(data)
+                    ),
+                ));
+            }
+        };
+        match event {
+            WireEvent::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    usage.merge_into(&mut self.usage);
+                    self.saw_usage = true;
+                }
+            }
+            WireEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                let block = match content_block {
+                    WireBlock::Text { text } => {
+                        if !text.is_empty() {
+                            out.push(StreamChunk::TextDelta(text.clone()));
+                        }
+                        Block::Text(text)
+                    }
+                    WireBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => {
+                        if !thinking.is_empty() {
+                            out.push(StreamChunk::ThinkingDelta(thinking.clone()));
+                        }
+                        Block::Thinking {
+                            text: thinking,
+                            signature,
+                        }
+                    }
+                    WireBlock::RedactedThinking { data } => Block::Redacted(data),
+                    WireBlock::ToolUse { id, name, input } => Block::ToolUse {
+                        id,
+                        name,
+                        json: String::new(),
+                        initial: input,
+                    },
+                    WireBlock::Unknown => Block::Unknown,
+                };
+                if self.blocks.len() <= index {
+                    self.blocks.resize_with(index + 1, || Block::Unknown);
+                }
+                self.blocks[index] = block;
+            }
+            WireEvent::ContentBlockDelta { index, delta } => match (self.block(index)?, delta) {
+                (Block::Text(text), WireDelta::TextDelta { text: piece }) => {
+                    text.push_str(&piece);
+                    out.push(StreamChunk::TextDelta(piece));
+                }
+                (Block::Thinking { text, .. }, WireDelta::ThinkingDelta { thinking }) => {
+                    text.push_str(&thinking);
+                    out.push(StreamChunk::ThinkingDelta(thinking));
+                }
+                (Block::Thinking { signature, .. }, WireDelta::SignatureDelta { signature: s }) => {
+                    signature.push_str(&s);
+                }
+                (Block::ToolUse { json, .. }, WireDelta::InputJsonDelta { partial_json }) => {
+                    json.push_str(&partial_json);
+                }
+                _ => {}
+            },
+            WireEvent::ContentBlockStop {} | WireEvent::Ping {} => {}
+            WireEvent::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(reason);
+                }
+                if let Some(usage) = usage {
+                    usage.merge_into(&mut self.usage);
+                    self.saw_usage = true;
+                }
+            }
+            WireEvent::MessageStop {} => {
+                self.stopped = true;
+                return Ok(true);
+            }
+            WireEvent::Error { error } => return Err(stream_error(&error)),
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self) -> Result<Completion, ProviderError> {
+        if !self.stopped {
+            return Err(ProviderError::new(
+                ProviderErrorKind::Connection,
+                "Anthropic stream ended before message_stop",
+            ));
+        }
+        let mut message = Message::assistant(String::new());
+        for block in std::mem::take(&mut self.blocks) {
+            match block {
+                Block::Text(text) => message.content.push_str(&text),
+                Block::Thinking { text, signature } => {
+                    message.thinking.push(ThinkingBlock::Thinking {
+                        thinking: text,
+                        signature,
+                    })
+                }
+                Block::Redacted(data) => message.thinking.push(ThinkingBlock::Redacted { data }),
+                Block::ToolUse {
+                    id,
+                    name,
+                    json,
+                    initial,
+                } => message.tool_calls.push(ToolCall {
+                    id,
+                    name,
+                    arguments: if json.trim().is_empty() {
+                        tool_input_text(&initial)
+                    } else {
+                        json
+                    },
+                }),
+                Block::Unknown => {}
+            }
+        }
+        Ok(Completion {
+            message,
+            usage: self.saw_usage.then_some(self.usage),
+        })
+    }
+}
+
+fn tool_input_text(input: &Value) -> String {
+    if input.is_null() {
+        "{}".to_owned()
+    } else {
+        input.to_string()
+    }
+}
+
+/// An `event: error` inside the stream, e.g. `overloaded_error`.
+fn stream_error(error: &Value) -> ProviderError {
+    let detail = ApiErrorBody::from_value(&json!({ "error": error }));
+    let kind_text = detail.kind.clone().unwrap_or_default();
+    let kind = match kind_text.as_str() {
+        "overloaded_error" => ProviderErrorKind::Overloaded,
+        "rate_limit_error" => ProviderErrorKind::RateLimited,
+        "api_error" | "timeout_error" => ProviderErrorKind::Server,
+        "authentication_error" | "permission_error" => ProviderErrorKind::Auth,
+        _ => classify_status(400, None),
+    };
+    let message = detail.message.unwrap_or_else(|| error.to_string());
+    ProviderError::new(
+        kind,
+        format!("Anthropic stream error ({kind_text}): {message}"),
+    )
+}
+
+#[derive(Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    content: Vec<WireBlock>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+/// A whole (non-streamed) message.
+pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
+    let wire: WireResponse = serde_json::from_slice(body).map_err(|e| {
+        ProviderError::new(
+            ProviderErrorKind::Protocol,
+            format!(
+                "Anthropic sent a response that is not a message ({e}): {}",
+                excerpt(&String::from_utf8_lossy(body))
+            ),
+        )
+    })?;
+    let mut message = Message::assistant(String::new());
+    for block in wire.content {
+        match block {
+            WireBlock::Text { text } => message.content.push_str(&text),
+            WireBlock::Thinking {
+                thinking,
+                signature,
+            } => message.thinking.push(ThinkingBlock::Thinking {
+                thinking,
+                signature,
+            }),
+            WireBlock::RedactedThinking { data } => {
+                message.thinking.push(ThinkingBlock::Redacted { data })
+            }
+            WireBlock::ToolUse { id, name, input } => message.tool_calls.push(ToolCall {
+                id,
+                name,
+                arguments: tool_input_text(&input),
+            }),
+            WireBlock::Unknown => {}
+        }
+    }
+    let usage = wire.usage.map(|wire| {
+        let mut usage = Usage::default();
+        wire.merge_into(&mut usage);
+        usage
+    });
+    Ok(Completion { message, usage })
+}

@@ -1,0 +1,138 @@
+//! How the engine's events change the screen: deltas into the streaming entries, tool blocks,
+//! approvals queued, retries and compactions as quiet lines, the end of a run (and the next
+//! queued prompt), errors with what the user can do about them.
+
+use super::app::{App, Command};
+use super::transcript::Tone;
+use crate::engine::{ApprovalDecision, Event, EventKind};
+use crate::planning::Mode;
+
+impl App {
+    /// Takes in one engine event; when a run ends well, the next queued prompt goes out.
+    pub fn handle_engine(&mut self, event: Event) -> Vec<Command> {
+        let done = matches!(event.kind, EventKind::Done(_));
+        self.apply_engine_event(event);
+        if done && !self.queue.is_empty() && !self.running {
+            let next = self.queue.remove(0);
+            let mut commands = self.start_run(next);
+            commands.push(Command::QueueChanged(self.queue.clone()));
+            return commands;
+        }
+        Vec::new()
+    }
+
+    fn apply_engine_event(&mut self, event: Event) {
+        if event.turn > 0 {
+            self.turn = event.turn;
+        }
+        match event.kind {
+            EventKind::SessionStarted(info) => {
+                self.session.mode = info.mode;
+                self.session.model = info.model;
+            }
+            EventKind::TokenUpdate(update) => self.tokens = Some(update),
+            EventKind::ThinkingDelta(delta) => {
+                self.retry = None;
+                self.transcript.append_thinking(&delta);
+            }
+            EventKind::ActionDelta(delta) => {
+                self.retry = None;
+                self.transcript.append_text(&delta);
+            }
+            EventKind::ToolStart(call) => self.transcript.tool_started(call),
+            EventKind::ApprovalRequired(request) => self.approvals.push_back(request),
+            EventKind::ToolResult(outcome) => self
+                .transcript
+                .tool_finished(&outcome.result, Some(outcome.duration)),
+            EventKind::Compaction(info) => self.transcript.notice(
+                format!(
+                    "compacted the conversation: {} → {} tokens ({})",
+                    info.before_tokens, info.after_tokens, info.strategy
+                ),
+                Tone::Quiet,
+            ),
+            EventKind::Retry(info) => {
+                self.transcript.discard_streaming();
+                self.transcript.notice(
+                    format!(
+                        "retrying in {:.1}s (attempt {}/{}): {}",
+                        info.delay.as_secs_f64(),
+                        info.attempt,
+                        info.max_attempts,
+                        info.reason
+                    ),
+                    Tone::Quiet,
+                );
+                self.retry = Some(info.reason);
+            }
+            EventKind::Notice(text) => {
+                self.flash = Some(text.lines().next().unwrap_or("").to_owned());
+                self.transcript.notice(text, Tone::Quiet);
+            }
+            EventKind::Done(_) => {
+                self.review_pending = self.session.mode == Mode::Plan;
+                self.finish_run();
+            }
+            EventKind::Error(message) => {
+                self.transcript.finish_streaming();
+                self.transcript.interrupt_running();
+                if message == "interrupted" {
+                    let queued = if self.queue.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " · {} queued prompt(s) kept: Enter on an empty input sends the next",
+                            self.queue.len()
+                        )
+                    };
+                    self.transcript.notice(
+                        format!(
+                            "interrupted · type a new prompt, or Up to edit the last one{queued}"
+                        ),
+                        Tone::Warning,
+                    );
+                } else {
+                    let hint = next_step(&message);
+                    self.transcript
+                        .notice(format!("{message}\n{hint}"), Tone::Error);
+                }
+                self.finish_run();
+            }
+        }
+    }
+
+    pub(super) fn finish_run(&mut self) {
+        self.transcript.finish_streaming();
+        self.running = false;
+        self.working_since = None;
+        self.retry = None;
+        if self.flash.as_deref() == Some("interrupting…") {
+            self.flash = None;
+        }
+        // Approvals of a finished run can no longer be answered.
+        for request in self.approvals.drain(..) {
+            request.respond(ApprovalDecision::Deny { reason: None });
+        }
+        self.deny_reason = None;
+    }
+}
+
+/// What the user can do about an error.
+fn next_step(message: &str) -> &'static str {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("401")
+        || lower.contains("api key")
+        || lower.contains("authentication")
+        || lower.contains("403")
+    {
+        "Check ANTHROPIC_API_KEY / OPENAI_API_KEY (in the environment or .env), then send the prompt again."
+    } else if lower.contains("maximum of") {
+        "Send a follow-up prompt to let it continue, or start harness9 with a higher --max-turns."
+    } else if lower.contains("could not reach") || lower.contains("connect") {
+        "Check the network or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, then send the prompt again."
+    } else if lower.contains("404") || lower.contains("model") {
+        "Check the model name (--model or HARNESS9_MODEL), then send the prompt again."
+    } else {
+        "Send the prompt again to retry; the conversation so far is kept."
+    }
+}

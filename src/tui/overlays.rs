@@ -1,0 +1,236 @@
+//! The overlays drawn as layers over the transcript: the approval (the call as a person reads
+//! it, and exactly what each answer covers) and the keys. `boxed` draws the frame they share.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use unicode_width::UnicodeWidthStr;
+
+use super::app::App;
+use super::keymap::KEY_HINTS;
+use super::view::DIM;
+use super::wrap::{truncate, wrap};
+use crate::engine::ApprovalRequest;
+
+/// Clears `rect`, frames it with `title` in `border`, and draws `lines` inside with a margin.
+pub(super) fn boxed(
+    frame: &mut Frame,
+    rect: Rect,
+    title: Span<'static>,
+    border: Style,
+    lines: Vec<Line<'static>>,
+) {
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(title);
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let inner = Rect {
+        x: inner.x + 1,
+        width: inner.width.saturating_sub(1),
+        ..inner
+    };
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A rectangle of `width` × `height` centred in `area`.
+pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    )
+}
+
+/// The call as a person reads it: the command, the diff, the path and size.
+pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>> {
+    let call = &request.tool_call;
+    let args = call.arguments_value();
+    let text = |key: &str| {
+        args.get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let mut lines = Vec::new();
+    match call.name.as_str() {
+        "bash" => {
+            let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            for (i, line) in text("command").lines().enumerate() {
+                let first = if i == 0 { "$ " } else { "  " };
+                lines.extend(wrap(
+                    &[Span::styled(line.to_owned(), style)],
+                    width,
+                    &[Span::styled(first, DIM)],
+                    &[Span::raw("  ")],
+                ));
+            }
+        }
+        "edit_file" => {
+            lines.push(Line::styled(
+                format!("edit {}", text("path")),
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+            let (old, new) = (text("old_string"), text("new_string"));
+            let diff = similar::TextDiff::from_lines(old.as_str(), new.as_str())
+                .iter_all_changes()
+                .map(|change| {
+                    let (sign, style) = match change.tag() {
+                        similar::ChangeTag::Delete => ("-", Style::new().fg(Color::Red)),
+                        similar::ChangeTag::Insert => ("+", Style::new().fg(Color::Green)),
+                        similar::ChangeTag::Equal => (" ", DIM),
+                    };
+                    Line::styled(
+                        truncate(
+                            &format!("{sign} {}", change.value().trim_end_matches('\n')),
+                            width as usize,
+                        ),
+                        style,
+                    )
+                })
+                .collect::<Vec<_>>();
+            let total = diff.len();
+            lines.extend(diff.into_iter().take(14));
+            if total > 14 {
+                lines.push(Line::styled(
+                    format!("… {} more diff lines", total - 14),
+                    DIM,
+                ));
+            }
+            if args.get("replace_all").and_then(|v| v.as_bool()) == Some(true) {
+                lines.push(Line::styled("(every occurrence)", DIM));
+            }
+        }
+        "write_file" => {
+            let content = text("content");
+            lines.push(Line::styled(
+                format!(
+                    "write {} · {} lines, {} bytes",
+                    text("path"),
+                    content.lines().count(),
+                    content.len()
+                ),
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+            for line in content.lines().take(6) {
+                lines.push(Line::styled(
+                    truncate(&format!("  {line}"), width as usize),
+                    DIM,
+                ));
+            }
+        }
+        _ => {
+            let pretty = serde_json::to_string_pretty(&args).unwrap_or_default();
+            for line in pretty.lines().take(12) {
+                lines.push(Line::styled(truncate(line, width as usize), Style::new()));
+            }
+        }
+    }
+    lines
+}
+
+pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Frame, area: Rect) {
+    let width = area.width.saturating_sub(4).clamp(20, 100);
+    let inner_width = width.saturating_sub(4);
+    let mut lines = describe_call(request, inner_width);
+    lines.push(Line::default());
+    lines.push(Line::styled(
+        format!("needs approval: {}", request.reason),
+        Style::new().fg(Color::Yellow),
+    ));
+    lines.push(Line::default());
+    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let mut choices: Vec<(&str, String)> = vec![
+        ("y", "allow once: run this call only".into()),
+        (
+            "a",
+            format!(
+                "allow for the rest of this session: {}",
+                request.always_scope
+            ),
+        ),
+        ("n", "deny (Esc): the model is told you said no".into()),
+        ("d", "deny and tell the model what to do instead".into()),
+    ];
+    if let Some(rule) = &request.suggested_rule {
+        choices.insert(
+            2,
+            (
+                "r",
+                format!("always allow calls like this: writes `{rule}` to .harness9/settings.json"),
+            ),
+        );
+    }
+    for (k, what) in choices {
+        lines.extend(wrap(
+            &[Span::raw(what)],
+            inner_width,
+            &[Span::styled(format!(" {k}  "), key)],
+            &[Span::raw("    ")],
+        ));
+    }
+    if let Some(reason) = &app.deny_reason {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            "What should the model do instead? (Enter sends, Esc goes back)",
+            Style::new().fg(Color::Yellow),
+        ));
+        for line in reason.lines() {
+            lines.push(Line::from(vec![
+                Span::styled("> ", key),
+                Span::raw(line.clone()),
+            ]));
+        }
+    }
+    let pending = app.approvals.len();
+    let title = if pending > 1 {
+        format!(" Approve {}? (1 of {pending}) ", request.tool_call.name)
+    } else {
+        format!(" Approve {}? ", request.tool_call.name)
+    };
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = centered(area, width, height);
+    let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
+    boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
+}
+
+pub(super) fn draw_help(frame: &mut Frame, area: Rect) {
+    let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
+    let mut lines: Vec<Line> = KEY_HINTS
+        .iter()
+        .map(|(keys, what)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{keys:<key_width$}"),
+                    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*what),
+            ])
+        })
+        .collect();
+    lines.push(Line::default());
+    lines.push(Line::styled(
+        "Modes: default asks before edits and commands; auto-edit runs edits;",
+        DIM,
+    ));
+    lines.push(Line::styled(
+        "plan only reads and plans; yolo runs everything (--mode yolo).",
+        DIM,
+    ));
+    let width = (key_width + 50) as u16 + 4;
+    let rect = centered(area, width, lines.len() as u16 + 2);
+    boxed(
+        frame,
+        rect,
+        Span::raw(" Keys · Esc closes "),
+        Style::new(),
+        lines,
+    );
+}
