@@ -249,37 +249,44 @@ impl Transcript {
 
     /// Appends to the streaming answer, starting one when needed.
     pub fn append_text(&mut self, delta: &str) {
-        if let Some(entry) = self.entries.last_mut()
-            && let EntryKind::Assistant {
-                text,
-                streaming: true,
-            } = &mut entry.kind
-        {
-            text.push_str(delta);
-            entry.touch();
-            return;
-        }
-        self.push(EntryKind::Assistant {
-            text: delta.to_owned(),
-            streaming: true,
-        });
+        self.append_streaming(delta, false);
     }
 
     /// Appends to the streaming thinking, starting it when needed.
     pub fn append_thinking(&mut self, delta: &str) {
-        if let Some(entry) = self.entries.last_mut()
-            && let EntryKind::Thinking {
+        self.append_streaming(delta, true);
+    }
+
+    fn append_streaming(&mut self, delta: &str, thinking: bool) {
+        if let Some(entry) = self.entries.last_mut() {
+            let open = match &mut entry.kind {
+                EntryKind::Thinking {
+                    text,
+                    streaming: true,
+                } if thinking => Some(text),
+                EntryKind::Assistant {
+                    text,
+                    streaming: true,
+                } if !thinking => Some(text),
+                _ => None,
+            };
+            if let Some(text) = open {
+                text.push_str(delta);
+                entry.touch();
+                return;
+            }
+        }
+        let text = delta.to_owned();
+        self.push(if thinking {
+            EntryKind::Thinking {
                 text,
                 streaming: true,
-            } = &mut entry.kind
-        {
-            text.push_str(delta);
-            entry.touch();
-            return;
-        }
-        self.push(EntryKind::Thinking {
-            text: delta.to_owned(),
-            streaming: true,
+            }
+        } else {
+            EntryKind::Assistant {
+                text,
+                streaming: true,
+            }
         });
     }
 
