@@ -12,13 +12,25 @@ impl App {
     pub fn handle_engine(&mut self, event: Event) -> Vec<Command> {
         let done = matches!(event.kind, EventKind::Done(_));
         self.apply_engine_event(event);
+        let mut commands = Vec::new();
+        if done && self.auto_continue {
+            // The plan is carried out (or stopped): later prompts do not continue by themselves.
+            self.auto_continue = false;
+            commands.push(Command::SetAutoContinue(false));
+            if self
+                .flash
+                .as_deref()
+                .is_some_and(|f| f.starts_with("auto-continue:"))
+            {
+                self.flash = None;
+            }
+        }
         if done && !self.queue.is_empty() && !self.running {
             let next = self.queue.remove(0);
-            let mut commands = self.start_run(next);
+            commands.extend(self.start_run(next));
             commands.push(Command::QueueChanged(self.queue.clone()));
-            return commands;
         }
-        Vec::new()
+        commands
     }
 
     fn apply_engine_event(&mut self, event: Event) {
