@@ -287,3 +287,29 @@ fn ctrl_c_twice_quits_and_the_terminal_is_back_in_cooked_mode() {
     );
     drop(pty);
 }
+
+#[test]
+fn without_a_provider_the_tui_exits_2_before_touching_the_screen() {
+    let run = Run::new();
+    let output = std::process::Command::new(harness9())
+        .current_dir(&run.workdir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &run.home)
+        .env("HARNESS9_HOME", &run.home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ANTHROPIC_API_KEY")
+            && stderr.contains("OPENAI_API_KEY")
+            && stderr.contains(".env.example"),
+        "{stderr}"
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "no escape sequence reached the terminal"
+    );
+}
