@@ -178,6 +178,14 @@ async fn a_subscriber_sees_interaction_turn_llm_call_and_tool_call() {
     }
     let pairs: Pairs = Arc::default();
     let subscriber = tracing_subscriber::registry().with(Tree(Arc::clone(&pairs)));
+    // Interest in each callsite is cached process-wide: a test running beside this one with no
+    // subscriber could cache "never" and hide spans from this thread's subscriber. A global
+    // subscriber that answers "sometimes" keeps the per-call check, which consults this one.
+    static SOMETIMES: std::sync::Once = std::sync::Once::new();
+    SOMETIMES.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(Sometimes);
+        tracing::callsite::rebuild_interest_cache();
+    });
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let provider = Arc::new(ScriptedProvider::new([
@@ -201,4 +209,27 @@ async fn a_subscriber_sees_interaction_turn_llm_call_and_tool_call() {
     assert!(has("turn", "interaction"), "{pairs:?}");
     assert!(has("llm_call", "turn"), "{pairs:?}");
     assert!(has("tool_call", "turn"), "{pairs:?}");
+}
+
+/// Wants to be asked about every callsite every time, and records nothing itself.
+struct Sometimes;
+
+impl tracing::Subscriber for Sometimes {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }

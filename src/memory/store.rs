@@ -66,6 +66,18 @@ pub struct SearchHit {
     pub snippet: String,
 }
 
+/// Whether SQLite refused for a lock held by another connection (worth another try).
+///
+/// Writes begin IMMEDIATE (taking the write lock first, so the busy timeout applies): a deferred
+/// transaction that reads and then writes fails at once in WAL mode when another process wrote
+/// in between.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// A stored time (Unix milliseconds) as RFC 3339 in UTC.
 pub fn store_time(ms: i64) -> String {
     let time = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
@@ -140,22 +152,45 @@ impl SessionStore {
             std::fs::create_dir_all(dir)
                 .map_err(|e| MemoryError::Store(format!("cannot create {}: {e}", dir.display())))?;
         }
-        let conn = Connection::open(path)?;
+        // Two processes opening a new file at once contend for the exclusive lock that switching
+        // to WAL takes, and SQLite answers that with BUSY without always waiting: retry the whole
+        // opening sequence, with jitter, up to the busy timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let conn = loop {
+            match Self::open_configured(path) {
+                Ok(conn) => break conn,
+                Err(error) if is_busy(&error) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10 + fastrand::u64(0..40)));
+                }
+                Err(error) => return Err(error.into()),
+            }
+        };
+        Self::spawn(conn)
+    }
+
+    fn open_configured(path: &Path) -> rusqlite::Result<Connection> {
+        let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
         // In WAL mode NORMAL is durable against a crash or kill of the process.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        Self::start(conn)
+        conn.pragma_update(None, "foreign_keys", true)?;
+        migrations::migrate(&mut conn)?;
+        Ok(conn)
     }
 
     /// A store that lives in memory only (tests; WAL is impossible there).
     pub fn open_in_memory() -> Result<Self, MemoryError> {
-        Self::start(Connection::open_in_memory()?)
-    }
-
-    fn start(mut conn: Connection) -> Result<Self, MemoryError> {
+        let mut conn = Connection::open_in_memory()?;
         conn.pragma_update(None, "foreign_keys", true)?;
         migrations::migrate(&mut conn)?;
+        Self::spawn(conn)
+    }
+
+    fn spawn(mut conn: Connection) -> Result<Self, MemoryError> {
         let (jobs, queue) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("harness9-store".into())
@@ -327,7 +362,7 @@ impl SessionStore {
     ) -> Result<(), MemoryError> {
         let id = id.to_owned();
         self.call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let previous: Option<(i64, Option<String>)> = tx
                 .query_row(
                     "SELECT upto_seq, summary FROM compactions WHERE session_id = ?1",
@@ -484,7 +519,7 @@ fn append(conn: &mut Connection, id: &str, messages: &[Message]) -> rusqlite::Re
     if messages.is_empty() {
         return Ok(());
     }
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let (title, mut seq): (String, i64) = tx.query_row(
         "SELECT title, (SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?1)
          FROM sessions WHERE id = ?1",

@@ -103,6 +103,23 @@ impl Pty {
         self.writer.flush().unwrap();
     }
 
+    /// Waits until the screen shows every one of `texts` (a frame may be half processed when
+    /// the first appears); returns the screen.
+    pub fn wait_for_all(&self, texts: &[&str]) -> String {
+        let until = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if texts.iter().all(|t| screen.contains(t)) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < until,
+                "timed out waiting for {texts:?}; the screen:\n{screen}"
+            );
+            std::thread::yield_now();
+        }
+    }
+
     /// Waits until the screen shows `text`; returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
         let until = Instant::now() + PATIENCE;
@@ -155,7 +172,13 @@ fn a_prompt_streams_a_markdown_answer_onto_the_screen() {
     });
     let mut pty = start(&run, &mock);
     pty.send("what is in the project?\r");
-    let screen = pty.wait_for("draws it");
+    let screen = pty.wait_for_all(&[
+        "draws it",
+        "› what is in the project?",
+        "The project has two modules:",
+        "• engine runs the loop",
+        "▏ fn main() {}",
+    ]);
     assert!(screen.contains("› what is in the project?"), "{screen}");
     assert!(
         screen.contains("The project has two modules:"),
@@ -180,11 +203,15 @@ fn a_bash_call_asks_and_y_runs_it() {
     });
     let mut pty = start(&run, &mock);
     pty.send("say hello\r");
-    let overlay = pty.wait_for("Approve bash?");
+    let overlay = pty.wait_for_all(&["Approve bash?", "$ echo hello-from-the-pty", "allow once"]);
     assert!(overlay.contains("$ echo hello-from-the-pty"), "{overlay}");
     assert!(overlay.contains("allow once"));
     pty.send("y");
-    let screen = pty.wait_for("It printed the greeting.");
+    let screen = pty.wait_for_all(&[
+        "It printed the greeting.",
+        "✓ bash  echo hello-from-the-pty",
+        "│ hello-from-the-pty",
+    ]);
     assert!(
         screen.contains("✓ bash  echo hello-from-the-pty"),
         "{screen}"
@@ -221,7 +248,7 @@ fn n_denies_and_the_model_is_told() {
     pty.send("make a file\r");
     pty.wait_for("Approve bash?");
     pty.send("n");
-    let screen = pty.wait_for("Understood, I did not run it.");
+    let screen = pty.wait_for_all(&["Understood, I did not run it.", "✗ bash"]);
     assert!(screen.contains("✗ bash"), "{screen}");
     assert!(!run.workdir.join("should-not-exist").exists());
     wait_for("the second request", || mock.requests().len() >= 2);
@@ -274,7 +301,7 @@ fn ctrl_c_twice_quits_and_the_terminal_is_back_in_cooked_mode() {
     pty.send("\x03");
     pty.wait_for("press Ctrl+C again to quit");
     pty.send("\x03");
-    let screen = pty.wait_for("SHELL-DONE");
+    let screen = pty.wait_for_all(&["SHELL-DONE", "Resume this session with: harness9 --resume "]);
     assert!(!pty.alternate_screen(), "back on the main screen");
     assert!(
         screen.contains("Resume this session with: harness9 --resume "),

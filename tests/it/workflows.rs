@@ -40,7 +40,7 @@ fn quit_then_continue_shows_the_transcript_in_the_same_mode() {
     quit(pty);
 
     let pty = open(&run, &mock, &["--continue"]);
-    let screen = pty.wait_for("The first answer.");
+    let screen = pty.wait_for_all(&["The first answer.", "› the first prompt", " auto-edit "]);
     assert!(screen.contains("› the first prompt"), "{screen}");
     assert!(
         screen.contains(" auto-edit "),
@@ -80,7 +80,7 @@ fn resume_opens_the_picker_and_a_word_from_a_tool_result_finds_the_session() {
 
     let mut pty = open(&run, &mock, &["--resume"]);
     pty.wait_for("Resume a session");
-    let screen = pty.wait_for("an unrelated task");
+    let screen = pty.wait_for_all(&["an unrelated task", "read the fruit file"]);
     assert!(screen.contains("read the fruit file"), "{screen}");
     pty.send("kumquat");
     let until = std::time::Instant::now() + Duration::from_secs(20);
@@ -96,7 +96,11 @@ fn resume_opens_the_picker_and_a_word_from_a_tool_result_finds_the_session() {
         std::thread::yield_now();
     }
     pty.send("\r");
-    let screen = pty.wait_for("Read it.");
+    let screen = pty.wait_for_all(&[
+        "Read it.",
+        "› read the fruit file",
+        "✓ read_file  fruit.txt",
+    ]);
     assert!(
         screen.contains("› read the fruit file") && screen.contains("✓ read_file  fruit.txt"),
         "{screen}"
@@ -126,7 +130,12 @@ fn a_kill_mid_answer_then_continue_keeps_finished_turns_and_marks_the_cut_one() 
     drop(pty);
 
     let pty = open(&run, &mock, &["--continue"]);
-    let screen = pty.wait_for("this turn was interrupted");
+    let screen = pty.wait_for_all(&[
+        "this turn was interrupted",
+        "› first question",
+        "A finished answer.",
+        "› second question",
+    ]);
     assert!(
         screen.contains("› first question") && screen.contains("A finished answer."),
         "{screen}"
@@ -180,7 +189,7 @@ fn compact_emits_a_compaction_line() {
     pty.send("and a short one\r");
     pty.wait_for("Short answer.");
     pty.send("/compact\r");
-    let screen = pty.wait_for("compacted the conversation");
+    let screen = pty.wait_for_all(&["compacted the conversation", "(summarization)"]);
     assert!(screen.contains("(summarization)"), "{screen}");
     let summary_request = mock.requests().pop().unwrap().body;
     assert!(
@@ -229,7 +238,7 @@ fn a_shell_command_shows_its_output_without_a_model_request() {
     let run = Run::new();
     let mut pty = start(&run, &mock);
     pty.send("!echo hi-from-shell-mode\r");
-    let screen = pty.wait_for("│ hi-from-shell-mode");
+    let screen = pty.wait_for_all(&["│ hi-from-shell-mode", "✓ bash  echo hi-from-shell-mode"]);
     assert!(
         screen.contains("✓ bash  echo hi-from-shell-mode"),
         "{screen}"
@@ -351,13 +360,13 @@ fn a_plan_is_reviewed_and_carried_out_by_auto_continue() {
     );
     pty.wait_for(" plan ");
     pty.send("plan the parser fix\r");
-    let review = pty.wait_for("The plan is ready");
+    let review = pty.wait_for_all(&["The plan is ready", "○ fix split", "continuing by itself"]);
     assert!(
         review.contains("○ fix split") && review.contains("continuing by itself"),
         "{review}"
     );
     pty.send("a");
-    let screen = pty.wait_for("All three items are done.");
+    let screen = pty.wait_for_all(&["All three items are done.", " default "]);
     assert!(
         screen.contains(" default "),
         "switched to default mode: {screen}"
