@@ -422,9 +422,17 @@ impl AgentEngine {
         if state.saved >= state.history.len() {
             return;
         }
-        match session.append_messages(&state.history[state.saved..]).await {
-            Ok(()) => state.saved = state.history.len(),
-            Err(error) => tracing::error!("[engine] could not save the turn | error={error}"),
+        // A store busy past its own timeout gets two more chances before the turn waits in
+        // memory for the next save.
+        for wait_ms in [0u64, 100, 500] {
+            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+            match session.append_messages(&state.history[state.saved..]).await {
+                Ok(()) => {
+                    state.saved = state.history.len();
+                    return;
+                }
+                Err(error) => tracing::error!("[engine] could not save the turn | error={error}"),
+            }
         }
     }
 }
