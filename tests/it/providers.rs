@@ -820,3 +820,42 @@ async fn redacted_thinking_is_carried_back_verbatim() {
         json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"})
     );
 }
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_reported() {
+    // A port on loopback with nothing listening: the connection is refused at once.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut config = ProviderConfig::new(
+        ProviderKind::OpenAi,
+        ApiKey::new(SECRET),
+        format!("http://127.0.0.1:{port}/v1"),
+    );
+    config.transport.retry = RetryPolicy {
+        max_attempts: 4,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(20),
+        max_retry_after: Duration::from_secs(1),
+    };
+    let provider = config.build().unwrap();
+    let chunks = stream(provider.as_ref(), &[Message::user("hi")]).await;
+    assert_eq!(
+        chunks
+            .iter()
+            .filter(|c| matches!(c, StreamChunk::Retry(_)))
+            .count(),
+        3
+    );
+    let StreamChunk::Error(error) = chunks.last().unwrap() else {
+        unreachable!()
+    };
+    assert_eq!(error.kind, ProviderErrorKind::Connection);
+    assert!(
+        error.message.contains("could not reach OpenAI") && error.message.contains("4 attempts"),
+        "{}",
+        error.message
+    );
+    assert!(!error.message.contains(SECRET));
+}
