@@ -203,28 +203,27 @@ pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Fr
 
 pub(super) fn draw_help(frame: &mut Frame, area: Rect) {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
-    let mut lines: Vec<Line> = KEY_HINTS
-        .iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(
-                    format!("{keys:<key_width$}"),
-                    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(*what),
-            ])
-        })
-        .collect();
+    let width = ((key_width + 56) as u16 + 4).min(area.width);
+    // Descriptions wrap under their own column when the screen is narrow.
+    let text_width = width.saturating_sub(4);
+    let key_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for (keys, what) in KEY_HINTS {
+        let first = [Span::styled(format!("{keys:<key_width$}"), key_style)];
+        let rest = [Span::raw(" ".repeat(key_width))];
+        lines.extend(wrap(&[Span::raw(*what)], text_width, &first, &rest));
+    }
     lines.push(Line::default());
-    lines.push(Line::styled(
-        "Modes: default asks before edits and commands; auto-edit runs edits;",
-        DIM,
+    lines.extend(wrap(
+        &[Span::styled(
+            "Modes: default asks before edits and commands; auto-edit runs edits; plan only \
+             reads and plans; yolo runs everything (--mode yolo).",
+            DIM,
+        )],
+        text_width,
+        &[],
+        &[],
     ));
-    lines.push(Line::styled(
-        "plan only reads and plans; yolo runs everything (--mode yolo).",
-        DIM,
-    ));
-    let width = (key_width + 50) as u16 + 4;
     let rect = centered(area, width, lines.len() as u16 + 2);
     boxed(
         frame,
