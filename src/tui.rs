@@ -132,10 +132,18 @@ pub async fn run(
         eprintln!("harness9: {error}");
     }
     let _ = assembly.store.flush().await;
-    println!(
-        "Resume this session with: harness9 --resume {}",
-        runner.session_id
-    );
+    // A session that never got a prompt is not kept (nor offered for resuming).
+    let empty = assembly
+        .store
+        .delete_if_empty(&runner.session_id)
+        .await
+        .unwrap_or(false);
+    if !empty {
+        println!(
+            "Resume this session with: harness9 --resume {}",
+            runner.session_id
+        );
+    }
     outcome.map_err(|e| AssembleError::Setup(e.to_string()))
 }
 

@@ -436,6 +436,21 @@ impl SessionStore {
         .await
     }
 
+    /// Deletes the session if it never got a message (a TUI opened and closed without a
+    /// prompt); returns whether it did.
+    pub async fn delete_if_empty(&self, id: &str) -> Result<bool, MemoryError> {
+        let id = id.to_owned();
+        self.call(move |conn| {
+            let deleted = conn.execute(
+                "DELETE FROM sessions WHERE id = ?1 AND message_count = 0
+                 AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?1)",
+                params![id],
+            )?;
+            Ok(deleted > 0)
+        })
+        .await
+    }
+
     /// Saves the prompts queued for this session, in order with every other write.
     pub fn save_queue(&self, id: &str, prompts: &[String]) {
         let id = id.to_owned();

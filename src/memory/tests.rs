@@ -178,6 +178,17 @@ async fn todos_persist_with_the_session() {
     ];
     store.save_todos(&s.id, &items);
     assert_eq!(store.load_todos(&s.id).await.unwrap(), items);
+    let empty = store.create(new_session("/w")).await.unwrap();
+    assert!(store.delete_if_empty(&empty.id).await.unwrap());
+    assert!(store.get(&empty.id).await.unwrap().is_none());
+    store
+        .append(&s.id, &[Message::user("keep me")])
+        .await
+        .unwrap();
+    assert!(
+        !store.delete_if_empty(&s.id).await.unwrap(),
+        "a session with messages stays"
+    );
     store.save_queue(&s.id, &["next".into(), "then this".into()]);
     assert_eq!(
         store.load_queue(&s.id).await.unwrap(),

@@ -296,6 +296,12 @@ fn ctrl_c_twice_quits_and_the_terminal_is_back_in_cooked_mode() {
     );
     pty.wait_for("Ask harness9 to do something");
     assert!(pty.alternate_screen());
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Hello."),
+        split: Split::Whole,
+    });
+    pty.send("say hello\r");
+    pty.wait_for("Hello.");
     pty.send("some text");
     pty.wait_for("some text");
     pty.send("\x03");
@@ -339,4 +345,26 @@ fn without_a_provider_the_tui_exits_2_before_touching_the_screen() {
         output.stdout.is_empty(),
         "no escape sequence reached the terminal"
     );
+}
+
+#[test]
+fn a_session_without_a_prompt_is_not_kept() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let script = format!("'{}'; printf 'SHELL-DONE'; sleep 30", harness9().display());
+    let mut pty = Pty::spawn(
+        Path::new("/bin/sh"),
+        &["-c", &script],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    pty.wait_for("Ask harness9 to do something");
+    pty.send("\x04");
+    let screen = pty.wait_for("SHELL-DONE");
+    assert!(!screen.contains("Resume this session"), "{screen}");
+    let conn = rusqlite::Connection::open(run.home.join("sessions.db")).unwrap();
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 0);
 }
