@@ -216,7 +216,10 @@ pub(super) fn resolve(
         0 => Err(MemoryError::NotFound(format!(
             "no session has the id or name `{key}`"
         ))),
-        1 => Ok(matches.into_iter().next().expect("one match")),
+        1 => matches
+            .into_iter()
+            .next()
+            .ok_or_else(|| MemoryError::NotFound(format!("no session has the id `{key}`"))),
         _ => Err(MemoryError::Ambiguous(format!(
             "`{key}` starts several session ids: {}; give more of it",
             matches

@@ -22,6 +22,8 @@ pub(super) fn boxed(
     border: Style,
     lines: Vec<Line<'static>>,
 ) {
+    // Never draw past the screen, however small it is.
+    let rect = rect.intersection(frame.area());
     frame.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)

@@ -50,6 +50,7 @@ pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rec
         width.min(area.width),
         height.min(area.height),
     );
+    let rect = rect.intersection(area);
     frame.render_widget(Clear, rect);
     let scope = if picker.all {
         "every directory"

@@ -508,3 +508,85 @@ fn the_overlay_offers_a_narrow_rule_and_r_writes_it() {
     app.handle_key(key(KeyCode::Char('r')));
     assert_eq!(answer.try_recv().unwrap(), ApprovalDecision::AllowRule);
 }
+
+#[test]
+fn no_state_panics_at_tiny_sizes() {
+    let states: Vec<Box<dyn Fn() -> App>> = vec![
+        Box::new(app),
+        Box::new(|| {
+            let mut app = app();
+            app.transcript.push(EntryKind::User("q".repeat(300)));
+            app.transcript.push(EntryKind::Assistant {
+                text: MARKDOWN.into(),
+                streaming: true,
+            });
+            app.transcript
+                .tool_started(call("1", "bash", r#"{"command":"ls"}"#));
+            app
+        }),
+        Box::new(|| {
+            let mut app = app();
+            app.handle_engine(event(
+                1,
+                EventKind::ApprovalRequired(approval(
+                    call(
+                        "b",
+                        "edit_file",
+                        r#"{"path":"a","old_string":"x","new_string":"y"}"#,
+                    ),
+                    "r",
+                    "s",
+                )),
+            ));
+            app
+        }),
+        Box::new(|| {
+            let mut app = app();
+            app.help = true;
+            app
+        }),
+        Box::new(|| {
+            let mut app = app();
+            app.show_todos = true;
+            app.todos = vec![TodoItem {
+                content: "a long todo item ".repeat(5),
+                status: TodoStatus::InProgress,
+            }];
+            app
+        }),
+        Box::new(|| {
+            let mut app = app();
+            type_text(&mut app, "/");
+            app.handle_key(ctrl('r'));
+            app
+        }),
+        Box::new(|| {
+            let mut app = app();
+            type_text(&mut app, "/c");
+            app
+        }),
+        Box::new(|| {
+            let mut app = app();
+            app.session.mode = Mode::Plan;
+            app.todos = vec![TodoItem {
+                content: "step".into(),
+                status: TodoStatus::Pending,
+            }];
+            app.handle_engine(event(
+                1,
+                EventKind::Done(DoneInfo {
+                    turns: 1,
+                    input_tokens: 1,
+                    output_tokens: 1,
+                }),
+            ));
+            app
+        }),
+    ];
+    for (w, h) in [(1, 1), (2, 2), (10, 3), (20, 5), (30, 8), (50, 12)] {
+        for make in &states {
+            let mut app = make();
+            screen(&mut app, w, h);
+        }
+    }
+}

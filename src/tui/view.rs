@@ -44,8 +44,9 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
         draw_todos(app, frame, todo_area);
     } else if app.show_todos {
         let width = TODO_PANEL.min(body.width);
-        let height = (app.todos.len() as u16 + 2).clamp(3, body.height);
-        let overlay = Rect::new(body.right().saturating_sub(width), body.y, width, height);
+        let height = (app.todos.len() as u16 + 2).max(3).min(body.height);
+        let overlay =
+            Rect::new(body.right().saturating_sub(width), body.y, width, height).intersection(body);
         frame.render_widget(Clear, overlay);
         draw_todos(app, frame, overlay);
     }
@@ -107,7 +108,8 @@ fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
         body.bottom().saturating_sub(rows + 2),
         width.saturating_sub(2),
         rows + 2,
-    );
+    )
+    .intersection(body);
     frame.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)
