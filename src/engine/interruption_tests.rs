@@ -307,3 +307,71 @@ async fn a_provider_failure_ends_the_run_with_its_message() {
     };
     assert!(message.contains("Incorrect API key"));
 }
+
+/// A session whose first `failures` appends fail, as a database busy past its timeout would.
+struct FlakySession {
+    inner: InMemorySession,
+    failures: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl crate::memory::Session for FlakySession {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+    async fn load_messages(
+        &self,
+    ) -> Result<Vec<crate::schema::Message>, crate::memory::MemoryError> {
+        self.inner.load_messages().await
+    }
+    async fn append_messages(
+        &self,
+        messages: &[crate::schema::Message],
+    ) -> Result<(), crate::memory::MemoryError> {
+        let left = self.failures.load(std::sync::atomic::Ordering::SeqCst);
+        if left > 0 {
+            self.failures
+                .store(left - 1, std::sync::atomic::Ordering::SeqCst);
+            return Err(crate::memory::MemoryError::Store(
+                "database is locked".into(),
+            ));
+        }
+        self.inner.append_messages(messages).await
+    }
+    async fn record_compaction(
+        &self,
+        dropped: usize,
+        summary: Option<crate::schema::Message>,
+    ) -> Result<(), crate::memory::MemoryError> {
+        self.inner.record_compaction(dropped, summary).await
+    }
+}
+
+#[tokio::test]
+async fn a_turn_that_cannot_be_saved_is_announced_and_saved_with_the_next() {
+    let session = Arc::new(FlakySession {
+        inner: InMemorySession::new("s"),
+        failures: std::sync::atomic::AtomicUsize::new(3),
+    });
+    let provider = Arc::new(ScriptedProvider::new([text_reply("answer")]));
+    let engine = Arc::new(builder(&provider, vec![]).session(session.clone()).build());
+    let events = drain(engine.run_stream("question".into(), CancellationToken::new())).await;
+    let notice = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Notice(n) => Some(n.clone()),
+            _ => None,
+        })
+        .expect("the user is told");
+    assert!(
+        notice.contains("could not be saved") && notice.contains("database is locked"),
+        "{notice}"
+    );
+    let stored = session.inner.messages();
+    assert_eq!(
+        stored.len(),
+        2,
+        "the prompt was saved with the answer: {stored:?}"
+    );
+    assert_eq!(stored[0].content, "question");
+}

@@ -164,7 +164,7 @@ impl AgentEngine {
         }
         state.history.push(Message::user(prompt));
         // The prompt is stored before the first model call: a run killed at once still left it.
-        self.save(state).await;
+        self.save(state, em).await;
 
         loop {
             let turn = state.turns + 1;
@@ -206,7 +206,7 @@ impl AgentEngine {
                         })
                         .await;
                         state.history.push(Message::user(prompt));
-                        self.save(state).await;
+                        self.save(state, em).await;
                     }
                 }
             }
@@ -255,7 +255,7 @@ impl AgentEngine {
                     // Keep what the user already saw; the turn is marked as interrupted.
                     if !failure.partial_text.is_empty() {
                         state.history.push(Message::assistant(failure.partial_text));
-                        self.save(state).await;
+                        self.save(state, em).await;
                     }
                     return Err(EngineError::Cancelled);
                 }
@@ -297,7 +297,7 @@ impl AgentEngine {
             state.history.len(),
         ));
         if calls.is_empty() {
-            self.save(state).await;
+            self.save(state, em).await;
             tracing::info!(
                 "{} Turn {turn} | task complete | llm={:.1}s",
                 em.prefix(),
@@ -327,7 +327,7 @@ impl AgentEngine {
         for result in &results {
             state.history.push(Message::tool_result(result));
         }
-        self.save(state).await;
+        self.save(state, em).await;
         tracing::info!(
             "{} Turn {turn} | observation injected | history={} | llm={:.1}s tools={:.1}s turn={:.1}s",
             em.prefix(),
@@ -414,7 +414,7 @@ impl AgentEngine {
 
     /// Stores the messages not stored yet. A failure is logged and retried at the next save:
     /// the messages stay in memory and nothing is skipped.
-    pub(super) async fn save(&self, state: &mut RunState) {
+    pub(super) async fn save(&self, state: &mut RunState, em: &mut dyn Emitter) {
         let Some(session) = &state.session else {
             state.saved = state.history.len();
             return;
@@ -423,7 +423,8 @@ impl AgentEngine {
             return;
         }
         // A store busy past its own timeout gets two more chances before the turn waits in
-        // memory for the next save.
+        // memory for the next save; the user is told, since a crash now would lose it.
+        let mut failure = None;
         for wait_ms in [0u64, 100, 500] {
             tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
             match session.append_messages(&state.history[state.saved..]).await {
@@ -431,8 +432,21 @@ impl AgentEngine {
                     state.saved = state.history.len();
                     return;
                 }
-                Err(error) => tracing::error!("[engine] could not save the turn | error={error}"),
+                Err(error) => {
+                    tracing::error!("[engine] could not save the turn | error={error}");
+                    failure = Some(error);
+                }
             }
+        }
+        if let Some(error) = failure {
+            em.emit(Event {
+                turn: state.turns,
+                kind: EventKind::Notice(format!(
+                    "this turn could not be saved to sessions.db ({error}); it is kept in memory \
+                     and saved with the next one"
+                )),
+            })
+            .await;
         }
     }
 }
