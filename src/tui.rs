@@ -434,6 +434,10 @@ impl Runner<'_> {
                 return;
             }
         };
+        // The session being left goes if it never got a prompt (as it would on exit).
+        if self.session_id != record.id {
+            let _ = store.delete_if_empty(&self.session_id).await;
+        }
         let engine = &self.assembly.engine;
         engine.set_session(Some(std::sync::Arc::new(
             crate::memory::SqliteSession::new(store.clone(), record.id.clone()),

@@ -105,6 +105,12 @@ fn resume_opens_the_picker_and_a_word_from_a_tool_result_finds_the_session() {
         screen.contains("› read the fruit file") && screen.contains("✓ read_file  fruit.txt"),
         "{screen}"
     );
+    // The empty session the TUI started with is gone once another one was picked.
+    let conn = rusqlite::Connection::open(run.home.join("sessions.db")).unwrap();
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 2);
 }
 
 #[test]
