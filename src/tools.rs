@@ -90,9 +90,18 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     fn kind(&self) -> ToolKind;
 
-    /// The paths a call would write (for the outside-the-working-directory check).
-    fn written_paths(&self, _arguments: &Value) -> Vec<String> {
-        Vec::new()
+    /// The paths a call would write (for the outside-the-working-directory check): an edit
+    /// tool's `path` argument by default.
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        if self.kind() != ToolKind::Edit {
+            return Vec::new();
+        }
+        arguments
+            .get("path")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
     }
 
     /// Whether plan mode offers the tool to the model (it may still refuse some calls).

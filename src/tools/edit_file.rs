@@ -55,14 +55,6 @@ impl Tool for EditFile {
         ToolKind::Edit
     }
 
-    fn written_paths(&self, arguments: &Value) -> Vec<String> {
-        arguments["path"]
-            .as_str()
-            .map(str::to_owned)
-            .into_iter()
-            .collect()
-    }
-
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
         let path = paths::resolve(&ctx.workdir, &args.path);
