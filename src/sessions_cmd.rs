@@ -23,18 +23,9 @@ pub async fn run(home: &Path, workdir: &Path, args: SessionsArgs) -> u8 {
     };
     let dir = workdir.display().to_string();
     let scope = (!args.all).then_some(dir.as_str());
-    let hits: Result<Vec<SearchHit>, _> = match &args.search {
-        Some(text) => store.search(text, scope, LIMIT).await,
-        None => store.list(scope, LIMIT).await.map(|sessions| {
-            sessions
-                .into_iter()
-                .map(|session| SearchHit {
-                    snippet: String::new(),
-                    session,
-                })
-                .collect()
-        }),
-    };
+    let hits = store
+        .find(args.search.as_deref().unwrap_or(""), scope, LIMIT)
+        .await;
     let hits = match hits {
         Ok(hits) => hits,
         Err(error) => {

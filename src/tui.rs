@@ -100,12 +100,11 @@ pub async fn run(
         queue,
     });
     app.flash = None;
-    if open_picker {
-        app.handle_key(crossterm::event::KeyEvent::new(
-            crossterm::event::KeyCode::Char('r'),
-            crossterm::event::KeyModifiers::CONTROL,
-        ));
-    }
+    let first_commands = if open_picker {
+        app.open_picker()
+    } else {
+        Vec::new()
+    };
 
     terminal::install_panic_hook(settings.home.join("logs"));
     let mut term = terminal::enter().map_err(|e| {
@@ -120,11 +119,8 @@ pub async fn run(
         engine_events: None,
         results: mpsc::unbounded_channel(),
     };
-    if open_picker {
-        // The picker's first query was asked for above, before the runner existed.
-        if let Some(picker) = &app.picker {
-            runner.query_sessions(String::new(), false, picker.generation);
-        }
+    for command in first_commands {
+        runner.execute(command).await;
     }
     let outcome = runner.event_loop(&mut term, &mut app, started).await;
     terminal::restore();
@@ -403,19 +399,9 @@ impl Runner<'_> {
         let send = self.results.0.clone();
         tokio::spawn(async move {
             let scope = (!all).then_some(workdir.as_str());
-            let hits = if query.trim().is_empty() {
-                store.list(scope, 500).await.map(|sessions| {
-                    sessions
-                        .into_iter()
-                        .map(|session| crate::memory::SearchHit {
-                            snippet: String::new(),
-                            session,
-                        })
-                        .collect()
-                })
-            } else {
-                store.search(&query, scope, 200).await
-            };
+            // The newest 500 when nothing is typed; the best 200 matches otherwise.
+            let limit = if query.trim().is_empty() { 500 } else { 200 };
+            let hits = store.find(&query, scope, limit).await;
             let _ = send.send(AppEvent::Sessions {
                 generation,
                 hits: hits.unwrap_or_default(),

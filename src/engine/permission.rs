@@ -56,8 +56,7 @@ fn subject_text(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<St
 pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
     match tool.kind() {
         ToolKind::Dangerous => {
-            let scope = command_scope(tool.name(), arguments)?;
-            let prefix = scope.key.rsplit(":prefix:").next()?.to_owned();
+            let prefix = command_prefix(arguments)?;
             Some(format!("{}({prefix}*)", tool.name()))
         }
         ToolKind::Edit => {
@@ -177,9 +176,18 @@ fn edit_scope() -> Scope {
     }
 }
 
-/// The scope of a command: its first word, or two for tools with subcommands. `None` for a
-/// command that chains, substitutes or redirects, which a prefix cannot describe safely.
+/// What "allow always" remembers for a command: its prefix (`command_prefix`).
 pub fn command_scope(tool: &str, arguments: &Value) -> Option<Scope> {
+    let prefix = command_prefix(arguments)?;
+    Some(Scope {
+        key: format!("{tool}:prefix:{prefix}"),
+        description: format!("`{tool}` commands starting with `{prefix}`"),
+    })
+}
+
+/// A command's first word, or two for tools with subcommands (`cargo test`); `None` for a
+/// command that chains, substitutes or redirects, which a prefix cannot describe safely.
+fn command_prefix(arguments: &Value) -> Option<String> {
     let command = arguments.get("command")?.as_str()?.trim();
     if command.is_empty() || has_shell_control(command) {
         return None;
@@ -191,11 +199,7 @@ pub fn command_scope(tool: &str, arguments: &Value) -> Option<Scope> {
         } else {
             1
         };
-    let prefix = words[..take].join(" ");
-    Some(Scope {
-        key: format!("{tool}:prefix:{prefix}"),
-        description: format!("`{tool}` commands starting with `{prefix}`"),
-    })
+    Some(words[..take].join(" "))
 }
 
 /// Whether `command` does more than run one program with arguments.

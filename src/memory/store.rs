@@ -306,6 +306,27 @@ impl SessionStore {
             .await
     }
 
+    /// What the picker and `harness9 sessions` show: the newest sessions when `text` is empty,
+    /// else the search for it.
+    pub async fn find(
+        &self,
+        text: &str,
+        workdir: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, MemoryError> {
+        if !text.trim().is_empty() {
+            return self.search(text, workdir, limit).await;
+        }
+        let sessions = self.list(workdir, limit).await?;
+        Ok(sessions
+            .into_iter()
+            .map(|session| SearchHit {
+                snippet: String::new(),
+                session,
+            })
+            .collect())
+    }
+
     /// Finds a session by id, name, or a unique prefix of its id.
     pub async fn resolve(&self, key: &str) -> Result<SessionRecord, MemoryError> {
         let key = key.trim().to_owned();

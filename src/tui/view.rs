@@ -147,6 +147,9 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
         app.pending_top = false;
         app.scroll = Scroll::Anchored { top: 0 };
     }
+    // Only a view that is (or is about to be) away from the bottom needs the total height; it
+    // is measured once per frame.
+    let mut offset = 0;
     if app.pending_scroll != 0 || matches!(app.scroll, Scroll::Anchored { .. }) {
         let total = app.transcript.total_height(width, expanded, spinner);
         let bottom_top = total.saturating_sub(height);
@@ -156,19 +159,13 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
         } as i64;
         let top = (top + app.pending_scroll).clamp(0, bottom_top as i64) as usize;
         app.pending_scroll = 0;
-        app.scroll = if top >= bottom_top {
-            Scroll::Follow
+        if top >= bottom_top {
+            app.scroll = Scroll::Follow;
         } else {
-            Scroll::Anchored { top }
-        };
-    }
-    let offset = match app.scroll {
-        Scroll::Follow => 0,
-        Scroll::Anchored { top } => {
-            let total = app.transcript.total_height(width, expanded, spinner);
-            total.saturating_sub(top + height)
+            app.scroll = Scroll::Anchored { top };
+            offset = total.saturating_sub(top + height);
         }
-    };
+    }
     let (mut lines, _) = app
         .transcript
         .window(width, height, offset, expanded, spinner);

@@ -330,7 +330,7 @@ impl App {
         Some(commands)
     }
 
-    fn open_picker(&mut self) -> Vec<Command> {
+    pub(crate) fn open_picker(&mut self) -> Vec<Command> {
         self.picker = Some(Picker::default());
         self.query_sessions()
     }
