@@ -124,7 +124,7 @@ pub async fn assemble(
             session.id.clone(),
         )))
         .observer(Arc::new(TracingObserver))
-        .permission_rules(Arc::new(crate::engine::rules::PermissionRules::new(
+        .permission_rules(Arc::new(crate::permission::rules::PermissionRules::new(
             &settings.workdir,
             &settings.home,
         )))

@@ -7,8 +7,6 @@ mod compaction;
 mod continuation;
 mod emitter;
 pub mod event;
-pub mod permission;
-pub mod rules;
 mod run_loop;
 mod tool_runner;
 
@@ -119,7 +117,7 @@ pub struct AgentEngine {
     allowed: Mutex<HashSet<String>>,
     /// Output of commands the user ran (`!cmd`), handed to the model with the next prompt.
     user_context: Mutex<Vec<String>>,
-    rules: Arc<rules::PermissionRules>,
+    rules: Arc<crate::permission::rules::PermissionRules>,
     /// Keep going by itself while the todo list has open items (plan review's choice).
     auto_continue: std::sync::atomic::AtomicBool,
 }
@@ -133,13 +131,16 @@ pub struct AgentEngineBuilder {
     session: Option<Arc<dyn Session>>,
     mode: Mode,
     todos: Option<Arc<TodoStore>>,
-    rules: Option<Arc<rules::PermissionRules>>,
+    rules: Option<Arc<crate::permission::rules::PermissionRules>>,
     auto_continue: bool,
 }
 
 impl AgentEngineBuilder {
     /// Permission rules (the settings files); none by default.
-    pub fn permission_rules(mut self, rules: Arc<rules::PermissionRules>) -> Self {
+    pub fn permission_rules(
+        mut self,
+        rules: Arc<crate::permission::rules::PermissionRules>,
+    ) -> Self {
         self.rules = Some(rules);
         self
     }
@@ -237,7 +238,7 @@ impl AgentEngineBuilder {
             user_context: Mutex::new(Vec::new()),
             rules: self
                 .rules
-                .unwrap_or_else(|| Arc::new(rules::PermissionRules::none())),
+                .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none())),
             auto_continue: std::sync::atomic::AtomicBool::new(self.auto_continue),
         }
     }
@@ -272,7 +273,7 @@ impl AgentEngine {
         self.auto_continue.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    pub fn rules(&self) -> &Arc<rules::PermissionRules> {
+    pub fn rules(&self) -> &Arc<crate::permission::rules::PermissionRules> {
         &self.rules
     }
 

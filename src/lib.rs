@@ -8,6 +8,7 @@ pub mod engine;
 pub mod exec;
 pub mod memory;
 pub mod observe;
+pub mod permission;
 pub mod planning;
 pub mod provider;
 pub mod schema;

@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::tests::{builder, call, calls_reply, drain, text_reply, until, weather};
 use super::*;
+use crate::permission::rules;
 use crate::planning::{TodoItem, TodoStatus};
 use crate::provider::ScriptedProvider;
 use crate::tools::{Bash, TodoWrite};

@@ -16,7 +16,7 @@ use tracing::Instrument;
 use super::AgentEngine;
 use super::emitter::Emitter;
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
-use super::permission::{self, Verdict};
+use crate::permission::{self, Verdict};
 use crate::planning::Mode;
 use crate::schema::{ToolCall, ToolResult};
 use crate::tools::{Tool, ToolContext, paths};

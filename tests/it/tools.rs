@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness9::engine::permission::{Verdict, decide};
-use harness9::engine::rules::PermissionRules;
+use harness9::permission::rules::PermissionRules;
+use harness9::permission::{Verdict, decide};
 use harness9::planning::{Mode, TodoStatus, TodoStore};
 use harness9::schema::{ToolCall, ToolResult};
 use harness9::tools::{Registry, ToolContext, WriteFile, builtin_registry};

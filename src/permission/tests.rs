@@ -52,7 +52,7 @@ fn verdict(kind: ToolKind, args: Value, mode: Mode, allowed: &[&str]) -> Verdict
         mode,
         &workdir(),
         &allowed,
-        &super::super::rules::PermissionRules::none(),
+        &super::rules::PermissionRules::none(),
     )
 }
 

@@ -7,9 +7,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::rules::{PermissionRules, RuleVerdict, Subject};
+pub mod protected;
+pub mod rules;
+pub mod shell;
+
 use crate::planning::Mode;
 use crate::tools::{Tool, ToolKind, paths};
+use rules::{PermissionRules, RuleVerdict, Subject};
 
 /// What happens to a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
