@@ -59,6 +59,10 @@ pub enum ProviderErrorKind {
     Auth,
     /// 400 / 404 / other 4xx: the request itself is wrong.
     InvalidRequest,
+    /// The server refused the request because the prompt does not fit the model's context
+    /// window (Anthropic's `prompt is too long`, OpenAI's `context_length_exceeded`): compacting
+    /// the history and sending it again may cure it.
+    ContextTooLong,
     /// The server sent something that is not the protocol (bad SSE, bad JSON).
     Protocol,
     Cancelled,
