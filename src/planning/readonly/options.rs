@@ -1,0 +1,107 @@
+//! Checks a command's arguments against the options it is allowed: every option must be listed,
+//! a valued option takes its value, and what is left are the operands.
+
+/// The options one command accepts. Long options are matched whole: GNU tools accept any
+/// unambiguous prefix (`--out` for `--output`), and such a prefix is simply not on the list.
+pub(super) struct Allowed {
+    /// Options without a value: `-l`, `--all`.
+    pub flags: &'static [&'static str],
+    /// Options with a value: the next word, attached to a short one (`-n5`), or after `=`.
+    pub valued: &'static [&'static str],
+    /// Long options whose value is optional and only given after `=` (`--color[=WHEN]`).
+    pub optional: &'static [&'static str],
+    /// Whether `-NUM` is accepted (`head -20`, `grep -3`, `git log -5`).
+    pub numeric: bool,
+    /// Options refused with a specific reason (the rest of the unknown ones get a generic one).
+    pub refused: &'static [(&'static str, &'static str)],
+}
+
+impl Allowed {
+    pub(super) const NONE: Allowed = Allowed {
+        flags: &[],
+        valued: &[],
+        optional: &[],
+        numeric: false,
+        refused: &[],
+    };
+}
+
+/// The operands of `args` (words that are not options or their values), or why an option is
+/// refused. `program` names the command in messages.
+pub(super) fn operands<'a>(
+    program: &str,
+    allowed: &Allowed,
+    args: &'a [String],
+) -> Result<Vec<&'a str>, String> {
+    let mut operands = Vec::new();
+    let mut at = 0;
+    let mut only_operands = false;
+    while let Some(arg) = args.get(at) {
+        at += 1;
+        if only_operands || arg == "-" || !arg.starts_with('-') {
+            operands.push(arg.as_str());
+            continue;
+        }
+        if arg == "--" {
+            only_operands = true;
+            continue;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (format!("--{name}"), Some(value)),
+                None => (arg.clone(), None),
+            };
+            let name = name.as_str();
+            let known = if allowed.valued.contains(&name) {
+                if value.is_none() {
+                    if args.get(at).is_none() {
+                        return Err(format!("`{program} {name}` lacks its value"));
+                    }
+                    at += 1;
+                }
+                true
+            } else if allowed.optional.contains(&name) {
+                true
+            } else {
+                allowed.flags.contains(&name) && value.is_none()
+            };
+            if !known {
+                return Err(refusal(program, name, allowed));
+            }
+            continue;
+        }
+        if allowed.numeric && arg[1..].chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if allowed.flags.contains(&arg.as_str()) {
+            continue;
+        }
+        // A cluster of short options (`-la`, `-n5`, `-A3`).
+        for (i, c) in arg.char_indices().skip(1) {
+            let short = format!("-{c}");
+            if allowed.flags.contains(&short.as_str()) {
+                continue;
+            }
+            if allowed.valued.contains(&short.as_str()) {
+                if i + c.len_utf8() == arg.len() {
+                    if args.get(at).is_none() {
+                        return Err(format!("`{program} {short}` lacks its value"));
+                    }
+                    at += 1;
+                }
+                break;
+            }
+            return Err(refusal(program, &short, allowed));
+        }
+    }
+    Ok(operands)
+}
+
+fn refusal(program: &str, option: &str, allowed: &Allowed) -> String {
+    match allowed.refused.iter().find(|(name, _)| *name == option) {
+        Some((_, why)) => (*why).to_owned(),
+        None => format!(
+            "`{program} {option}` is not an option known to only read (only listed read-only options are accepted)"
+        ),
+    }
+}
