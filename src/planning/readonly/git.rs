@@ -112,7 +112,7 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
     match sub.as_str() {
         "log" | "show" | "diff" | "whatchanged" | "rev-list" | "diff-tree" | "diff-index"
         | "diff-files" | "shortlog" => {
-            if sub == "shortlog" && rest.iter().any(|a| a == "-e" || a == "--email" || a == "-s" || a == "-n") {
+            if sub == "shortlog" {
                 // Shortlog's own short options mean something else; they are read-only too.
                 let filtered: Vec<String> = rest
                     .iter()
@@ -217,15 +217,18 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
         "check-ignore" => operands(p, &allowed(&["-v", "-n", "-q", "-z", "--verbose", "--non-matching", "--quiet", "--no-index"], &[]), rest).map(|_| ()),
         "check-attr" => operands(p, &allowed(&["-a", "--all", "--cached", "-z"], &["--source"]), rest).map(|_| ()),
         "reflog" => reflog(rest),
-        "branch" => listing(p, rest, &allowed(
-            &["-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current", "--no-color", "--ignore-case", "-i", "--omit-empty"],
-            &["--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format"],
-        )),
+        "branch" => listing(p, rest, &Allowed {
+            optional: &["--merged", "--no-merged", "--color", "--column"],
+            ..allowed(
+                &["-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current", "--no-color", "--ignore-case", "-i", "--omit-empty"],
+                &["--contains", "--no-contains", "--points-at", "--sort", "--format"],
+            )
+        }),
         "tag" => listing(p, rest, &Allowed {
-            optional: &["--column", "--color"],
+            optional: &["--column", "--color", "--merged", "--no-merged"],
             ..allowed(
                 &["-i", "--ignore-case", "--omit-empty"],
-                &["--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format"],
+                &["--contains", "--no-contains", "--points-at", "--sort", "--format"],
             )
         }),
         "remote" => match rest.first().map(String::as_str) {
