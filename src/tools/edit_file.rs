@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::write_file::write_atomic;
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
 
 /// Lines listed when `old_string` matches several times.
 const MAX_LISTED_MATCHES: usize = 10;
@@ -59,7 +59,14 @@ impl Tool for EditFile {
         let args: Args = super::parse_args(arguments)?;
         let path = paths::resolve(&ctx.workdir, &args.path);
         let shown = paths::display(&ctx.workdir, &path);
-        super::blocking(move || edit(&path, &shown, &args)).await?
+        // Held until the work is done, even if this call is given up on: two edits of one file
+        // must not both read the old text.
+        let guard = path_locks::write(&path).await;
+        super::blocking(move || {
+            let _guard = guard;
+            edit(&path, &shown, &args)
+        })
+        .await?
     }
 }
 
@@ -141,4 +148,58 @@ fn not_found(shown: &str, text: &str, needle: &str) -> ToolError {
         " Read the file again and copy the text exactly, including indentation.".to_owned()
     };
     ToolError::new(format!("`old_string` was not found in {shown}.{hint}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use crate::planning::Mode;
+    use crate::schema::ToolCall;
+    use crate::tools::{ToolContext, builtin_registry};
+
+    /// Many edits of one file in one turn, run at once as the engine runs a turn's calls: each
+    /// edits its own line, and every one of them must be in the file afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_edits_of_one_file_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let workdir = dir.path().canonicalize().unwrap();
+        let ctx = ToolContext {
+            workdir: workdir.clone(),
+            cancel: CancellationToken::new(),
+            mode: Mode::Default,
+            todos: Arc::default(),
+        };
+        let registry = builtin_registry();
+        const EDITS: usize = 24;
+        for round in 0..5 {
+            let original: String = (0..EDITS).map(|i| format!("item <{i}> old\n")).collect();
+            std::fs::write(workdir.join("shared.txt"), &original).unwrap();
+            let calls: Vec<ToolCall> = (0..EDITS)
+                .map(|i| ToolCall {
+                    id: format!("e{i}"),
+                    name: "edit_file".into(),
+                    arguments: json!({
+                        "path": "shared.txt",
+                        "old_string": format!("<{i}> old"),
+                        "new_string": format!("<{i}> new"),
+                    })
+                    .to_string(),
+                })
+                .collect();
+            let results = futures_util::future::join_all(
+                calls.iter().map(|call| registry.execute(call, &ctx)),
+            )
+            .await;
+            for result in &results {
+                assert!(!result.is_error, "round {round}: {}", result.output);
+            }
+            let text = std::fs::read_to_string(workdir.join("shared.txt")).unwrap();
+            let expected: String = (0..EDITS).map(|i| format!("item <{i}> new\n")).collect();
+            assert_eq!(text, expected, "round {round}: an edit was lost");
+        }
+    }
 }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
 
 pub struct WriteFile;
 
@@ -50,7 +50,9 @@ impl Tool for WriteFile {
         let args: Args = super::parse_args(arguments)?;
         let path = paths::resolve(&ctx.workdir, &args.path);
         let shown = paths::display(&ctx.workdir, &path);
+        let guard = path_locks::write(&path).await;
         super::blocking(move || {
+            let _guard = guard;
             if path.is_dir() {
                 return Err(ToolError::new(format!(
                     "{shown} is a directory; give a file path."
