@@ -3,6 +3,7 @@
 //! layer shared by the blocking and the streaming call, so both always send the same request.
 
 mod anthropic;
+mod api_error;
 mod limits;
 mod openai;
 mod redact;

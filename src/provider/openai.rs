@@ -13,8 +13,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::api_error::ApiErrorBody;
 use super::limits::{check_argument_growth, check_index, check_tool_calls};
-use super::transport::{ApiErrorBody, StreamDecoder, Transport, excerpt};
+use super::transport::{StreamDecoder, Transport, excerpt};
 use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, RetryNotice, Role, StreamChunk, ThinkingBlock,

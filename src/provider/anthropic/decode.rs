@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::super::Completion;
+use super::super::api_error::{ApiErrorBody, classify_status};
 use super::super::limits::{check_argument_growth, check_index, check_tool_calls};
-use super::super::transport::{ApiErrorBody, StreamDecoder, classify_status, excerpt};
+use super::super::transport::{StreamDecoder, excerpt};
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
 };
