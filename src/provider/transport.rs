@@ -419,11 +419,9 @@ async fn read_body(
     limit: usize,
     idle: Duration,
 ) -> Result<Body, BodyError> {
+    // The declared length only sizes the first allocation; what arrives is counted.
     let declared = response.content_length().unwrap_or(0);
-    if declared > limit as u64 {
-        return Ok(Body::Cut(Vec::new()));
-    }
-    let mut body = Vec::with_capacity((declared as usize).min(limit));
+    let mut body = Vec::with_capacity(declared.min(limit as u64) as usize);
     loop {
         let piece = tokio::time::timeout(idle, response.chunk())
             .await

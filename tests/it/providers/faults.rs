@@ -532,6 +532,30 @@ async fn a_context_too_long_refusal_is_its_own_kind_and_never_retried() {
             assert_eq!(mock.requests().len(), before + 1, "{kind}: not retried");
         }
     }
+    // The same refusal sent as an error event inside a stream.
+    let events = [
+        (
+            ProviderKind::Anthropic,
+            "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"prompt is too long: 208310 tokens > 200000 maximum\"}}\n\n",
+        ),
+        (
+            ProviderKind::OpenAi,
+            "data: {\"error\": {\"message\": \"too many tokens\", \"type\": \"invalid_request_error\", \"code\": \"context_length_exceeded\"}}\n\n",
+        ),
+    ];
+    for (kind, body) in events {
+        mock.push(Reply::Sse {
+            body: body.as_bytes().to_vec(),
+            split: Split::Every(9),
+        });
+        let error =
+            last_error(&stream(provider(kind, &mock).as_ref(), &[Message::user("hi")]).await);
+        assert_eq!(
+            error.kind,
+            ProviderErrorKind::ContextTooLong,
+            "{kind}: {error:?}"
+        );
+    }
     // Any other 400 stays an invalid request.
     mock.push(Reply::Status {
         status: 400,
