@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
 use super::write_file::write_atomic;
 use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
 
@@ -81,12 +82,25 @@ fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, Tool
             "`old_string` and `new_string` are the same, so there is nothing to change.",
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::new(format!(
+    let prefix = read_prefix(path, MAX_READ_BYTES).map_err(|problem| match problem {
+        NotReadable::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ToolError::new(format!(
             "{shown} does not exist. Check the path with glob, or create the file with write_file."
         )),
-        _ => ToolError::new(format!("cannot read {shown}: {e}")),
+        NotReadable::Io(e) => ToolError::new(format!("cannot read {shown}: {e}")),
+        NotReadable::Directory => ToolError::new(format!("{shown} is a directory, not a file.")),
+        NotReadable::NotRegular => ToolError::new(format!(
+            "{shown} is not a regular file (a device, FIFO or socket); edit_file edits only \
+             regular files."
+        )),
     })?;
+    if prefix.cut {
+        return Err(ToolError::new(format!(
+            "{shown} is {} bytes; edit_file edits files of up to {} MB.",
+            prefix.size,
+            MAX_READ_BYTES / (1024 * 1024)
+        )));
+    }
+    let bytes = prefix.bytes;
     let old = String::from_utf8(bytes).map_err(|_| {
         ToolError::new(format!(
             "{shown} is not UTF-8 text; edit_file only edits text files."
@@ -160,6 +174,58 @@ mod tests {
     use crate::planning::Mode;
     use crate::schema::ToolCall;
     use crate::tools::{ToolContext, builtin_registry};
+
+    /// Edit tools pointed at a FIFO or a device: refused at once, nothing read or replaced.
+    #[tokio::test]
+    async fn edit_tools_refuse_fifos_and_devices_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let workdir = dir.path().canonicalize().unwrap();
+        let fifo = workdir.join("pipe");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file system node.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let ctx = ToolContext {
+            workdir,
+            cancel: CancellationToken::new(),
+            mode: Mode::Default,
+            todos: Arc::default(),
+        };
+        let registry = builtin_registry();
+        for (name, arguments) in [
+            (
+                "edit_file",
+                json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+            ),
+            ("write_file", json!({"path": "pipe", "content": "b"})),
+            (
+                "edit_file",
+                json!({"path": "/dev/zero", "old_string": "a", "new_string": "b"}),
+            ),
+        ] {
+            let call = ToolCall {
+                id: "c".into(),
+                name: name.into(),
+                arguments: arguments.to_string(),
+            };
+            let result = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                registry.execute(&call, &ctx),
+            )
+            .await
+            .expect("the call returns");
+            assert!(result.is_error, "{name} {arguments}: {}", result.output);
+            assert!(
+                result.output.contains("not a regular file"),
+                "{name}: {}",
+                result.output
+            );
+        }
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+            "the FIFO is still there"
+        );
+    }
 
     /// Many edits of one file in one turn, run at once as the engine runs a turn's calls: each
     /// edits its own line, and every one of them must be in the file afterwards.

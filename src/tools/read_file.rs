@@ -18,8 +18,9 @@ const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Bytes inspected for a NUL to call a file binary.
 const BINARY_SNIFF: usize = 8192;
-/// The most of a file read: lines are paged within this window.
-const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+/// The most of a file read: lines are paged within this window. Also the largest file the
+/// edit tools change.
+pub(super) const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 
 pub struct ReadFile;
 
@@ -90,43 +91,77 @@ struct Window {
     cut_from: Option<u64>,
 }
 
-fn read_window(path: &std::path::Path, shown: &str) -> Result<Window, ToolError> {
+/// The first bytes of a regular file.
+pub(super) struct Prefix {
+    pub bytes: Vec<u8>,
+    /// The file holds more than `bytes`.
+    pub cut: bool,
+    /// The file's size as its metadata gave it.
+    pub size: u64,
+}
+
+/// Why a path could not be read as a regular file.
+pub(super) enum NotReadable {
+    Io(std::io::Error),
+    Directory,
+    /// A device, FIFO or socket: reading it could block or never end.
+    NotRegular,
+}
+
+/// At most `limit` bytes of the regular file at `path` (already resolved). The edit tools read
+/// through here too, so no file tool reads a device or waits on a FIFO.
+pub(super) fn read_prefix(path: &std::path::Path, limit: usize) -> Result<Prefix, NotReadable> {
     // Non-blocking, so opening a FIFO returns at once instead of waiting for a writer; the kind
     // of file is then decided on the opened file itself, not on a path that may change.
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| missing(shown, &e))?;
-    let metadata = file.metadata().map_err(|e| missing(shown, &e))?;
+        .map_err(NotReadable::Io)?;
+    let metadata = file.metadata().map_err(NotReadable::Io)?;
     if metadata.is_dir() {
-        return Err(ToolError::new(format!(
-            "{shown} is a directory, not a file. Use list_dir to see what it contains."
-        )));
+        return Err(NotReadable::Directory);
     }
     if !metadata.is_file() {
-        return Err(ToolError::new(format!(
+        return Err(NotReadable::NotRegular);
+    }
+    let mut bytes = Vec::with_capacity((metadata.len() as usize).min(limit + 1));
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(NotReadable::Io)?;
+    let cut = bytes.len() > limit;
+    bytes.truncate(limit);
+    Ok(Prefix {
+        bytes,
+        cut,
+        size: metadata.len(),
+    })
+}
+
+fn read_window(path: &std::path::Path, shown: &str) -> Result<Window, ToolError> {
+    let prefix = read_prefix(path, MAX_READ_BYTES).map_err(|problem| match problem {
+        NotReadable::Io(e) => missing(shown, &e),
+        NotReadable::Directory => ToolError::new(format!(
+            "{shown} is a directory, not a file. Use list_dir to see what it contains."
+        )),
+        NotReadable::NotRegular => ToolError::new(format!(
             "{shown} is not a regular file (a device, FIFO or socket); read_file reads only \
              regular files."
-        )));
-    }
-    let mut bytes = Vec::with_capacity((metadata.len() as usize).min(MAX_READ_BYTES + 1));
-    file.take(MAX_READ_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| missing(shown, &e))?;
-    if bytes.len() <= MAX_READ_BYTES {
+        )),
+    })?;
+    let mut bytes = prefix.bytes;
+    if !prefix.cut {
         return Ok(Window {
             bytes,
             cut_from: None,
         });
     }
     // Keep whole lines only: the last, cut line is not shown as if it were complete.
-    bytes.truncate(MAX_READ_BYTES);
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     bytes.truncate(end);
     Ok(Window {
         bytes,
-        cut_from: Some(metadata.len().max(MAX_READ_BYTES as u64 + 1)),
+        cut_from: Some(prefix.size.max(MAX_READ_BYTES as u64 + 1)),
     })
 }
 
