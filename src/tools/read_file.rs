@@ -87,7 +87,8 @@ impl Tool for ReadFile {
 /// The part of a file `read_file` looks at.
 struct Window {
     bytes: Vec<u8>,
-    /// The file's size when it is longer than the window (then `bytes` ends at a line's end).
+    /// The file's size as its metadata gives it, when the file is longer than the window (then
+    /// `bytes` ends at a line's end).
     cut_from: Option<u64>,
 }
 
@@ -161,7 +162,7 @@ fn read_window(path: &std::path::Path, shown: &str) -> Result<Window, ToolError>
     bytes.truncate(end);
     Ok(Window {
         bytes,
-        cut_from: Some(prefix.size.max(MAX_READ_BYTES as u64 + 1)),
+        cut_from: Some(prefix.size),
     })
 }
 
@@ -177,16 +178,19 @@ fn missing(shown: &str, error: &std::io::Error) -> ToolError {
 fn render(shown: &str, window: &Window, offset: usize, limit: usize) -> Result<String, ToolError> {
     let bytes = &window.bytes;
     if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
-        let size = window.cut_from.unwrap_or(bytes.len() as u64);
+        let size = window.cut_from.unwrap_or(0).max(bytes.len() as u64);
         return Err(ToolError::new(format!(
             "{shown} is a binary file ({size} bytes); read_file shows text only."
         )));
     }
     let cut_note = window.cut_from.map(|size| {
-        format!(
-            "{shown} is {size} bytes; read_file reads only its first {} MB",
-            MAX_READ_BYTES / (1024 * 1024)
-        )
+        let mb = MAX_READ_BYTES / (1024 * 1024);
+        // Files of /proc report a size of 0 however much they hold.
+        if size > MAX_READ_BYTES as u64 {
+            format!("{shown} is {size} bytes; read_file reads only its first {mb} MB")
+        } else {
+            format!("{shown} is larger than {mb} MB; read_file reads only its first {mb} MB")
+        }
     });
     if bytes.is_empty() {
         return Ok(match cut_note {
