@@ -3,9 +3,13 @@
 //! layer shared by the blocking and the streaming call, so both always send the same request.
 
 mod anthropic;
+mod api_error;
+mod limits;
 mod openai;
+mod redact;
 mod retry;
 mod scripted;
+mod sse;
 mod transport;
 
 use std::fmt;
@@ -17,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
+pub use redact::{REDACTED, redact, remember_key};
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptStep, ScriptedCall, ScriptedProvider};
 pub use transport::TransportOptions;
@@ -229,5 +234,5 @@ where
             transport::decode_sse(bytes, &mut decoder, tx, idle, "Anthropic").await
         }
     };
-    outcome.map_err(|failure| failure.error)
+    outcome.map_err(|failure| transport::redacted(failure.error))
 }

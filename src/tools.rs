@@ -10,6 +10,7 @@ mod glob;
 mod grep;
 mod list_dir;
 mod output;
+mod path_locks;
 pub mod paths;
 mod read_file;
 mod todo_write;

@@ -3,6 +3,7 @@
 //! accumulates a streamed answer (tool calls by `index`), `parse_completion` reads a whole one.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -12,7 +13,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::transport::{ApiErrorBody, StreamDecoder, Transport, excerpt};
+use super::api_error::ApiErrorBody;
+use super::limits::{check_argument_growth, check_index, check_tool_calls};
+use super::transport::{StreamDecoder, Transport, excerpt};
 use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, RetryNotice, Role, StreamChunk, ThinkingBlock,
@@ -220,8 +223,9 @@ struct WireDelta<'a> {
 
 #[derive(Deserialize)]
 struct WireToolCallDelta<'a> {
+    /// Chosen by the server, so any number up to `u64::MAX`: checked before it is used.
     #[serde(default)]
-    index: Option<usize>,
+    index: Option<u64>,
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -282,25 +286,30 @@ struct PartialCall {
 pub(crate) struct OpenAiDecoder {
     text: String,
     reasoning: String,
-    calls: Vec<PartialCall>,
+    /// Calls by the server's `index`: a map, so a large index costs one entry, not a vector
+    /// of that length.
+    calls: BTreeMap<u32, PartialCall>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
     saw_done: bool,
 }
 
 impl OpenAiDecoder {
-    fn call_slot(&mut self, delta: &WireToolCallDelta<'_>) -> &mut PartialCall {
+    fn call_slot(
+        &mut self,
+        delta: &WireToolCallDelta<'_>,
+    ) -> Result<&mut PartialCall, ProviderError> {
+        let last = self.calls.last_key_value();
         // Servers that omit `index` start a new call whenever a new id appears.
-        let index = delta.index.unwrap_or_else(|| match &delta.id {
-            Some(id) if !id.is_empty() && self.calls.last().is_none_or(|c| c.id != **id) => {
-                self.calls.len()
+        let index = match (delta.index, &delta.id) {
+            (Some(index), _) => index,
+            (None, Some(id)) if !id.is_empty() && last.is_none_or(|(_, c)| c.id != **id) => {
+                last.map_or(0, |(index, _)| u64::from(*index) + 1)
             }
-            _ => self.calls.len().saturating_sub(1),
-        });
-        if self.calls.len() <= index {
-            self.calls.resize_with(index + 1, PartialCall::default);
-        }
-        &mut self.calls[index]
+            (None, _) => last.map_or(0, |(index, _)| u64::from(*index)),
+        };
+        let index = check_index("OpenAI", index)?;
+        Ok(self.calls.entry(index).or_default())
     }
 }
 
@@ -352,7 +361,7 @@ impl StreamDecoder for OpenAiDecoder {
                 out.push(StreamChunk::TextDelta(content.to_owned()));
             }
             for call_delta in delta.tool_calls.iter().flatten() {
-                let slot = self.call_slot(call_delta);
+                let slot = self.call_slot(call_delta)?;
                 if let Some(id) = call_delta.id.as_deref().filter(|id| !id.is_empty()) {
                     slot.id = id.to_owned();
                 }
@@ -363,6 +372,7 @@ impl StreamDecoder for OpenAiDecoder {
                         slot.name = name.to_owned();
                     }
                     if let Some(arguments) = &function.arguments {
+                        check_argument_growth("OpenAI", slot.arguments.len(), arguments.len())?;
                         slot.arguments.push_str(arguments);
                     }
                 }
@@ -378,8 +388,8 @@ impl StreamDecoder for OpenAiDecoder {
                 "OpenAI stream ended before the answer was complete (no finish_reason)",
             ));
         }
-        let calls = std::mem::take(&mut self.calls)
-            .into_iter()
+        let calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
+            .into_values()
             .filter(|call| !call.name.is_empty())
             .enumerate()
             .map(|(i, call)| ToolCall {
@@ -396,6 +406,7 @@ impl StreamDecoder for OpenAiDecoder {
                 },
             })
             .collect();
+        check_tool_calls("OpenAI", &calls)?;
         Ok(Completion {
             message: assistant_message(
                 std::mem::take(&mut self.text),
@@ -423,8 +434,10 @@ fn assistant_message(text: String, reasoning: String, tool_calls: Vec<ToolCall>)
 /// An `{"error": ...}` object sent inside the stream.
 fn stream_error(error: &Value) -> ProviderError {
     let detail = ApiErrorBody::from_value(&json!({ "error": error }));
-    let kind_text = detail.kind.clone().unwrap_or_default();
-    let kind = if kind_text.contains("rate_limit") {
+    let kind_text = detail.label().unwrap_or_default().to_owned();
+    let kind = if detail.is_context_too_long() {
+        ProviderErrorKind::ContextTooLong
+    } else if kind_text.contains("rate_limit") {
         ProviderErrorKind::RateLimited
     } else if kind_text.contains("overloaded") {
         ProviderErrorKind::Overloaded
@@ -494,7 +507,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
             "OpenAI sent a response with no choices",
         )
     })?;
-    let calls = choice
+    let calls: Vec<ToolCall> = choice
         .message
         .tool_calls
         .into_iter()
@@ -513,6 +526,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
             },
         })
         .collect();
+    check_tool_calls("OpenAI", &calls)?;
     Ok(Completion {
         message: assistant_message(
             choice.message.content.unwrap_or_default(),

@@ -1,25 +1,30 @@
 //! The HTTP side shared by both providers: one POST with timeouts, HTTP failures classified into
 //! `ProviderError`s carrying the provider's own message, and the SSE decoding driver that turns a
-//! byte stream into `StreamChunk`s with retries. Secrets never leave this module in error text.
+//! byte stream into `StreamChunk`s with retries. Every body a server sends is read within a
+//! bound (`limits`), and every error leaves through `redact`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::HeaderMap;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Completion;
+use super::api_error::{ApiErrorBody, classify_status, retry_after};
+use super::limits::{
+    MAX_ERROR_BODY_BYTES, MAX_RESPONSE_BYTES, MAX_SSE_EVENT_BYTES, MAX_SSE_LINE_BYTES,
+    MAX_STREAM_BYTES, exceeded,
+};
+use super::redact::{redact, remember_key};
 use super::retry::{AttemptError, RetryPolicy, with_retries};
+use super::sse::{SseEvent, SseFramer};
 use crate::schema::{ProviderError, ProviderErrorKind, RetryNotice, StreamChunk};
 
 /// Chunks buffered between a provider task and its consumer before the provider waits.
 const CHUNK_CHANNEL_CAPACITY: usize = 256;
-/// The most of an error body read to find the provider's message.
-const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// Turns the events of one protocol's SSE stream into chunks and, at the end, a whole message.
 pub(crate) trait StreamDecoder: Send + 'static {
@@ -42,7 +47,6 @@ pub(crate) struct Transport {
     pub label: &'static str,
     pub url: String,
     headers: HeaderMap,
-    secret: String,
     pub policy: RetryPolicy,
     pub idle_timeout: Duration,
 }
@@ -84,29 +88,19 @@ impl Transport {
                     format!("could not build the HTTP client: {e}"),
                 )
             })?;
+        remember_key(&secret);
         Ok(Transport {
             client,
             label,
             url,
             headers,
-            secret,
             policy: options.retry,
             idle_timeout: options.idle_timeout,
         })
     }
 
-    /// Removes the API key from any text that may be shown or logged.
-    pub fn redact(&self, text: &str) -> String {
-        if self.secret.len() >= 4 && text.contains(&self.secret) {
-            text.replace(&self.secret, "[redacted]")
-        } else {
-            text.to_owned()
-        }
-    }
-
-    fn redacted(&self, mut error: ProviderError) -> ProviderError {
-        error.message = self.redact(&error.message);
-        error
+    fn redacted(&self, error: ProviderError) -> ProviderError {
+        redacted(error)
     }
 
     /// One POST; a non-2xx answer becomes an error with the provider's own message.
@@ -159,12 +153,16 @@ impl Transport {
     async fn error_from_response(&self, response: reqwest::Response) -> ProviderError {
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let body = read_capped(response).await;
+        // Only the start of an error body is read: enough for any provider's message.
+        let body = match read_body(response, MAX_ERROR_BODY_BYTES, self.idle_timeout).await {
+            Ok(Body::Whole(body) | Body::Cut(body)) => body,
+            Err(_) => Vec::new(),
+        };
         let detail = ApiErrorBody::parse(&body);
-        let kind = classify_status(status, detail.kind.as_deref());
+        let kind = classify_status(status, &detail);
         let mut message = format!("{} API error {status}", self.label);
-        if let Some(kind) = &detail.kind {
-            message.push_str(&format!(" ({kind})"));
+        if let Some(label) = detail.label() {
+            message.push_str(&format!(" ({label})"));
         }
         message.push_str(": ");
         message.push_str(detail.message.as_deref().unwrap_or(&body_excerpt(&body)));
@@ -195,7 +193,8 @@ impl Transport {
             let outcome = with_retries(
                 &transport.policy,
                 &cancel,
-                |notice| {
+                |mut notice| {
+                    notice.reason = redact(&notice.reason);
                     // A retry happens only while nothing of this call has been emitted, so the
                     // channel holds at most the earlier notices and can never be full here.
                     let _ = tx.try_send(StreamChunk::Retry(notice));
@@ -245,20 +244,32 @@ impl Transport {
             cancel,
             |notice: RetryNotice| {
                 let mut notice = notice;
-                notice.reason = self.redact(&notice.reason);
+                notice.reason = redact(&notice.reason);
                 on_retry(notice)
             },
             |_| async {
                 let response = self.post(body.clone()).await?;
-                let bytes = tokio::time::timeout(self.idle_timeout, response.bytes())
-                    .await
-                    .map_err(|_| {
-                        ProviderError::new(
+                let bytes = match read_body(response, MAX_RESPONSE_BYTES, self.idle_timeout).await {
+                    Ok(Body::Whole(bytes)) => bytes,
+                    Ok(Body::Cut(_)) => {
+                        return Err(AttemptError::from(exceeded(
+                            self.label,
+                            format_args!(
+                                "a response larger than {} MB",
+                                MAX_RESPONSE_BYTES / (1024 * 1024)
+                            ),
+                        )));
+                    }
+                    Err(BodyError::Silent) => {
+                        return Err(AttemptError::from(ProviderError::new(
                             ProviderErrorKind::Timeout,
                             format!("{} stopped sending its answer", self.label),
-                        )
-                    })?
-                    .map_err(|e| self.request_error(&e))?;
+                        )));
+                    }
+                    Err(BodyError::Broken(e)) => {
+                        return Err(AttemptError::from(self.request_error(&e)));
+                    }
+                };
                 parse(&bytes).map_err(AttemptError::from)
             },
         )
@@ -270,8 +281,10 @@ impl Transport {
 /// Decodes an SSE byte stream with `decoder`, sending deltas to `tx`.
 ///
 /// The error says whether any delta had been sent, which decides if a retry is still silent.
+/// The stream, each of its lines and each event are bounded (`limits`); past a bound the answer
+/// is refused with an error that is not retried.
 pub(crate) async fn decode_sse<S, B, E, D>(
-    bytes: S,
+    mut bytes: S,
     decoder: &mut D,
     tx: &mpsc::Sender<StreamChunk>,
     idle_timeout: Duration,
@@ -283,12 +296,14 @@ where
     E: std::fmt::Display,
     D: StreamDecoder,
 {
-    let mut events = bytes.eventsource();
+    let mut framer = SseFramer::new(MAX_SSE_LINE_BYTES, MAX_SSE_EVENT_BYTES);
+    let mut events: Vec<SseEvent> = Vec::new();
+    let mut received = 0usize;
     let mut emitted = false;
     let mut out = Vec::new();
     let fail = |error: ProviderError, emitted: bool| AttemptError { error, emitted };
     loop {
-        let next = match tokio::time::timeout(idle_timeout, events.next()).await {
+        let next = match tokio::time::timeout(idle_timeout, bytes.next()).await {
             Ok(next) => next,
             Err(_) => {
                 let error = ProviderError::new(
@@ -298,7 +313,7 @@ where
                 return Err(fail(stream_cut(error, emitted), emitted));
             }
         };
-        let event = match next {
+        let piece = match next {
             None => {
                 return decoder
                     .finish()
@@ -308,22 +323,45 @@ where
                 let error = sse_error(label, &error.to_string());
                 return Err(fail(stream_cut(error, emitted), emitted));
             }
-            Some(Ok(event)) => event,
+            Some(Ok(piece)) => piece,
         };
-        let finished = decoder
-            .on_event(&event.event, &event.data, &mut out)
-            .map_err(|e| fail(e, emitted))?;
-        for chunk in out.drain(..) {
-            emitted = true;
-            if tx.send(chunk).await.is_err() {
-                // The consumer went away: nothing more to do for anyone.
-                return Err(fail(ProviderError::cancelled(), emitted));
+        let piece = piece.as_ref();
+        received = received.saturating_add(piece.len());
+        if received > MAX_STREAM_BYTES {
+            let error = exceeded(
+                label,
+                format_args!(
+                    "a streamed answer larger than {} MB",
+                    MAX_STREAM_BYTES / (1024 * 1024)
+                ),
+            );
+            return Err(fail(error, emitted));
+        }
+        framer
+            .push(piece, &mut events)
+            .map_err(|e| fail(exceeded(label, e), emitted))?;
+        for event in events.drain(..) {
+            let finished = decoder
+                .on_event(&event.event, &event.data, &mut out)
+                .map_err(|e| fail(e, emitted))?;
+            for chunk in out.drain(..) {
+                emitted = true;
+                if tx.send(chunk).await.is_err() {
+                    // The consumer went away: nothing more to do for anyone.
+                    return Err(fail(ProviderError::cancelled(), emitted));
+                }
+            }
+            if finished {
+                return decoder.finish().map_err(|e| fail(e, emitted));
             }
         }
-        if finished {
-            return decoder.finish().map_err(|e| fail(e, emitted));
-        }
     }
+}
+
+/// `error` with every secret removed from its text.
+pub(crate) fn redacted(mut error: ProviderError) -> ProviderError {
+    error.message = redact(&error.message);
+    error
 }
 
 /// A broken stream after output is a cut: the turn must restart, never end truncated.
@@ -336,50 +374,11 @@ fn stream_cut(mut error: ProviderError, emitted: bool) -> ProviderError {
 }
 
 fn sse_error(label: &str, detail: &str) -> ProviderError {
-    // eventsource-stream reports transport failures and malformed framing the same way; both
-    // mean the connection can no longer be trusted, so both are treated as a broken connection.
+    // The transport failed mid-body: the connection can no longer be trusted.
     ProviderError::new(
         ProviderErrorKind::Connection,
         format!("{label} stream broke: {detail}"),
     )
-}
-
-/// Maps an HTTP status (and the provider's error type) to a kind.
-pub(crate) fn classify_status(status: u16, error_type: Option<&str>) -> ProviderErrorKind {
-    match (status, error_type) {
-        (_, Some("overloaded_error")) | (529, _) => ProviderErrorKind::Overloaded,
-        (429, _) => ProviderErrorKind::RateLimited,
-        (408, _) | (500..=599, _) => ProviderErrorKind::Server,
-        (401 | 403, _) => ProviderErrorKind::Auth,
-        _ => ProviderErrorKind::InvalidRequest,
-    }
-}
-
-/// The provider's `error.type` and `error.message`, from either protocol's error body.
-#[derive(Debug, Default)]
-pub(crate) struct ApiErrorBody {
-    pub kind: Option<String>,
-    pub message: Option<String>,
-}
-
-impl ApiErrorBody {
-    pub fn parse(body: &[u8]) -> Self {
-        let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-            return Self::default();
-        };
-        Self::from_value(&value)
-    }
-
-    /// Both OpenAI (`{"error": {...}}`) and Anthropic (`{"type": "error", "error": {...}}`) nest
-    /// the details under `error`; OpenAI's `code` is more precise than its `type`.
-    pub fn from_value(value: &serde_json::Value) -> Self {
-        let error = value.get("error").unwrap_or(value);
-        let text = |key: &str| error.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-        ApiErrorBody {
-            kind: text("code").or_else(|| text("type")),
-            message: text("message"),
-        }
-    }
 }
 
 fn body_excerpt(body: &[u8]) -> String {
@@ -400,76 +399,41 @@ pub(crate) fn excerpt(text: &str) -> String {
     }
 }
 
-async fn read_capped(mut response: reqwest::Response) -> Vec<u8> {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        body.extend_from_slice(&chunk);
-        if body.len() >= MAX_ERROR_BODY {
-            break;
+/// A response body read up to a bound.
+enum Body {
+    Whole(Vec<u8>),
+    /// The first `limit` bytes of a longer body; the rest was never read.
+    Cut(Vec<u8>),
+}
+
+enum BodyError {
+    /// No bytes arrived within the idle timeout.
+    Silent,
+    Broken(reqwest::Error),
+}
+
+/// Reads at most `limit` bytes of `response`, each piece within `idle`: a server cannot make
+/// this allocate more than `limit` (plus one network read) or wait forever.
+async fn read_body(
+    mut response: reqwest::Response,
+    limit: usize,
+    idle: Duration,
+) -> Result<Body, BodyError> {
+    // The declared length only sizes the first allocation; what arrives is counted.
+    let declared = response.content_length().unwrap_or(0);
+    let mut body = Vec::with_capacity(declared.min(limit as u64) as usize);
+    loop {
+        let piece = tokio::time::timeout(idle, response.chunk())
+            .await
+            .map_err(|_| BodyError::Silent)?
+            .map_err(BodyError::Broken)?;
+        let Some(piece) = piece else {
+            return Ok(Body::Whole(body));
+        };
+        if body.len() + piece.len() > limit {
+            body.extend_from_slice(&piece[..limit - body.len()]);
+            return Ok(Body::Cut(body));
         }
-    }
-    body
-}
-
-/// `retry-after-ms` (OpenAI) or `retry-after` in seconds.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| {
-        headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-    };
-    if let Some(ms) = number("retry-after-ms") {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    number("retry-after").map(Duration::from_secs_f64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_are_classified() {
-        assert_eq!(classify_status(429, None), ProviderErrorKind::RateLimited);
-        assert_eq!(classify_status(529, None), ProviderErrorKind::Overloaded);
-        assert_eq!(
-            classify_status(500, Some("overloaded_error")),
-            ProviderErrorKind::Overloaded
-        );
-        assert_eq!(classify_status(503, None), ProviderErrorKind::Server);
-        assert_eq!(classify_status(408, None), ProviderErrorKind::Server);
-        assert_eq!(classify_status(401, None), ProviderErrorKind::Auth);
-        assert_eq!(
-            classify_status(400, None),
-            ProviderErrorKind::InvalidRequest
-        );
-        assert!(!ProviderErrorKind::Auth.is_transient());
-    }
-
-    #[test]
-    fn error_bodies_of_both_providers_parse() {
-        let openai = br#"{"error": {"message": "Incorrect API key", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}"#;
-        let parsed = ApiErrorBody::parse(openai);
-        assert_eq!(parsed.kind.as_deref(), Some("invalid_api_key"));
-        assert_eq!(parsed.message.as_deref(), Some("Incorrect API key"));
-        let anthropic =
-            br#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
-        let parsed = ApiErrorBody::parse(anthropic);
-        assert_eq!(parsed.kind.as_deref(), Some("overloaded_error"));
-        assert_eq!(parsed.message.as_deref(), Some("Overloaded"));
-    }
-
-    #[test]
-    fn retry_after_headers_parse() {
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        headers.insert("retry-after-ms", "150".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        body.extend_from_slice(&piece);
     }
 }

@@ -6,8 +6,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
 use super::write_file::write_atomic;
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
 
 /// Lines listed when `old_string` matches several times.
 const MAX_LISTED_MATCHES: usize = 10;
@@ -59,7 +60,14 @@ impl Tool for EditFile {
         let args: Args = super::parse_args(arguments)?;
         let path = paths::resolve(&ctx.workdir, &args.path);
         let shown = paths::display(&ctx.workdir, &path);
-        super::blocking(move || edit(&path, &shown, &args)).await?
+        // Held until the work is done, even if this call is given up on: two edits of one file
+        // must not both read the old text.
+        let guard = path_locks::write(&path).await;
+        super::blocking(move || {
+            let _guard = guard;
+            edit(&path, &shown, &args)
+        })
+        .await?
     }
 }
 
@@ -74,12 +82,25 @@ fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, Tool
             "`old_string` and `new_string` are the same, so there is nothing to change.",
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::new(format!(
+    let prefix = read_prefix(path, MAX_READ_BYTES).map_err(|problem| match problem {
+        NotReadable::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ToolError::new(format!(
             "{shown} does not exist. Check the path with glob, or create the file with write_file."
         )),
-        _ => ToolError::new(format!("cannot read {shown}: {e}")),
+        NotReadable::Io(e) => ToolError::new(format!("cannot read {shown}: {e}")),
+        NotReadable::Directory => ToolError::new(format!("{shown} is a directory, not a file.")),
+        NotReadable::NotRegular => ToolError::new(format!(
+            "{shown} is not a regular file (a device, FIFO or socket); edit_file edits only \
+             regular files."
+        )),
     })?;
+    if prefix.cut {
+        return Err(ToolError::new(format!(
+            "{shown} is {} bytes; edit_file edits files of up to {} MB.",
+            prefix.size,
+            MAX_READ_BYTES / (1024 * 1024)
+        )));
+    }
+    let bytes = prefix.bytes;
     let old = String::from_utf8(bytes).map_err(|_| {
         ToolError::new(format!(
             "{shown} is not UTF-8 text; edit_file only edits text files."
@@ -141,4 +162,110 @@ fn not_found(shown: &str, text: &str, needle: &str) -> ToolError {
         " Read the file again and copy the text exactly, including indentation.".to_owned()
     };
     ToolError::new(format!("`old_string` was not found in {shown}.{hint}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use crate::planning::Mode;
+    use crate::schema::ToolCall;
+    use crate::tools::{ToolContext, builtin_registry};
+
+    /// Edit tools pointed at a FIFO or a device: refused at once, nothing read or replaced.
+    #[tokio::test]
+    async fn edit_tools_refuse_fifos_and_devices_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let workdir = dir.path().canonicalize().unwrap();
+        let fifo = workdir.join("pipe");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file system node.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let ctx = ToolContext {
+            workdir,
+            cancel: CancellationToken::new(),
+            mode: Mode::Default,
+            todos: Arc::default(),
+        };
+        let registry = builtin_registry();
+        for (name, arguments) in [
+            (
+                "edit_file",
+                json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+            ),
+            ("write_file", json!({"path": "pipe", "content": "b"})),
+            (
+                "edit_file",
+                json!({"path": "/dev/zero", "old_string": "a", "new_string": "b"}),
+            ),
+        ] {
+            let call = ToolCall {
+                id: "c".into(),
+                name: name.into(),
+                arguments: arguments.to_string(),
+            };
+            let result = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                registry.execute(&call, &ctx),
+            )
+            .await
+            .expect("the call returns");
+            assert!(result.is_error, "{name} {arguments}: {}", result.output);
+            assert!(
+                result.output.contains("not a regular file"),
+                "{name}: {}",
+                result.output
+            );
+        }
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+            "the FIFO is still there"
+        );
+    }
+
+    /// Many edits of one file in one turn, run at once as the engine runs a turn's calls: each
+    /// edits its own line, and every one of them must be in the file afterwards.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_edits_of_one_file_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let workdir = dir.path().canonicalize().unwrap();
+        let ctx = ToolContext {
+            workdir: workdir.clone(),
+            cancel: CancellationToken::new(),
+            mode: Mode::Default,
+            todos: Arc::default(),
+        };
+        let registry = builtin_registry();
+        const EDITS: usize = 24;
+        for round in 0..5 {
+            let original: String = (0..EDITS).map(|i| format!("item <{i}> old\n")).collect();
+            std::fs::write(workdir.join("shared.txt"), &original).unwrap();
+            let calls: Vec<ToolCall> = (0..EDITS)
+                .map(|i| ToolCall {
+                    id: format!("e{i}"),
+                    name: "edit_file".into(),
+                    arguments: json!({
+                        "path": "shared.txt",
+                        "old_string": format!("<{i}> old"),
+                        "new_string": format!("<{i}> new"),
+                    })
+                    .to_string(),
+                })
+                .collect();
+            let results = futures_util::future::join_all(
+                calls.iter().map(|call| registry.execute(call, &ctx)),
+            )
+            .await;
+            for result in &results {
+                assert!(!result.is_error, "round {round}: {}", result.output);
+            }
+            let text = std::fs::read_to_string(workdir.join("shared.txt")).unwrap();
+            let expected: String = (0..EDITS).map(|i| format!("item <{i}> new\n")).collect();
+            assert_eq!(text, expected, "round {round}: an edit was lost");
+        }
+    }
 }

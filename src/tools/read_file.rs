@@ -1,11 +1,16 @@
-//! `read_file`: a text file as numbered lines, a page at a time. Long lines are cut, binary files
-//! and directories are refused with a pointer to the right tool.
+//! `read_file`: a text file as numbered lines, a page at a time. Only regular files are read
+//! (decided on the opened file, so a device or FIFO can neither flood memory nor hang the call),
+//! and only their first `MAX_READ_BYTES`; long lines are cut, binary files and directories are
+//! refused with a pointer to the right tool.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, path_locks, paths};
 
 /// Lines shown when the model gives no limit.
 const DEFAULT_LIMIT: usize = 2000;
@@ -13,6 +18,9 @@ const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Bytes inspected for a NUL to call a file binary.
 const BINARY_SNIFF: usize = 8192;
+/// The most of a file read: lines are paged within this window. Also the largest file the
+/// edit tools change.
+pub(super) const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 
 pub struct ReadFile;
 
@@ -59,25 +67,103 @@ impl Tool for ReadFile {
         let args: Args = super::parse_args(arguments)?;
         let path = paths::resolve(&ctx.workdir, &args.path);
         let shown = paths::display(&ctx.workdir, &path);
-        let (shown, bytes) = super::blocking(move || read_bytes(&path, &shown)).await??;
+        // A write of this path in progress finishes first: a read never sees half an edit.
+        let guard = path_locks::read(&path).await;
+        let read = super::blocking(move || {
+            let _guard = guard;
+            read_window(&path, &shown).map(|window| (shown, window))
+        })
+        .await?;
+        let (shown, window) = read?;
         render(
             &shown,
-            &bytes,
+            &window,
             args.offset.unwrap_or(1).max(1),
             args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
         )
     }
 }
 
-fn read_bytes(path: &std::path::Path, shown: &str) -> Result<(String, Vec<u8>), ToolError> {
-    let metadata = std::fs::metadata(path).map_err(|e| missing(shown, &e))?;
+/// The part of a file `read_file` looks at.
+struct Window {
+    bytes: Vec<u8>,
+    /// The file's size as its metadata gives it, when the file is longer than the window (then
+    /// `bytes` ends at a line's end).
+    cut_from: Option<u64>,
+}
+
+/// The first bytes of a regular file.
+pub(super) struct Prefix {
+    pub bytes: Vec<u8>,
+    /// The file holds more than `bytes`.
+    pub cut: bool,
+    /// The file's size as its metadata gave it.
+    pub size: u64,
+}
+
+/// Why a path could not be read as a regular file.
+pub(super) enum NotReadable {
+    Io(std::io::Error),
+    Directory,
+    /// A device, FIFO or socket: reading it could block or never end.
+    NotRegular,
+}
+
+/// At most `limit` bytes of the regular file at `path` (already resolved). The edit tools read
+/// through here too, so no file tool reads a device or waits on a FIFO.
+pub(super) fn read_prefix(path: &std::path::Path, limit: usize) -> Result<Prefix, NotReadable> {
+    // Non-blocking, so opening a FIFO returns at once instead of waiting for a writer; the kind
+    // of file is then decided on the opened file itself, not on a path that may change.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(NotReadable::Io)?;
+    let metadata = file.metadata().map_err(NotReadable::Io)?;
     if metadata.is_dir() {
-        return Err(ToolError::new(format!(
-            "{shown} is a directory, not a file. Use list_dir to see what it contains."
-        )));
+        return Err(NotReadable::Directory);
     }
-    let bytes = std::fs::read(path).map_err(|e| missing(shown, &e))?;
-    Ok((shown.to_owned(), bytes))
+    if !metadata.is_file() {
+        return Err(NotReadable::NotRegular);
+    }
+    let mut bytes = Vec::with_capacity((metadata.len() as usize).min(limit + 1));
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(NotReadable::Io)?;
+    let cut = bytes.len() > limit;
+    bytes.truncate(limit);
+    Ok(Prefix {
+        bytes,
+        cut,
+        size: metadata.len(),
+    })
+}
+
+fn read_window(path: &std::path::Path, shown: &str) -> Result<Window, ToolError> {
+    let prefix = read_prefix(path, MAX_READ_BYTES).map_err(|problem| match problem {
+        NotReadable::Io(e) => missing(shown, &e),
+        NotReadable::Directory => ToolError::new(format!(
+            "{shown} is a directory, not a file. Use list_dir to see what it contains."
+        )),
+        NotReadable::NotRegular => ToolError::new(format!(
+            "{shown} is not a regular file (a device, FIFO or socket); read_file reads only \
+             regular files."
+        )),
+    })?;
+    let mut bytes = prefix.bytes;
+    if !prefix.cut {
+        return Ok(Window {
+            bytes,
+            cut_from: None,
+        });
+    }
+    // Keep whole lines only: the last, cut line is not shown as if it were complete.
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(end);
+    Ok(Window {
+        bytes,
+        cut_from: Some(prefix.size),
+    })
 }
 
 fn missing(shown: &str, error: &std::io::Error) -> ToolError {
@@ -89,22 +175,39 @@ fn missing(shown: &str, error: &std::io::Error) -> ToolError {
     }
 }
 
-fn render(shown: &str, bytes: &[u8], offset: usize, limit: usize) -> Result<String, ToolError> {
+fn render(shown: &str, window: &Window, offset: usize, limit: usize) -> Result<String, ToolError> {
+    let bytes = &window.bytes;
     if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+        let size = window.cut_from.unwrap_or(0).max(bytes.len() as u64);
         return Err(ToolError::new(format!(
-            "{shown} is a binary file ({} bytes); read_file shows text only.",
-            bytes.len()
+            "{shown} is a binary file ({size} bytes); read_file shows text only."
         )));
     }
+    let cut_note = window.cut_from.map(|size| {
+        let mb = MAX_READ_BYTES / (1024 * 1024);
+        // Files of /proc report a size of 0 however much they hold.
+        if size > MAX_READ_BYTES as u64 {
+            format!("{shown} is {size} bytes; read_file reads only its first {mb} MB")
+        } else {
+            format!("{shown} is larger than {mb} MB; read_file reads only its first {mb} MB")
+        }
+    });
     if bytes.is_empty() {
-        return Ok(format!("{shown} is empty."));
+        return Ok(match cut_note {
+            Some(note) => format!("{note}, and that part holds no complete line. Use grep."),
+            None => format!("{shown} is empty."),
+        });
     }
     let text = String::from_utf8_lossy(bytes);
     let total = text.lines().count();
     if offset > total {
-        return Err(ToolError::new(format!(
-            "{shown} has {total} lines; offset {offset} is past the end."
-        )));
+        return Err(ToolError::new(match cut_note {
+            Some(note) => format!(
+                "{note} ({total} lines); offset {offset} is past them. Use grep to find text \
+                 further on."
+            ),
+            None => format!("{shown} has {total} lines; offset {offset} is past the end."),
+        }));
     }
     let mut out = String::with_capacity(bytes.len().min(limit * 100));
     let mut last = offset - 1;
@@ -121,11 +224,113 @@ fn render(shown: &str, bytes: &[u8], offset: usize, limit: usize) -> Result<Stri
         }
         out.push('\n');
     }
-    if last < total {
-        out.push_str(&format!(
+    match (&cut_note, last < total) {
+        (None, true) => out.push_str(&format!(
             "[{shown} has {total} lines; shown {offset}-{last}. Read on with offset={}.]",
             last + 1
-        ));
+        )),
+        (Some(note), true) => out.push_str(&format!(
+            "[{note} ({total} lines); shown {offset}-{last}. Read on with offset={}; for text \
+             past line {total}, use grep.]",
+            last + 1
+        )),
+        (Some(note), false) => out.push_str(&format!(
+            "[{note} ({total} lines), all shown; for text past line {total}, use grep.]"
+        )),
+        (None, false) => {}
     }
     Ok(out.trim_end_matches('\n').to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::planning::Mode;
+
+    fn ctx(workdir: &std::path::Path) -> ToolContext {
+        ToolContext {
+            workdir: workdir.to_owned(),
+            cancel: CancellationToken::new(),
+            mode: Mode::Default,
+            todos: Arc::default(),
+        }
+    }
+
+    async fn read(workdir: &std::path::Path, arguments: Value) -> Result<String, ToolError> {
+        // Bounded so that a read that hangs fails the test instead of stalling it.
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            ReadFile.execute(arguments, &ctx(workdir)),
+        )
+        .await
+        .expect("read_file returns")
+    }
+
+    #[tokio::test]
+    async fn devices_are_refused_without_reading_them() {
+        let dir = tempfile::tempdir().unwrap();
+        for device in ["/dev/zero", "/dev/urandom"] {
+            let error = read(dir.path(), json!({"path": device})).await.unwrap_err();
+            assert!(error.0.contains("not a regular file"), "{error}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_fifo_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file system node.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let error = read(dir.path(), json!({"path": "pipe"})).await.unwrap_err();
+        assert!(error.0.contains("not a regular file"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_50_mb_file_is_read_only_in_its_first_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = format!("{}\n", "x".repeat(99));
+        let block = line.repeat(10_000);
+        let mut file = std::fs::File::create(dir.path().join("big.log")).unwrap();
+        for _ in 0..50 {
+            std::io::Write::write_all(&mut file, block.as_bytes()).unwrap();
+        }
+        drop(file);
+        let lines_in_window = MAX_READ_BYTES / 100;
+
+        let first = read(dir.path(), json!({"path": "big.log", "limit": 3}))
+            .await
+            .unwrap();
+        assert!(first.starts_with("     1\txxx"), "{first}");
+        assert!(
+            first.contains("big.log is 50000000 bytes; read_file reads only its first 16 MB")
+                && first.contains(&format!("({lines_in_window} lines); shown 1-3")),
+            "{first}"
+        );
+
+        let tail = read(
+            dir.path(),
+            json!({"path": "big.log", "offset": lines_in_window}),
+        )
+        .await
+        .unwrap();
+        assert!(
+            tail.contains(&format!("{lines_in_window}\txxx")) && tail.contains("all shown"),
+            "{tail}"
+        );
+
+        let past = read(
+            dir.path(),
+            json!({"path": "big.log", "offset": lines_in_window + 1}),
+        )
+        .await
+        .unwrap_err();
+        assert!(past.0.contains("Use grep"), "{past}");
+    }
 }

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, paths};
+use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
 
 pub struct WriteFile;
 
@@ -50,13 +51,30 @@ impl Tool for WriteFile {
         let args: Args = super::parse_args(arguments)?;
         let path = paths::resolve(&ctx.workdir, &args.path);
         let shown = paths::display(&ctx.workdir, &path);
+        let guard = path_locks::write(&path).await;
         super::blocking(move || {
-            if path.is_dir() {
-                return Err(ToolError::new(format!(
-                    "{shown} is a directory; give a file path."
-                )));
-            }
-            let before = std::fs::read(&path).ok();
+            let _guard = guard;
+            // What is there decides: nothing (create), a regular file (replace, with a diff
+            // when it is small enough to read), anything else is refused.
+            let before = match read_prefix(&path, MAX_READ_BYTES) {
+                Ok(prefix) if prefix.cut => Some(None),
+                Ok(prefix) => Some(Some(prefix.bytes)),
+                Err(NotReadable::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(NotReadable::Io(e)) => {
+                    return Err(ToolError::new(format!("cannot read {shown}: {e}")));
+                }
+                Err(NotReadable::Directory) => {
+                    return Err(ToolError::new(format!(
+                        "{shown} is a directory; give a file path."
+                    )));
+                }
+                Err(NotReadable::NotRegular) => {
+                    return Err(ToolError::new(format!(
+                        "{shown} is not a regular file (a device, FIFO or socket); write_file \
+                         writes only regular files."
+                    )));
+                }
+            };
             write_atomic(&path, args.content.as_bytes())
                 .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
             let lines = args.content.lines().count();
@@ -65,7 +83,12 @@ impl Tool for WriteFile {
                     "Created {shown} ({lines} lines, {} bytes).",
                     args.content.len()
                 ),
-                Some(old) => {
+                Some(None) => format!(
+                    "Replaced {shown} ({lines} lines, {} bytes); the old file was too large to \
+                     show a diff.",
+                    args.content.len()
+                ),
+                Some(Some(old)) => {
                     let old = String::from_utf8_lossy(&old);
                     if old == args.content {
                         format!("{shown} already had this content; nothing changed.")

@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::{MockLlm, PATIENCE, Reply, Split, fixture};
 
+mod faults;
+
 const SECRET: &str = "sk-test-secret-0123456789";
 
 fn provider(kind: ProviderKind, mock: &MockLlm) -> Arc<dyn LlmProvider> {

@@ -2,11 +2,15 @@
 //! redacted thinking with signatures, `input_json_delta`, `ping`, `error`) accumulated into one
 //! message, and the whole non-streamed response.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::super::Completion;
-use super::super::transport::{ApiErrorBody, StreamDecoder, classify_status, excerpt};
+use super::super::api_error::{ApiErrorBody, classify_status};
+use super::super::limits::{check_argument_growth, check_index, check_tool_calls};
+use super::super::transport::{StreamDecoder, excerpt};
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
 };
@@ -17,12 +21,13 @@ enum WireEvent {
     MessageStart {
         message: WireMessageStart,
     },
+    /// `index` is chosen by the server, so any number up to `u64::MAX`: checked before use.
     ContentBlockStart {
-        index: usize,
+        index: u64,
         content_block: WireBlock,
     },
     ContentBlockDelta {
-        index: usize,
+        index: u64,
         delta: WireDelta,
     },
     ContentBlockStop {},
@@ -148,7 +153,9 @@ enum Block {
 /// Accumulates one streamed message.
 #[derive(Default)]
 pub(crate) struct AnthropicDecoder {
-    blocks: Vec<Block>,
+    /// Blocks by the server's `index`: a map, so a large index costs one entry, not a vector of
+    /// that length.
+    blocks: BTreeMap<u32, Block>,
     usage: Usage,
     saw_usage: bool,
     stop_reason: Option<String>,
@@ -156,8 +163,9 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    fn block(&mut self, index: usize) -> Result<&mut Block, ProviderError> {
-        self.blocks.get_mut(index).ok_or_else(|| {
+    fn block(&mut self, index: u64) -> Result<&mut Block, ProviderError> {
+        let index = check_index("Anthropic", index)?;
+        self.blocks.get_mut(&index).ok_or_else(|| {
             ProviderError::new(
                 ProviderErrorKind::Protocol,
                 format!(
@@ -247,10 +255,8 @@ impl StreamDecoder for AnthropicDecoder {
                     },
                     WireBlock::Unknown => Block::Unknown,
                 };
-                if self.blocks.len() <= index {
-                    self.blocks.resize_with(index + 1, || Block::Unknown);
-                }
-                self.blocks[index] = block;
+                let index = check_index("Anthropic", index)?;
+                self.blocks.insert(index, block);
             }
             WireEvent::ContentBlockDelta { index, delta } => match (self.block(index)?, delta) {
                 (Block::Text(text), WireDelta::TextDelta { text: piece }) => {
@@ -265,6 +271,7 @@ impl StreamDecoder for AnthropicDecoder {
                     signature.push_str(&s);
                 }
                 (Block::ToolUse { json, .. }, WireDelta::InputJsonDelta { partial_json }) => {
+                    check_argument_growth("Anthropic", json.len(), partial_json.len())?;
                     json.push_str(&partial_json);
                 }
                 _ => {}
@@ -296,7 +303,7 @@ impl StreamDecoder for AnthropicDecoder {
             ));
         }
         let mut message = Message::assistant(String::new());
-        for block in std::mem::take(&mut self.blocks) {
+        for block in std::mem::take(&mut self.blocks).into_values() {
             match block {
                 Block::Text(text) => message.content.push_str(&text),
                 Block::Thinking { text, signature } => {
@@ -323,6 +330,7 @@ impl StreamDecoder for AnthropicDecoder {
                 Block::Unknown => {}
             }
         }
+        check_tool_calls("Anthropic", &message.tool_calls)?;
         Ok(Completion {
             message,
             usage: self.saw_usage.then_some(self.usage),
@@ -341,13 +349,14 @@ fn tool_input_text(input: &Value) -> String {
 /// An `event: error` inside the stream, e.g. `overloaded_error`.
 fn stream_error(error: &Value) -> ProviderError {
     let detail = ApiErrorBody::from_value(&json!({ "error": error }));
-    let kind_text = detail.kind.clone().unwrap_or_default();
+    let kind_text = detail.label().unwrap_or_default().to_owned();
     let kind = match kind_text.as_str() {
+        _ if detail.is_context_too_long() => ProviderErrorKind::ContextTooLong,
         "overloaded_error" => ProviderErrorKind::Overloaded,
         "rate_limit_error" => ProviderErrorKind::RateLimited,
         "api_error" | "timeout_error" => ProviderErrorKind::Server,
         "authentication_error" | "permission_error" => ProviderErrorKind::Auth,
-        _ => classify_status(400, None),
+        _ => classify_status(400, &detail),
     };
     let message = detail.message.unwrap_or_else(|| error.to_string());
     ProviderError::new(
@@ -397,6 +406,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
             WireBlock::Unknown => {}
         }
     }
+    check_tool_calls("Anthropic", &message.tool_calls)?;
     let usage = wire.usage.map(|wire| {
         let mut usage = Usage::default();
         wire.merge_into(&mut usage);
