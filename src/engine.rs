@@ -8,6 +8,7 @@ mod continuation;
 mod emitter;
 pub mod event;
 mod run_loop;
+mod saving;
 mod tool_runner;
 
 use std::collections::HashSet;
@@ -45,6 +46,12 @@ pub enum EngineError {
     Cancelled,
     #[error("{0}")]
     Provider(#[from] ProviderError),
+    #[error(
+        "the model refused the prompt as too long even after compacting it to about {tokens} \
+         tokens ({message}); start a fresh context (/clear, or a new session), or set a smaller \
+         --context-window so compaction starts earlier"
+    )]
+    ContextTooLong { tokens: u64, message: String },
     #[error(transparent)]
     Memory(#[from] MemoryError),
 }
@@ -372,7 +379,7 @@ impl AgentEngine {
         &self,
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionInfo>, EngineError> {
-        let (Some(compactor), Some(session)) = (&self.options.compactor, self.session()) else {
+        let (Some(_), Some(session)) = (&self.options.compactor, self.session()) else {
             return Ok(None);
         };
         let mut history = vec![crate::schema::Message::system(
@@ -380,19 +387,9 @@ impl AgentEngine {
         )];
         history.extend(session.load_messages().await?);
         let tools = self.registry.available_tools(self.mode());
-        let compacted = self
-            .compact_history(
-                compactor.as_ref(),
-                &mut history,
-                &tools,
-                Some(session.as_ref()),
-                cancel,
-            )
-            .await?;
-        Ok(match compacted {
-            compaction::Compacted::Reported(info) => Some(info),
-            _ => None,
-        })
+        Ok(self
+            .compact_stored(&mut history, &tools, session.as_ref(), cancel)
+            .await?)
     }
 
     /// Runs one task to its end, waiting for each model answer whole. Assistant text is handed
@@ -425,6 +422,8 @@ impl AgentEngine {
     }
 }
 
+#[cfg(test)]
+mod compaction_tests;
 #[cfg(test)]
 mod concurrency_tests;
 #[cfg(test)]

@@ -22,8 +22,14 @@ use crate::schema::{Message, ProviderErrorKind, RetryNotice, ToolDefinition, Usa
 /// Per-run state the turns share.
 pub(super) struct RunState {
     pub(super) history: Vec<Message>,
-    /// Messages before this index are stored (or are the system prompt, which never is).
+    /// Messages before this index are stored (or are the system prompt, which never is, or a
+    /// summary its checkpoint stores).
     pub(super) saved: usize,
+    /// Messages a compaction took out of `history` before they could be stored: stored first
+    /// at the next save.
+    pub(super) carry: Vec<Message>,
+    /// Compaction checkpoints waiting for the messages they hide to be stored, in order.
+    pub(super) checkpoints: Vec<crate::memory::Compaction>,
     pub(super) session: Option<Arc<dyn Session>>,
     pub(super) usage: Usage,
     pub(super) turns: u32,
@@ -89,6 +95,8 @@ impl AgentEngine {
         let mut state = RunState {
             history: Vec::new(),
             saved: 0,
+            carry: Vec::new(),
+            checkpoints: Vec::new(),
             session,
             usage: Usage::default(),
             turns: 0,
@@ -244,24 +252,7 @@ impl AgentEngine {
         .await;
 
         let llm_started = Instant::now();
-        let outgoing = self.with_nudge(turn, &state.history);
-        let completion = match self
-            .generate_with_restarts(turn, &outgoing, &tools, cancel, em)
-            .await
-        {
-            Ok(completion) => completion,
-            Err(failure) => {
-                if failure.error.kind == ProviderErrorKind::Cancelled || cancel.is_cancelled() {
-                    // Keep what the user already saw; the turn is marked as interrupted.
-                    if !failure.partial_text.is_empty() {
-                        state.history.push(Message::assistant(failure.partial_text));
-                        self.save(state, em).await;
-                    }
-                    return Err(EngineError::Cancelled);
-                }
-                return Err(EngineError::Provider(failure.error));
-            }
-        };
+        let completion = self.call_model(turn, &tools, cancel, em, state).await?;
         let llm_time = llm_started.elapsed();
         let Completion { message, usage } = completion;
         let update = match usage {
@@ -278,7 +269,8 @@ impl AgentEngine {
                 }
             }
             None => TokenUpdate {
-                input_tokens: estimate,
+                // Recounted: a refusal may have compacted the history since the first estimate.
+                input_tokens: state.prompt_estimate(&tools),
                 output_tokens: estimate_tokens(std::slice::from_ref(&message), &[]),
                 context_window: self.options.context_window,
                 estimated: true,
@@ -340,6 +332,81 @@ impl AgentEngine {
             return Err(EngineError::Cancelled);
         }
         Ok(true)
+    }
+
+    /// Calls the model with the run's history. A refusal for a prompt too long (our count is
+    /// only an estimate) compacts harder than the threshold would, to half the window, and
+    /// sends it once more; a second refusal ends the run.
+    async fn call_model(
+        &self,
+        turn: u32,
+        tools: &[ToolDefinition],
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+        state: &mut RunState,
+    ) -> Result<Completion, EngineError> {
+        let mut compacted_for_refusal = false;
+        loop {
+            let attempt = {
+                let outgoing = self.with_nudge(turn, &state.history);
+                self.generate_with_restarts(turn, &outgoing, tools, cancel, em)
+                    .await
+            };
+            let failure = match attempt {
+                Ok(completion) => return Ok(completion),
+                Err(failure) => failure,
+            };
+            if failure.error.kind == ProviderErrorKind::Cancelled || cancel.is_cancelled() {
+                // Keep what the user already saw; the turn is marked as interrupted.
+                if !failure.partial_text.is_empty() {
+                    state.history.push(Message::assistant(failure.partial_text));
+                    self.save(state, em).await;
+                }
+                return Err(EngineError::Cancelled);
+            }
+            if failure.error.kind != ProviderErrorKind::ContextTooLong {
+                return Err(EngineError::Provider(failure.error));
+            }
+            let before = state.prompt_estimate(tools);
+            if compacted_for_refusal {
+                return Err(EngineError::ContextTooLong {
+                    tokens: before,
+                    message: failure.error.message,
+                });
+            }
+            compacted_for_refusal = true;
+            let window = self.options.context_window;
+            // Half the window; when our estimate is already below that, it is wrong by at
+            // least as much, so halve what is sent.
+            let target = if window > 0 && before > window / 2 {
+                window / 2
+            } else {
+                before / 2
+            };
+            tracing::warn!(
+                "{} the model refused the prompt as too long | estimate={before} target={target} error={}",
+                em.prefix(),
+                failure.error.message
+            );
+            em.emit(Event {
+                turn,
+                kind: EventKind::Notice(format!(
+                    "the model refused the prompt as too long ({}); compacting to about \
+                     {target} tokens and sending it again",
+                    failure.error.message
+                )),
+            })
+            .await;
+            if !self
+                .compact_run(turn, tools, Some(target), cancel, em, state)
+                .await
+            {
+                return Err(EngineError::ContextTooLong {
+                    tokens: before,
+                    message: failure.error.message,
+                });
+            }
+        }
     }
 
     /// Calls the model; a stream cut mid-answer restarts the turn after a backoff, discarding
@@ -409,44 +476,6 @@ impl AgentEngine {
                 std::borrow::Cow::Owned(copy)
             }
             _ => std::borrow::Cow::Borrowed(history),
-        }
-    }
-
-    /// Stores the messages not stored yet. A failure is logged and retried at the next save:
-    /// the messages stay in memory and nothing is skipped.
-    pub(super) async fn save(&self, state: &mut RunState, em: &mut dyn Emitter) {
-        let Some(session) = &state.session else {
-            state.saved = state.history.len();
-            return;
-        };
-        if state.saved >= state.history.len() {
-            return;
-        }
-        // A store busy past its own timeout gets two more chances before the turn waits in
-        // memory for the next save; the user is told, since a crash now would lose it.
-        let mut failure = None;
-        for wait_ms in [0u64, 100, 500] {
-            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
-            match session.append_messages(&state.history[state.saved..]).await {
-                Ok(()) => {
-                    state.saved = state.history.len();
-                    return;
-                }
-                Err(error) => {
-                    tracing::error!("[engine] could not save the turn | error={error}");
-                    failure = Some(error);
-                }
-            }
-        }
-        if let Some(error) = failure {
-            em.emit(Event {
-                turn: state.turns,
-                kind: EventKind::Notice(format!(
-                    "this turn could not be saved to sessions.db ({error}); it is kept in memory \
-                     and saved with the next one"
-                )),
-            })
-            .await;
         }
     }
 }

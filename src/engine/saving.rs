@@ -1,0 +1,68 @@
+//! Saving a run's turns: the messages not stored yet go to the session in one append, then the
+//! compaction checkpoints that were waiting for them. A failed save keeps everything in memory
+//! for the next one (the user is told); nothing is ever marked stored that was not.
+
+use super::AgentEngine;
+use super::emitter::Emitter;
+use super::event::{Event, EventKind};
+use super::run_loop::RunState;
+
+impl AgentEngine {
+    /// Stores the messages not stored yet, then the checkpoints that waited for them.
+    pub(super) async fn save(&self, state: &mut RunState, em: &mut dyn Emitter) {
+        let Some(session) = state.session.clone() else {
+            state.saved = state.history.len();
+            state.carry.clear();
+            state.checkpoints.clear();
+            return;
+        };
+        if !state.carry.is_empty() || state.saved < state.history.len() {
+            let mut batch = state.carry.clone();
+            batch.extend_from_slice(&state.history[state.saved.min(state.history.len())..]);
+            // A store busy past its own timeout gets two more chances before the turn waits in
+            // memory for the next save; the user is told, since a crash now would lose it.
+            let mut failure = None;
+            for wait_ms in [0u64, 100, 500] {
+                tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+                match session.append_messages(&batch).await {
+                    Ok(()) => {
+                        failure = None;
+                        break;
+                    }
+                    Err(error) => {
+                        tracing::error!("{} could not save the turn | error={error}", em.prefix());
+                        failure = Some(error);
+                    }
+                }
+            }
+            if let Some(error) = failure {
+                em.emit(Event {
+                    turn: state.turns,
+                    kind: EventKind::Notice(format!(
+                        "this turn could not be saved to sessions.db ({error}); it is kept in \
+                         memory and saved with the next one"
+                    )),
+                })
+                .await;
+                return;
+            }
+            state.carry.clear();
+            state.saved = state.history.len();
+        }
+        // Every message the checkpoints hide is stored now; record them in the order they came.
+        while let Some(step) = state.checkpoints.first() {
+            let recorded = session
+                .record_compaction(step.keep_from - 1, step.summary.clone())
+                .await;
+            if let Err(error) = recorded {
+                // The stored view stays longer than the model's until the next save retries.
+                tracing::warn!(
+                    "{} could not store the compaction checkpoint | error={error}",
+                    em.prefix()
+                );
+                return;
+            }
+            state.checkpoints.remove(0);
+        }
+    }
+}
