@@ -33,6 +33,9 @@ pub(super) struct RunState {
     pub(super) session: Option<Arc<dyn Session>>,
     pub(super) usage: Usage,
     pub(super) turns: u32,
+    /// The turn count when the current run began: an auto-continuation is a run of its own,
+    /// with its own `--max-turns` budget.
+    pub(super) budget_start: u32,
     pub(super) final_text: String,
     /// The prompt size the provider last reported, and the history length it covered: the next
     /// estimate counts only what was added since.
@@ -100,6 +103,7 @@ impl AgentEngine {
             session,
             usage: Usage::default(),
             turns: 0,
+            budget_start: 0,
             final_text: String::new(),
             known_prompt: None,
             completed_seen: self.todos.count(crate::planning::TodoStatus::Completed),
@@ -112,6 +116,15 @@ impl AgentEngine {
             .instrument(span.clone())
             .await;
         let error_text = outcome.as_ref().err().map(ToString::to_string);
+        if outcome.is_err() && self.auto_continue_enabled() {
+            // Whatever went wrong, nothing carries on by itself after it.
+            self.set_auto_continue(false);
+            em.emit(Event {
+                turn: state.turns,
+                kind: EventKind::Notice("auto-continue is off: the run ended with an error".into()),
+            })
+            .await;
+        }
         observer.on_interaction_end(&span, state.turns, error_text.as_deref());
         tracing::info!(
             "{} loop end | turns={} total_time={:.1}s{}",
@@ -176,7 +189,7 @@ impl AgentEngine {
 
         loop {
             let turn = state.turns + 1;
-            if self.options.max_turns > 0 && turn > self.options.max_turns {
+            if self.options.max_turns > 0 && turn - state.budget_start > self.options.max_turns {
                 return Err(EngineError::MaxTurns(self.options.max_turns));
             }
             if cancel.is_cancelled() {
@@ -214,6 +227,7 @@ impl AgentEngine {
                         })
                         .await;
                         state.history.push(Message::user(prompt));
+                        state.budget_start = state.turns;
                         self.save(state, em).await;
                     }
                 }
