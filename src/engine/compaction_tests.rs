@@ -283,3 +283,176 @@ async fn a_second_refusal_ends_the_run_with_a_clear_error() {
     );
     assert_eq!(provider.calls().len(), 2, "retried exactly once");
 }
+
+/// A scripted provider whose calls report the usage given, call by call: a server that counts
+/// the prompt larger than our estimate does (digit-heavy output).
+struct CountingServer {
+    script: Arc<ScriptedProvider>,
+    usage: std::sync::Mutex<std::collections::VecDeque<u64>>,
+}
+
+impl CountingServer {
+    fn new(steps: Vec<ScriptStep>, input_tokens: &[u64]) -> Self {
+        CountingServer {
+            script: Arc::new(ScriptedProvider::new(steps)),
+            usage: std::sync::Mutex::new(input_tokens.iter().copied().collect()),
+        }
+    }
+
+    fn next_usage(&self) -> Option<crate::schema::Usage> {
+        let input_tokens = self.usage.lock().unwrap().pop_front()?;
+        Some(crate::schema::Usage {
+            input_tokens,
+            output_tokens: 10,
+            ..Default::default()
+        })
+    }
+}
+
+#[async_trait]
+impl crate::provider::LlmProvider for CountingServer {
+    fn name(&self) -> &str {
+        "counting"
+    }
+    fn model(&self) -> &str {
+        "script"
+    }
+    async fn generate(
+        &self,
+        messages: &[Message],
+        tools: &[crate::schema::ToolDefinition],
+        cancel: &CancellationToken,
+        on_retry: &(dyn Fn(crate::schema::RetryNotice) + Send + Sync),
+    ) -> Result<crate::provider::Completion, crate::schema::ProviderError> {
+        self.script
+            .generate(messages, tools, cancel, on_retry)
+            .await
+    }
+    fn generate_stream(
+        &self,
+        messages: &[Message],
+        tools: &[crate::schema::ToolDefinition],
+        cancel: CancellationToken,
+    ) -> crate::provider::ChunkReceiver {
+        let mut inner = self.script.generate_stream(messages, tools, cancel);
+        let reported = self.next_usage();
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        tokio::spawn(async move {
+            while let Some(chunk) = inner.recv().await {
+                let chunk = match chunk {
+                    crate::schema::StreamChunk::Done { message, usage } => {
+                        crate::schema::StreamChunk::Done {
+                            message,
+                            usage: reported.or(usage),
+                        }
+                    }
+                    other => other,
+                };
+                if tx.send(chunk).await.is_err() {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+}
+
+#[tokio::test]
+async fn the_server_count_past_80_percent_compacts_at_the_next_turn() {
+    let small = tool("small_output", ToolKind::ReadOnly, |_, _| async {
+        Ok("1\n2\n3".into())
+    });
+    // Turn 1 is counted at 170,000 of a 200,000 window by the server; our estimate of the
+    // same prompt is a few hundred tokens.
+    let server = Arc::new(CountingServer::new(
+        vec![
+            calls_reply("Counting.", vec![call("c1", "small_output", "{}")]),
+            text_reply("Done."),
+        ],
+        &[170_000, 40_000],
+    ));
+    let session = Arc::new(InMemorySession::with_messages("s", long_history()));
+    let provider: Arc<dyn crate::provider::LlmProvider> = server.clone();
+    let engine = Arc::new(
+        AgentEngine::builder(provider, super::tests::registry(vec![small]), "/w")
+            .session(session.clone())
+            .context_window(200_000)
+            .compactor(Arc::new(SlidingWindow { max_messages: 4 }))
+            .build(),
+    );
+    let events = drain(engine.run_stream("count".into(), CancellationToken::new())).await;
+    assert_eq!(events.last().unwrap().kind.type_name(), "done");
+    let compaction = compactions(&events);
+    assert_eq!(compaction.len(), 1, "{compaction:?}");
+    assert!(compaction[0].before_tokens >= 170_000, "{compaction:?}");
+    let compacted_at = events
+        .iter()
+        .find(|e| e.kind.type_name() == "compaction")
+        .unwrap()
+        .turn;
+    assert_eq!(compacted_at, 2, "at the turn right after the count");
+    assert_eq!(server.script.calls()[1].messages.len(), 1 + 4);
+}
+
+#[tokio::test]
+async fn the_server_count_carries_over_to_the_next_run_of_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let id = {
+        let store = SessionStore::open(&path).unwrap();
+        let record = store
+            .create(NewSession {
+                workdir: "/w".into(),
+                provider: "counting".into(),
+                model: "script".into(),
+                mode: "default".into(),
+            })
+            .await
+            .unwrap();
+        store.append(&record.id, &long_history()).await.unwrap();
+        // First run (`exec --session ID`): one answer, counted at 170,000 tokens by the server.
+        let server = Arc::new(CountingServer::new(vec![text_reply("One.")], &[170_000]));
+        let engine = AgentEngine::builder(server, super::tests::registry(vec![]), "/w")
+            .session(Arc::new(SqliteSession::new(
+                store.clone(),
+                record.id.clone(),
+            )))
+            .context_window(200_000)
+            .compactor(Arc::new(SlidingWindow { max_messages: 4 }))
+            .build();
+        let events = {
+            let engine = Arc::new(engine);
+            drain(engine.run_stream("first".into(), CancellationToken::new())).await
+        };
+        assert!(compactions(&events).is_empty(), "below 80% when it started");
+        store.flush().await.unwrap();
+        record.id
+    };
+    // The next process continues the session: its first turn starts from the server's count
+    // (plus the new prompt), past 80% of the window, and compacts before calling the model.
+    let store = SessionStore::open(&path).unwrap();
+    let server = Arc::new(CountingServer::new(vec![text_reply("Two.")], &[2_000]));
+    let provider: Arc<dyn crate::provider::LlmProvider> = server.clone();
+    let engine = Arc::new(
+        AgentEngine::builder(provider, super::tests::registry(vec![]), "/w")
+            .session(Arc::new(SqliteSession::new(store.clone(), id.clone())))
+            .context_window(200_000)
+            .compactor(Arc::new(SlidingWindow { max_messages: 4 }))
+            .build(),
+    );
+    let events = drain(engine.run_stream("second".into(), CancellationToken::new())).await;
+    let compaction = compactions(&events);
+    assert_eq!(compaction.len(), 1, "{compaction:?}");
+    assert!(compaction[0].before_tokens >= 170_000, "{compaction:?}");
+    let sent = &server.script.calls()[0].messages;
+    assert_eq!(sent.len(), 1 + 4);
+    assert_eq!(sent.last().unwrap().content, "second");
+    // A compaction makes the old count meaningless; the new answer's count replaces it.
+    assert_eq!(
+        store.prompt_count(&id).await.unwrap(),
+        Some(crate::memory::PromptCount {
+            tokens: 2_010,
+            messages: 5
+        })
+    );
+}

@@ -40,6 +40,8 @@ pub(super) struct RunState {
     /// The prompt size the provider last reported, and the history length it covered: the next
     /// estimate counts only what was added since.
     pub(super) known_prompt: Option<(u64, usize)>,
+    /// The `known_prompt` last recorded with the session, so it is written once.
+    pub(super) recorded_prompt: Option<(u64, usize)>,
     /// Auto-continue: completed todos at the last check, and continuation runs since one was
     /// completed.
     pub(super) completed_seen: usize,
@@ -106,6 +108,7 @@ impl AgentEngine {
             budget_start: 0,
             final_text: String::new(),
             known_prompt: None,
+            recorded_prompt: None,
             completed_seen: self.todos.count(crate::planning::TodoStatus::Completed),
             runs_without_progress: 0,
             repeated_call: (String::new(), 0),
@@ -177,6 +180,15 @@ impl AgentEngine {
             .history
             .insert(0, Message::system(self.prompt.build(mode)));
         state.saved = state.history.len();
+        // The server's count from the last run is the truth to start from (our estimate runs
+        // low on digit-heavy output); a count for more messages than the view has is stale.
+        if let Some(session) = &state.session
+            && let Ok(Some(count)) = session.prompt_count().await
+            && count.messages < state.history.len()
+        {
+            state.known_prompt = Some((count.tokens, count.messages + 1));
+            state.recorded_prompt = state.known_prompt;
+        }
         // Commands the user ran with `!` since the last prompt go to the model with this one.
         let mut prompt = prompt.to_owned();
         for context in self.take_user_context() {

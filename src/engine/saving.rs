@@ -64,5 +64,23 @@ impl AgentEngine {
             }
             state.checkpoints.remove(0);
         }
+        // The stored view is now the model's history: the server's count of it is kept for
+        // the next run's compaction decision.
+        if let Some((tokens, covered)) = state.known_prompt
+            && state.recorded_prompt != state.known_prompt
+            && covered >= 1
+        {
+            let count = crate::memory::PromptCount {
+                tokens,
+                messages: covered - 1,
+            };
+            match session.record_prompt_count(count).await {
+                Ok(()) => state.recorded_prompt = state.known_prompt,
+                Err(error) => tracing::warn!(
+                    "{} could not store the prompt's token count | error={error}",
+                    em.prefix()
+                ),
+            }
+        }
     }
 }

@@ -414,7 +414,54 @@ impl SessionStore {
                  ON CONFLICT(session_id) DO UPDATE SET upto_seq = ?2, summary = ?3",
                 params![id, new_upto, summary],
             )?;
+            // The view changed shape: the server's last count no longer describes it.
+            tx.execute(
+                "UPDATE sessions SET prompt_tokens = NULL, prompt_messages = NULL WHERE id = ?1",
+                params![id],
+            )?;
             tx.commit()
+        })
+        .await
+    }
+
+    /// The server's last count of the session's prompt (see `PromptCount`).
+    pub async fn prompt_count(&self, id: &str) -> Result<Option<super::PromptCount>, MemoryError> {
+        let id = id.to_owned();
+        self.call(move |conn| {
+            let row: Option<(Option<i64>, Option<i64>)> = conn
+                .query_row(
+                    "SELECT prompt_tokens, prompt_messages FROM sessions WHERE id = ?1",
+                    params![id],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            Ok(match row {
+                Some((Some(tokens), Some(messages))) if tokens >= 0 && messages >= 0 => {
+                    Some(super::PromptCount {
+                        tokens: tokens as u64,
+                        messages: messages as usize,
+                    })
+                }
+                _ => None,
+            })
+        })
+        .await
+    }
+
+    pub async fn record_prompt_count(
+        &self,
+        id: &str,
+        count: super::PromptCount,
+    ) -> Result<(), MemoryError> {
+        let id = id.to_owned();
+        let tokens = i64::try_from(count.tokens).unwrap_or(i64::MAX);
+        let messages = i64::try_from(count.messages).unwrap_or(i64::MAX);
+        self.call(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET prompt_tokens = ?2, prompt_messages = ?3 WHERE id = ?1",
+                params![id, tokens, messages],
+            )?;
+            Ok(())
         })
         .await
     }
