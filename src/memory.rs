@@ -8,6 +8,7 @@ mod compact;
 mod in_memory;
 pub mod migrations;
 mod search;
+mod session_state;
 mod sqlite_session;
 mod store;
 mod summarize;
@@ -36,6 +37,9 @@ pub enum MemoryError {
     Ambiguous(String),
     #[error("compaction failed: {0}")]
     Compaction(String),
+    /// A stored value (todo list, prompt queue) that cannot be read; it was left in place.
+    #[error("{0}")]
+    Corrupt(String),
 }
 
 impl From<rusqlite::Error> for MemoryError {

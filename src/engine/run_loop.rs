@@ -89,6 +89,13 @@ impl AgentEngine {
             }),
         })
         .await;
+        if let Some(problem) = self.todos.take_load_problem() {
+            em.emit(Event {
+                turn: 0,
+                kind: EventKind::Notice(problem),
+            })
+            .await;
+        }
         tracing::info!(
             "{} start | workdir={} maxTurns={} toolTimeout={:?} maxConcurrent={}",
             em.prefix(),
