@@ -13,7 +13,7 @@ use super::emitter::Emitter;
 use super::event::{CompactionInfo, Event, EventKind};
 use super::run_loop::RunState;
 use crate::context::estimate_tokens;
-use crate::memory::{Compaction, Compactor, MemoryError, TokenBudget};
+use crate::memory::{Compaction, Compactor, MemoryError, TokenBudget, cut_point};
 use crate::schema::{Message, ToolDefinition};
 
 /// A saving the user is told about: anything smaller is done quietly.
@@ -178,11 +178,16 @@ impl AgentEngine {
         {
             // The tool definitions go with every request: the messages get what they leave.
             let messages_budget = budget.saturating_sub(estimate_tokens(&[], tools));
-            let step = TokenBudget {
+            let mut step = TokenBudget {
                 max_tokens: messages_budget,
             }
             .compact(&current, self.provider().as_ref(), cancel)
             .await?;
+            // A budget smaller than the latest message would keep nothing at all: keep that
+            // message (with the call its results answer) and drop everything before it.
+            if step.keep_from >= current.len() {
+                step.keep_from = cut_point(&current, current.len().saturating_sub(1));
+            }
             if !step.is_unchanged() {
                 shrunk.steps.push(step);
                 shrunk.strategy = TokenBudget { max_tokens: 0 }.strategy();

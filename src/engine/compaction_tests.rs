@@ -260,6 +260,28 @@ async fn a_prompt_too_long_refusal_compacts_to_half_and_retries_once() {
 }
 
 #[tokio::test]
+async fn a_refused_prompt_larger_than_half_the_window_is_sent_alone() {
+    let session = Arc::new(InMemorySession::with_messages("s", long_history()));
+    let provider = Arc::new(ScriptedProvider::new([refusal(), text_reply("read it")]));
+    let engine = builder(&provider, vec![])
+        .session(session.clone())
+        .context_window(10_000)
+        .build();
+    let huge = format!("summarise this log: {}", "line ".repeat(8_000));
+    engine
+        .run(&huge, CancellationToken::new(), &|_| {})
+        .await
+        .unwrap();
+    let second = &provider.calls()[1].messages;
+    assert_eq!(
+        second.len(),
+        2,
+        "the system prompt and the prompt, nothing older"
+    );
+    assert_eq!(second[1].content, huge);
+}
+
+#[tokio::test]
 async fn a_second_refusal_ends_the_run_with_a_clear_error() {
     let session = Arc::new(InMemorySession::with_messages("s", long_history()));
     let provider = Arc::new(ScriptedProvider::new([refusal(), refusal(), refusal()]));
