@@ -7,6 +7,7 @@ mod compaction;
 mod continuation;
 mod emitter;
 pub mod event;
+mod model_call;
 mod run_loop;
 mod saving;
 mod tool_runner;
