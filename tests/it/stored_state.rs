@@ -70,3 +70,52 @@ fn a_corrupt_todo_list_is_reported_and_kept_across_runs() {
         "loading never rewrote the stored values"
     );
 }
+
+#[test]
+fn the_tui_reports_a_corrupt_queue_and_todo_list_and_leaves_them_stored() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("First."),
+        split: Split::Whole,
+    });
+    let first = run.exec(&mock, &["exec", "--json", "Plan it"]);
+    assert_eq!(first.status.code(), Some(0));
+    let id = json_lines(&first.stdout)[0]["data"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    {
+        let conn = rusqlite::Connection::open(run.home.join("sessions.db")).unwrap();
+        conn.execute(
+            "INSERT INTO todos (session_id, items) VALUES (?1, 'not json')",
+            [&id],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE sessions SET queued = '[\"half a prompt' WHERE id = ?1",
+            [&id],
+        )
+        .unwrap();
+    }
+    let corrupt = stored_state(&run, &id);
+
+    let script = format!(
+        "'{}' --continue; printf 'SHELL-DONE'; sleep 30",
+        crate::tui::harness9().display()
+    );
+    let mut pty = crate::tui::Pty::spawn(
+        std::path::Path::new("/bin/sh"),
+        &["-c", &script],
+        &run.workdir,
+        &crate::tui::env(&run, &mock),
+    );
+    pty.wait_for_all(&["stored todo list", "stored prompt queue", "cannot be read"]);
+    pty.send("\x04");
+    pty.wait_for("SHELL-DONE");
+    assert_eq!(
+        stored_state(&run, &id),
+        corrupt,
+        "opening and closing the session rewrote nothing"
+    );
+}
