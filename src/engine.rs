@@ -125,6 +125,9 @@ pub struct AgentEngine {
     allowed: Mutex<HashSet<String>>,
     /// Output of commands the user ran (`!cmd`), handed to the model with the next prompt.
     user_context: Mutex<Vec<String>>,
+    /// What a run could not save (the store failed to its end), kept for the session's next
+    /// run in this process to save first.
+    unsaved: Mutex<Option<saving::Unsaved>>,
     rules: Arc<crate::permission::rules::PermissionRules>,
     /// Keep going by itself while the todo list has open items (plan review's choice).
     auto_continue: std::sync::atomic::AtomicBool,
@@ -244,6 +247,7 @@ impl AgentEngineBuilder {
             }),
             allowed: Mutex::new(HashSet::new()),
             user_context: Mutex::new(Vec::new()),
+            unsaved: Mutex::new(None),
             rules: self
                 .rules
                 .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none())),
@@ -383,6 +387,16 @@ impl AgentEngine {
         let (Some(_), Some(session)) = (&self.options.compactor, self.session()) else {
             return Ok(None);
         };
+        // Checkpoints are counted over the stored view: messages still waiting to be stored
+        // must get there first, or the two would disagree.
+        let waiting = self.unsaved.lock().map(|u| u.is_some()).unwrap_or(false);
+        if waiting {
+            return Err(EngineError::Memory(MemoryError::Store(
+                "some messages of this session are not in sessions.db yet; send a prompt so \
+                 they are saved, then compact"
+                    .into(),
+            )));
+        }
         let mut history = vec![crate::schema::Message::system(
             self.prompt.build(self.mode()),
         )];

@@ -42,7 +42,7 @@ impl RunState {
     /// Applies one compaction step to the run's history. Messages it hides that were not
     /// stored yet move to `carry` (stored first at the next save), and the checkpoint waits in
     /// `checkpoints` until they are: the store never hides a message it does not have.
-    fn apply_compaction(&mut self, step: Compaction) {
+    pub(super) fn apply_compaction(&mut self, step: Compaction) {
         let keep_from = step.keep_from.clamp(1, self.history.len().max(1));
         let summary_len = usize::from(step.summary.is_some());
         self.saved = if self.saved < keep_from {

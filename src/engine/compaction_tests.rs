@@ -478,3 +478,65 @@ async fn the_server_count_carries_over_to_the_next_run_of_the_session() {
         })
     );
 }
+
+#[tokio::test]
+async fn a_run_that_could_not_save_hands_its_turn_to_the_next_run_across_a_compaction() {
+    let session = Arc::new(FailingSaves {
+        inner: stored_session().await,
+        // Every save of the first run fails: its prompt, its compaction, its answer.
+        failing: AtomicUsize::new(9),
+    });
+    session
+        .inner
+        .append_messages(&long_history())
+        .await
+        .unwrap();
+    let provider = Arc::new(ScriptedProvider::new([
+        text_reply("first answer"),
+        text_reply("second answer"),
+    ]));
+    let engine = Arc::new(
+        builder(&provider, vec![])
+            .session(session.clone())
+            .context_window(4_000)
+            .compactor(Arc::new(SlidingWindow { max_messages: 4 }))
+            .build(),
+    );
+    let first = drain(engine.run_stream("first question".into(), CancellationToken::new())).await;
+    assert_eq!(first.last().unwrap().kind.type_name(), "done");
+    assert_eq!(compactions(&first).len(), 1);
+    assert!(
+        notices(&first)
+            .iter()
+            .any(|n| n.contains("2 message(s) of this session are not in sessions.db yet")),
+        "{:?}",
+        notices(&first)
+    );
+    assert_eq!(session.load_transcript().await.unwrap().len(), 80);
+
+    // The next prompt (a run of its own, as in the TUI) saves them first, in order.
+    drain(engine.run_stream("second question".into(), CancellationToken::new())).await;
+    let transcript = session.load_transcript().await.unwrap();
+    let tail: Vec<&str> = transcript[80..]
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "first question",
+            "first answer",
+            "second question",
+            "second answer"
+        ]
+    );
+    // The second run saw the first one's turn, compacted as it was.
+    let sent = &provider.calls()[1].messages;
+    assert_eq!(
+        sent.iter().map(|m| m.content.as_str()).collect::<Vec<_>>()[sent.len() - 3..],
+        ["first question", "first answer", "second question"]
+    );
+    // What a resumed session shows is what the model saw, plus the answer.
+    let view = session.load_messages().await.unwrap();
+    assert!(view[..] == [&sent[1..], &[Message::assistant("second answer")]].concat()[..]);
+}

@@ -125,6 +125,7 @@ impl AgentEngine {
             .turns(prompt, cancel, em, &mut state, &span)
             .instrument(span.clone())
             .await;
+        self.keep_unsaved(&mut state, em).await;
         let error_text = outcome.as_ref().err().map(ToString::to_string);
         if outcome.is_err() && self.auto_continue_enabled() {
             // Whatever went wrong, nothing carries on by itself after it.
@@ -188,8 +189,10 @@ impl AgentEngine {
             .insert(0, Message::system(self.prompt.build(mode)));
         state.saved = state.history.len();
         // The server's count from the last run is the truth to start from (our estimate runs
-        // low on digit-heavy output); a count for more messages than the view has is stale.
-        if let Some(session) = &state.session
+        // low on digit-heavy output); a count for more messages than the view has is stale,
+        // and so is one from before compactions the last run could not store.
+        if !self.restore_unsaved(state)
+            && let Some(session) = &state.session
             && let Ok(Some(count)) = session.prompt_count().await
             && count.messages < state.history.len()
         {
