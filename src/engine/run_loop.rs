@@ -127,12 +127,16 @@ impl AgentEngine {
             .await;
         self.keep_unsaved(&mut state, em).await;
         let error_text = outcome.as_ref().err().map(ToString::to_string);
-        if outcome.is_err() && self.auto_continue_enabled() {
+        if let Some(error) = &error_text
+            && self.auto_continue_enabled()
+        {
             // Whatever went wrong, nothing carries on by itself after it.
             self.set_auto_continue(false);
             em.emit(Event {
                 turn: state.turns,
-                kind: EventKind::Notice("auto-continue is off: the run ended with an error".into()),
+                kind: EventKind::Notice(format!(
+                    "auto-continue is off: the run ended with an error ({error})"
+                )),
             })
             .await;
         }
