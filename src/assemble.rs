@@ -91,9 +91,13 @@ pub async fn assemble(
         Mode::parse(&session.mode).unwrap_or_default()
     };
 
-    let todos = Arc::new(TodoStore::new(
-        store.load_todos(&session.id).await.map_err(setup)?,
-    ));
+    // An unreadable stored list is reported by the first run and left in sessions.db as it is.
+    let todos = Arc::new(TodoStore::default());
+    match store.load_todos(&session.id).await {
+        Ok(items) => todos.load(items),
+        Err(MemoryError::Corrupt(problem)) => todos.set_load_problem(Some(problem)),
+        Err(other) => return Err(setup(other)),
+    }
     let (sink_store, sink_id) = (store.clone(), session.id.clone());
     todos.set_sink(Box::new(move |items| {
         sink_store.save_todos(&sink_id, items)

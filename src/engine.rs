@@ -7,7 +7,9 @@ mod compaction;
 mod continuation;
 mod emitter;
 pub mod event;
+mod model_call;
 mod run_loop;
+mod saving;
 mod tool_runner;
 
 use std::collections::HashSet;
@@ -45,6 +47,12 @@ pub enum EngineError {
     Cancelled,
     #[error("{0}")]
     Provider(#[from] ProviderError),
+    #[error(
+        "the model refused the prompt as too long even after compacting it to about {tokens} \
+         tokens ({message}); start a fresh context (/clear, or a new session), or set a smaller \
+         --context-window so compaction starts earlier"
+    )]
+    ContextTooLong { tokens: u64, message: String },
     #[error(transparent)]
     Memory(#[from] MemoryError),
 }
@@ -117,6 +125,9 @@ pub struct AgentEngine {
     allowed: Mutex<HashSet<String>>,
     /// Output of commands the user ran (`!cmd`), handed to the model with the next prompt.
     user_context: Mutex<Vec<String>>,
+    /// What a run could not save (the store failed to its end), kept for the session's next
+    /// run in this process to save first.
+    unsaved: Mutex<Option<saving::Unsaved>>,
     rules: Arc<crate::permission::rules::PermissionRules>,
     /// Keep going by itself while the todo list has open items (plan review's choice).
     auto_continue: std::sync::atomic::AtomicBool,
@@ -236,6 +247,7 @@ impl AgentEngineBuilder {
             }),
             allowed: Mutex::new(HashSet::new()),
             user_context: Mutex::new(Vec::new()),
+            unsaved: Mutex::new(None),
             rules: self
                 .rules
                 .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none())),
@@ -372,27 +384,27 @@ impl AgentEngine {
         &self,
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionInfo>, EngineError> {
-        let (Some(compactor), Some(session)) = (&self.options.compactor, self.session()) else {
+        let (Some(_), Some(session)) = (&self.options.compactor, self.session()) else {
             return Ok(None);
         };
+        // Checkpoints are counted over the stored view: messages still waiting to be stored
+        // must get there first, or the two would disagree.
+        let waiting = self.unsaved.lock().map(|u| u.is_some()).unwrap_or(false);
+        if waiting {
+            return Err(EngineError::Memory(MemoryError::Store(
+                "some messages of this session are not in sessions.db yet; send a prompt so \
+                 they are saved, then compact"
+                    .into(),
+            )));
+        }
         let mut history = vec![crate::schema::Message::system(
             self.prompt.build(self.mode()),
         )];
         history.extend(session.load_messages().await?);
         let tools = self.registry.available_tools(self.mode());
-        let compacted = self
-            .compact_history(
-                compactor.as_ref(),
-                &mut history,
-                &tools,
-                Some(session.as_ref()),
-                cancel,
-            )
-            .await?;
-        Ok(match compacted {
-            compaction::Compacted::Reported(info) => Some(info),
-            _ => None,
-        })
+        Ok(self
+            .compact_stored(&mut history, &tools, session.as_ref(), cancel)
+            .await?)
     }
 
     /// Runs one task to its end, waiting for each model answer whole. Assistant text is handed
@@ -425,6 +437,8 @@ impl AgentEngine {
     }
 }
 
+#[cfg(test)]
+mod compaction_tests;
 #[cfg(test)]
 mod concurrency_tests;
 #[cfg(test)]

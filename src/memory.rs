@@ -8,6 +8,7 @@ mod compact;
 mod in_memory;
 pub mod migrations;
 mod search;
+mod session_state;
 mod sqlite_session;
 mod store;
 mod summarize;
@@ -36,12 +37,24 @@ pub enum MemoryError {
     Ambiguous(String),
     #[error("compaction failed: {0}")]
     Compaction(String),
+    /// A stored value (todo list, prompt queue) that cannot be read; it was left in place.
+    #[error("{0}")]
+    Corrupt(String),
 }
 
 impl From<rusqlite::Error> for MemoryError {
     fn from(error: rusqlite::Error) -> Self {
         MemoryError::Store(error.to_string())
     }
+}
+
+/// How big the server said the prompt was: `tokens` (its input plus the answer's output) for
+/// the first `messages` messages of the session's view. The next compaction decision starts
+/// from it and estimates only what came after, since our own count is only an estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptCount {
+    pub tokens: u64,
+    pub messages: usize,
 }
 
 /// A stored conversation.
@@ -62,12 +75,22 @@ pub trait Session: Send + Sync {
     async fn append_messages(&self, messages: &[Message]) -> Result<(), MemoryError>;
 
     /// Records that the first `dropped` messages of the current view are replaced by `summary`
-    /// (or simply left out, without one).
+    /// (or simply left out, without one). The view changes, so any `PromptCount` is forgotten.
     async fn record_compaction(
         &self,
         dropped: usize,
         summary: Option<Message>,
     ) -> Result<(), MemoryError>;
+
+    /// The server's last count of the view's prompt, if any was recorded since the view last
+    /// changed shape.
+    async fn prompt_count(&self) -> Result<Option<PromptCount>, MemoryError> {
+        Ok(None)
+    }
+
+    async fn record_prompt_count(&self, _count: PromptCount) -> Result<(), MemoryError> {
+        Ok(())
+    }
 }
 
 /// Shrinks a history that no longer fits. `messages[0]` is the system prompt and is always kept;

@@ -87,11 +87,15 @@ pub async fn run(
         .iter()
         .map(|s| (s.name.clone(), s.description.clone()))
         .collect();
-    let queue = assembly
-        .store
-        .load_queue(&assembly.session.id)
-        .await
-        .unwrap_or_default();
+    // Unreadable stored state is reported and left in sessions.db until the user changes it.
+    let mut load_problems: Vec<String> = assembly.todos.take_load_problem().into_iter().collect();
+    let queue = match assembly.store.load_queue(&assembly.session.id).await {
+        Ok(queue) => queue,
+        Err(error) => {
+            load_problems.push(error.to_string());
+            Vec::new()
+        }
+    };
     app.handle_async(AppEvent::SessionLoaded {
         session_id: assembly.session.id.clone(),
         mode: assembly.engine.mode(),
@@ -100,6 +104,10 @@ pub async fn run(
         queue,
     });
     app.flash = None;
+    for problem in load_problems {
+        app.transcript
+            .notice(problem, crate::tui::transcript::Tone::Warning);
+    }
     let first_commands = if open_picker {
         app.open_picker()
     } else {
@@ -430,14 +438,21 @@ impl Runner<'_> {
         )));
         let mode = crate::planning::Mode::parse(&record.mode).unwrap_or_default();
         engine.set_plan_mode(mode);
-        let todos = store.load_todos(&record.id).await.unwrap_or_default();
+        let mut problems = Vec::new();
+        let todos = store.load_todos(&record.id).await.unwrap_or_else(|error| {
+            problems.push(error.to_string());
+            Vec::new()
+        });
         self.assembly.todos.load(todos.clone());
         let (sink_store, sink_id) = (store.clone(), record.id.clone());
         self.assembly.todos.set_sink(Box::new(move |items| {
             sink_store.save_todos(&sink_id, items)
         }));
         let messages = store.load_all(&record.id).await.unwrap_or_default();
-        let queue = store.load_queue(&record.id).await.unwrap_or_default();
+        let queue = store.load_queue(&record.id).await.unwrap_or_else(|error| {
+            problems.push(error.to_string());
+            Vec::new()
+        });
         self.session_id = record.id.clone();
         let _ = send.send(AppEvent::SessionLoaded {
             session_id: record.id,
@@ -446,6 +461,10 @@ impl Runner<'_> {
             todos,
             queue,
         });
+        // Left in sessions.db as stored; the user is told why the list or queue is empty.
+        if !problems.is_empty() {
+            let _ = send.send(AppEvent::Flash(problems.join("; ")));
+        }
     }
 }
 

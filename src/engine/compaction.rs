@@ -1,6 +1,10 @@
-//! Compaction inside a run: when the estimated prompt passes the threshold of the window, the
-//! compactor shrinks the history the model sees, the checkpoint is stored with the session (the
-//! stored history stays whole), and a saving of more than 5% is reported.
+//! Compaction inside a run: when the prompt (as the server last counted it, plus an estimate of
+//! what was added since) passes the threshold of the window, or when the server refused the
+//! prompt as too long, the history the model sees is shrunk. The configured compactor goes
+//! first; when it fails (a summary call that errs) the token-budget compactor takes over, so a
+//! compaction that was due always happens. The stored history stays whole: a checkpoint is
+//! recorded only once every message it hides is stored, so a compaction never loses a turn that
+//! could not be saved yet.
 
 use tokio_util::sync::CancellationToken;
 
@@ -9,18 +13,54 @@ use super::emitter::Emitter;
 use super::event::{CompactionInfo, Event, EventKind};
 use super::run_loop::RunState;
 use crate::context::estimate_tokens;
+use crate::memory::{Compaction, Compactor, MemoryError, TokenBudget, cut_point};
 use crate::schema::{Message, ToolDefinition};
 
-/// What a compaction did to the history.
-pub(crate) enum Compacted {
-    Unchanged,
-    /// Changed, but saved too little to report.
-    Quietly,
-    Reported(CompactionInfo),
+/// A saving the user is told about: anything smaller is done quietly.
+const REPORTED_SAVING: f64 = 0.95;
+
+/// What shrinking a history produced: the steps to apply in order, and how.
+pub(crate) struct Shrunk {
+    pub steps: Vec<Compaction>,
+    /// The strategy that decided the result (`token_budget` when it had to take over).
+    pub strategy: &'static str,
+    /// Why the configured compactor was not enough, for a `notice`.
+    pub fallback: Option<String>,
+}
+
+impl Shrunk {
+    pub fn apply(&self, history: &[Message]) -> Vec<Message> {
+        let mut current = history.to_vec();
+        for step in &self.steps {
+            current = step.apply(&current);
+        }
+        current
+    }
+}
+
+impl RunState {
+    /// Applies one compaction step to the run's history. Messages it hides that were not
+    /// stored yet move to `carry` (stored first at the next save), and the checkpoint waits in
+    /// `checkpoints` until they are: the store never hides a message it does not have.
+    pub(super) fn apply_compaction(&mut self, step: Compaction) {
+        let keep_from = step.keep_from.clamp(1, self.history.len().max(1));
+        let summary_len = usize::from(step.summary.is_some());
+        self.saved = if self.saved < keep_from {
+            self.carry
+                .extend_from_slice(&self.history[self.saved.max(1)..keep_from]);
+            // Everything kept after the summary is unsaved too; the summary is stored by
+            // the checkpoint itself.
+            1 + summary_len
+        } else {
+            self.saved - keep_from + 1 + summary_len
+        };
+        self.history = step.apply(&self.history);
+        self.checkpoints.push(Compaction { keep_from, ..step });
+    }
 }
 
 impl AgentEngine {
-    /// Runs the compactor when the estimated prompt passes the threshold of the window.
+    /// Compacts when the prompt passes the threshold of the window.
     pub(super) async fn maybe_compact(
         &self,
         turn: u32,
@@ -29,86 +69,167 @@ impl AgentEngine {
         em: &mut dyn Emitter,
         state: &mut RunState,
     ) {
-        let Some(compactor) = &self.options.compactor else {
+        if self.options.compactor.is_none() {
             return;
-        };
+        }
         let window = self.options.context_window;
         let before = state.prompt_estimate(tools);
         if window == 0 || (before as f64) < window as f64 * self.options.compaction_threshold {
             return;
         }
-        self.compact_with(compactor.as_ref(), turn, tools, cancel, em, state)
-            .await;
+        self.compact_run(turn, tools, None, cancel, em, state).await;
     }
 
-    async fn compact_with(
+    /// Shrinks the run's history (below `target` tokens when given), tells the user, and
+    /// stores the checkpoint. Returns whether the history changed.
+    pub(super) async fn compact_run(
         &self,
-        compactor: &dyn crate::memory::Compactor,
         turn: u32,
         tools: &[ToolDefinition],
+        target: Option<u64>,
         cancel: &CancellationToken,
         em: &mut dyn Emitter,
         state: &mut RunState,
-    ) {
-        match self
-            .compact_history(
-                compactor,
-                &mut state.history,
-                tools,
-                state.session.as_deref(),
-                cancel,
-            )
-            .await
-        {
-            Ok(Compacted::Unchanged) => {}
-            Ok(compacted) => {
-                state.saved = state.history.len();
-                state.known_prompt = None;
-                if let Compacted::Reported(info) = compacted {
-                    em.emit(Event {
-                        turn,
-                        kind: EventKind::Compaction(info),
-                    })
-                    .await;
-                }
+    ) -> bool {
+        let before = state.prompt_estimate(tools);
+        let shrunk = match self.shrink(&state.history, tools, target, cancel).await {
+            Ok(shrunk) => shrunk,
+            Err(error) => {
+                tracing::warn!("{} compaction failed | error={error}", em.prefix());
+                return false;
             }
-            Err(error) => tracing::warn!("{} compaction failed | error={error}", em.prefix()),
+        };
+        if let Some(why) = &shrunk.fallback {
+            tracing::warn!("{} compaction fell back | reason={why}", em.prefix());
+            em.emit(Event {
+                turn,
+                kind: EventKind::Notice(why.clone()),
+            })
+            .await;
         }
+        if shrunk.steps.is_empty() {
+            return false;
+        }
+        for step in shrunk.steps {
+            state.apply_compaction(step);
+        }
+        // The server's count covered the old history; the estimate starts afresh.
+        state.known_prompt = None;
+        let after = state.prompt_estimate(tools);
+        if (after as f64) < before as f64 * REPORTED_SAVING {
+            em.emit(Event {
+                turn,
+                kind: EventKind::Compaction(CompactionInfo {
+                    before_tokens: before,
+                    after_tokens: after,
+                    strategy: shrunk.strategy,
+                }),
+            })
+            .await;
+        }
+        self.save(state, em).await;
+        true
     }
 
-    /// Compacts `history` in place and records the checkpoint in `session`.
-    pub(crate) async fn compact_history(
+    /// Works out how to shrink `history`: the configured compactor first; the token budget
+    /// when it fails, or when `target` asks for less than it left. Fails only when nothing can
+    /// be done (cancelled, or a failed compactor and no window to budget against).
+    pub(crate) async fn shrink(
         &self,
-        compactor: &dyn crate::memory::Compactor,
+        history: &[Message],
+        tools: &[ToolDefinition],
+        target: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<Shrunk, MemoryError> {
+        let mut shrunk = Shrunk {
+            steps: Vec::new(),
+            strategy: "token_budget",
+            fallback: None,
+        };
+        let mut current = history.to_vec();
+        let mut budget = target;
+        if let Some(compactor) = &self.options.compactor {
+            shrunk.strategy = compactor.strategy();
+            match compactor
+                .compact(&current, self.provider().as_ref(), cancel)
+                .await
+            {
+                Ok(step) if step.is_unchanged() => {}
+                Ok(step) => {
+                    current = step.apply(&current);
+                    shrunk.steps.push(step);
+                }
+                Err(error) if cancel.is_cancelled() => return Err(error),
+                Err(error) => {
+                    let Some(fallback) = target.or_else(|| self.fallback_budget()) else {
+                        return Err(error);
+                    };
+                    shrunk.fallback = Some(format!(
+                        "{} could not compact the conversation ({error}); kept the latest \
+                         messages that fit in {fallback} tokens instead",
+                        compactor.strategy()
+                    ));
+                    budget = Some(fallback);
+                }
+            }
+        }
+        if let Some(budget) = budget
+            && estimate_tokens(&current, tools) > budget
+        {
+            // The tool definitions go with every request: the messages get what they leave.
+            let messages_budget = budget.saturating_sub(estimate_tokens(&[], tools));
+            let mut step = TokenBudget {
+                max_tokens: messages_budget,
+            }
+            .compact(&current, self.provider().as_ref(), cancel)
+            .await?;
+            // A budget smaller than the latest message would keep nothing at all: keep that
+            // message (with the call its results answer) and drop everything before it.
+            if step.keep_from >= current.len() {
+                step.keep_from = cut_point(&current, current.len().saturating_sub(1));
+            }
+            if !step.is_unchanged() {
+                shrunk.steps.push(step);
+                shrunk.strategy = TokenBudget { max_tokens: 0 }.strategy();
+            }
+        }
+        Ok(shrunk)
+    }
+
+    /// What the token budget keeps when the configured compactor failed: half the window,
+    /// well under the threshold so the next turns do not compact again at once.
+    fn fallback_budget(&self) -> Option<u64> {
+        let window = self.options.context_window;
+        (window > 0).then_some(window / 2)
+    }
+
+    /// Compacts a stored session's history now (`/compact`); every message is stored, so the
+    /// checkpoints are recorded at once.
+    pub(crate) async fn compact_stored(
+        &self,
         history: &mut Vec<Message>,
         tools: &[ToolDefinition],
-        session: Option<&dyn crate::memory::Session>,
+        session: &dyn crate::memory::Session,
         cancel: &CancellationToken,
-    ) -> Result<Compacted, crate::memory::MemoryError> {
+    ) -> Result<Option<CompactionInfo>, MemoryError> {
         let before = estimate_tokens(history, tools);
-        let compaction = compactor
-            .compact(history, self.provider().as_ref(), cancel)
-            .await?;
-        if compaction.is_unchanged() {
-            return Ok(Compacted::Unchanged);
+        let shrunk = self.shrink(history, tools, None, cancel).await?;
+        if shrunk.steps.is_empty() {
+            return Ok(None);
         }
-        if let Some(session) = session {
-            // Everything before the cut is stored, so the checkpoint covers stored messages only.
+        for step in &shrunk.steps {
             session
-                .record_compaction(compaction.keep_from - 1, compaction.summary.clone())
+                .record_compaction(step.keep_from - 1, step.summary.clone())
                 .await?;
         }
-        *history = compaction.apply(history);
+        *history = shrunk.apply(history);
         let after = estimate_tokens(history, tools);
-        // Only a saving of more than 5% is worth telling the user about.
-        Ok(if (after as f64) < before as f64 * 0.95 {
-            Compacted::Reported(CompactionInfo {
+        Ok(
+            ((after as f64) < before as f64 * REPORTED_SAVING).then_some(CompactionInfo {
                 before_tokens: before,
                 after_tokens: after,
-                strategy: compactor.strategy(),
-            })
-        } else {
-            Compacted::Quietly
-        })
+                strategy: shrunk.strategy,
+            }),
+        )
     }
 }

@@ -79,8 +79,11 @@ impl Emitter for BlockingEmitter<'_> {
     }
 
     async fn emit(&mut self, event: Event) {
-        if let EventKind::Retry(info) = &event.kind {
-            log_retry(self.prefix(), info);
+        match &event.kind {
+            EventKind::Retry(info) => log_retry(self.prefix(), info),
+            // Nobody watches events here: the user reads notices on stderr.
+            EventKind::Notice(text) => tracing::warn!("{} notice | {text}", self.prefix()),
+            _ => {}
         }
     }
 

@@ -120,6 +120,111 @@ async fn auto_continue_runs_a_three_item_plan_to_completion() {
     );
 }
 
+/// Two turns per todo item: mark it completed, then say so.
+fn two_turns_per_item() -> Vec<crate::provider::ScriptStep> {
+    let lists = [
+        [("a", "completed"), ("b", "pending"), ("c", "pending")],
+        [("a", "completed"), ("b", "completed"), ("c", "pending")],
+        [("a", "completed"), ("b", "completed"), ("c", "completed")],
+    ];
+    lists
+        .iter()
+        .enumerate()
+        .flat_map(|(i, list)| {
+            [
+                calls_reply("", vec![call(&i.to_string(), "todo_write", &todos(list))]),
+                text_reply("item done"),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_continuation_has_its_own_max_turns_budget() {
+    let provider = Arc::new(ScriptedProvider::new(two_turns_per_item()));
+    let store = plan(&["a", "b", "c"]);
+    let engine = Arc::new(
+        builder(&provider, vec![Arc::new(TodoWrite)])
+            .todo_store(Arc::clone(&store))
+            .auto_continue(true)
+            .max_turns(2)
+            .build(),
+    );
+    let events =
+        drain(engine.run_stream("carry out the plan".into(), CancellationToken::new())).await;
+    let EventKind::Done(done) = &events.last().unwrap().kind else {
+        panic!("the plan ran to its end: {:?}", events.last())
+    };
+    assert_eq!(
+        done.turns, 6,
+        "three runs of two turns, each within --max-turns 2"
+    );
+    assert!(
+        store
+            .snapshot()
+            .iter()
+            .all(|t| t.status == TodoStatus::Completed)
+    );
+}
+
+#[tokio::test]
+async fn a_run_past_its_budget_stops_and_switches_auto_continue_off() {
+    let provider = Arc::new(ScriptedProvider::new(two_turns_per_item()));
+    let engine = Arc::new(
+        builder(&provider, vec![Arc::new(TodoWrite)])
+            .todo_store(plan(&["a", "b", "c"]))
+            .auto_continue(true)
+            .max_turns(1)
+            .build(),
+    );
+    let events = drain(engine.run_stream("go".into(), CancellationToken::new())).await;
+    let EventKind::Error(message) = &events.last().unwrap().kind else {
+        panic!("{:?}", events.last())
+    };
+    assert!(message.contains("maximum of 1 turns"), "{message}");
+    assert!(!engine.auto_continue_enabled());
+    let last = notices(&events).pop().unwrap();
+    assert!(
+        last.starts_with("auto-continue is off: the run ended with an error (reached the maximum"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn a_provider_error_switches_auto_continue_off() {
+    let mut steps = two_turns_per_item();
+    steps.truncate(2);
+    steps.push(crate::provider::ScriptStep::Fail(
+        crate::schema::ProviderError::new(
+            crate::schema::ProviderErrorKind::Auth,
+            "401 invalid api key",
+        ),
+    ));
+    let provider = Arc::new(ScriptedProvider::new(steps));
+    let engine = Arc::new(
+        builder(&provider, vec![Arc::new(TodoWrite)])
+            .todo_store(plan(&["a", "b", "c"]))
+            .auto_continue(true)
+            .build(),
+    );
+    let events = drain(engine.run_stream("go".into(), CancellationToken::new())).await;
+    assert_eq!(events.last().unwrap().kind.type_name(), "error");
+    assert_eq!(
+        provider.calls().len(),
+        3,
+        "it failed in the first continuation"
+    );
+    assert!(
+        !engine.auto_continue_enabled(),
+        "the next prompt does not continue by itself"
+    );
+    // The next prompt is a plain run: it ends when the model stops, todos open or not.
+    let provider_after = Arc::new(ScriptedProvider::new([text_reply("ok")]));
+    engine.set_provider(provider_after.clone());
+    drain(engine.run_stream("something else".into(), CancellationToken::new())).await;
+    assert_eq!(provider_after.calls().len(), 1);
+}
+
 #[tokio::test]
 async fn a_provider_that_never_completes_a_todo_is_stopped() {
     let provider =

@@ -10,27 +10,38 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::continuation::Continuation;
-use super::emitter::{Emitter, GenerateFailure, retry_info};
+use super::emitter::Emitter;
 use super::event::{DoneInfo, Event, EventKind, SessionInfo, TokenUpdate};
 use super::{AgentEngine, EngineError, RunSummary};
 use crate::context::estimate_tokens;
 use crate::memory::Session;
 use crate::planning::Mode;
 use crate::provider::Completion;
-use crate::schema::{Message, ProviderErrorKind, RetryNotice, ToolDefinition, Usage};
+use crate::schema::{Message, ToolDefinition, Usage};
 
 /// Per-run state the turns share.
 pub(super) struct RunState {
     pub(super) history: Vec<Message>,
-    /// Messages before this index are stored (or are the system prompt, which never is).
+    /// Messages before this index are stored (or are the system prompt, which never is, or a
+    /// summary its checkpoint stores).
     pub(super) saved: usize,
+    /// Messages a compaction took out of `history` before they could be stored: stored first
+    /// at the next save.
+    pub(super) carry: Vec<Message>,
+    /// Compaction checkpoints waiting for the messages they hide to be stored, in order.
+    pub(super) checkpoints: Vec<crate::memory::Compaction>,
     pub(super) session: Option<Arc<dyn Session>>,
     pub(super) usage: Usage,
     pub(super) turns: u32,
+    /// The turn count when the current run began: an auto-continuation is a run of its own,
+    /// with its own `--max-turns` budget.
+    pub(super) budget_start: u32,
     pub(super) final_text: String,
     /// The prompt size the provider last reported, and the history length it covered: the next
     /// estimate counts only what was added since.
     pub(super) known_prompt: Option<(u64, usize)>,
+    /// The `known_prompt` last recorded with the session, so it is written once.
+    pub(super) recorded_prompt: Option<(u64, usize)>,
     /// Auto-continue: completed todos at the last check, and continuation runs since one was
     /// completed.
     pub(super) completed_seen: usize,
@@ -78,6 +89,13 @@ impl AgentEngine {
             }),
         })
         .await;
+        if let Some(problem) = self.todos.take_load_problem() {
+            em.emit(Event {
+                turn: 0,
+                kind: EventKind::Notice(problem),
+            })
+            .await;
+        }
         tracing::info!(
             "{} start | workdir={} maxTurns={} toolTimeout={:?} maxConcurrent={}",
             em.prefix(),
@@ -89,11 +107,15 @@ impl AgentEngine {
         let mut state = RunState {
             history: Vec::new(),
             saved: 0,
+            carry: Vec::new(),
+            checkpoints: Vec::new(),
             session,
             usage: Usage::default(),
             turns: 0,
+            budget_start: 0,
             final_text: String::new(),
             known_prompt: None,
+            recorded_prompt: None,
             completed_seen: self.todos.count(crate::planning::TodoStatus::Completed),
             runs_without_progress: 0,
             repeated_call: (String::new(), 0),
@@ -103,7 +125,21 @@ impl AgentEngine {
             .turns(prompt, cancel, em, &mut state, &span)
             .instrument(span.clone())
             .await;
+        self.keep_unsaved(&mut state, em).await;
         let error_text = outcome.as_ref().err().map(ToString::to_string);
+        if let Some(error) = &error_text
+            && self.auto_continue_enabled()
+        {
+            // Whatever went wrong, nothing carries on by itself after it.
+            self.set_auto_continue(false);
+            em.emit(Event {
+                turn: state.turns,
+                kind: EventKind::Notice(format!(
+                    "auto-continue is off: the run ended with an error ({error})"
+                )),
+            })
+            .await;
+        }
         observer.on_interaction_end(&span, state.turns, error_text.as_deref());
         tracing::info!(
             "{} loop end | turns={} total_time={:.1}s{}",
@@ -156,6 +192,17 @@ impl AgentEngine {
             .history
             .insert(0, Message::system(self.prompt.build(mode)));
         state.saved = state.history.len();
+        // The server's count from the last run is the truth to start from (our estimate runs
+        // low on digit-heavy output); a count for more messages than the view has is stale,
+        // and so is one from before compactions the last run could not store.
+        if !self.restore_unsaved(state)
+            && let Some(session) = &state.session
+            && let Ok(Some(count)) = session.prompt_count().await
+            && count.messages < state.history.len()
+        {
+            state.known_prompt = Some((count.tokens, count.messages + 1));
+            state.recorded_prompt = state.known_prompt;
+        }
         // Commands the user ran with `!` since the last prompt go to the model with this one.
         let mut prompt = prompt.to_owned();
         for context in self.take_user_context() {
@@ -168,7 +215,7 @@ impl AgentEngine {
 
         loop {
             let turn = state.turns + 1;
-            if self.options.max_turns > 0 && turn > self.options.max_turns {
+            if self.options.max_turns > 0 && turn - state.budget_start > self.options.max_turns {
                 return Err(EngineError::MaxTurns(self.options.max_turns));
             }
             if cancel.is_cancelled() {
@@ -206,6 +253,7 @@ impl AgentEngine {
                         })
                         .await;
                         state.history.push(Message::user(prompt));
+                        state.budget_start = state.turns;
                         self.save(state, em).await;
                     }
                 }
@@ -244,24 +292,7 @@ impl AgentEngine {
         .await;
 
         let llm_started = Instant::now();
-        let outgoing = self.with_nudge(turn, &state.history);
-        let completion = match self
-            .generate_with_restarts(turn, &outgoing, &tools, cancel, em)
-            .await
-        {
-            Ok(completion) => completion,
-            Err(failure) => {
-                if failure.error.kind == ProviderErrorKind::Cancelled || cancel.is_cancelled() {
-                    // Keep what the user already saw; the turn is marked as interrupted.
-                    if !failure.partial_text.is_empty() {
-                        state.history.push(Message::assistant(failure.partial_text));
-                        self.save(state, em).await;
-                    }
-                    return Err(EngineError::Cancelled);
-                }
-                return Err(EngineError::Provider(failure.error));
-            }
-        };
+        let completion = self.call_model(turn, &tools, cancel, em, state).await?;
         let llm_time = llm_started.elapsed();
         let Completion { message, usage } = completion;
         let update = match usage {
@@ -278,7 +309,8 @@ impl AgentEngine {
                 }
             }
             None => TokenUpdate {
-                input_tokens: estimate,
+                // Recounted: a refusal may have compacted the history since the first estimate.
+                input_tokens: state.prompt_estimate(&tools),
                 output_tokens: estimate_tokens(std::slice::from_ref(&message), &[]),
                 context_window: self.options.context_window,
                 estimated: true,
@@ -340,113 +372,5 @@ impl AgentEngine {
             return Err(EngineError::Cancelled);
         }
         Ok(true)
-    }
-
-    /// Calls the model; a stream cut mid-answer restarts the turn after a backoff, discarding
-    /// the partial output, up to the policy's attempts.
-    async fn generate_with_restarts(
-        &self,
-        turn: u32,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: &CancellationToken,
-        em: &mut dyn Emitter,
-    ) -> Result<Completion, GenerateFailure> {
-        let policy = self.options.turn_retry;
-        let max_attempts = policy.max_attempts.max(1);
-        let mut attempt = 1;
-        loop {
-            let provider = self.provider();
-            let span = tracing::info_span!(
-                "llm_call",
-                provider = provider.name(),
-                model = provider.model(),
-                attempt
-            );
-            let failure = match em
-                .generate(provider.as_ref(), turn, messages, tools, cancel)
-                .instrument(span)
-                .await
-            {
-                Ok(completion) => return Ok(completion),
-                Err(failure) => failure,
-            };
-            if !failure.error.retryable || attempt >= max_attempts || cancel.is_cancelled() {
-                return Err(failure);
-            }
-            attempt += 1;
-            let delay = policy.delay(attempt, failure.error.retry_after);
-            em.emit(Event {
-                turn,
-                kind: EventKind::Retry(retry_info(RetryNotice {
-                    attempt,
-                    max_attempts,
-                    reason: failure.error.message.clone(),
-                    delay,
-                })),
-            })
-            .await;
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Err(GenerateFailure {
-                    error: crate::schema::ProviderError::cancelled(),
-                    partial_text: String::new(),
-                }),
-                _ = tokio::time::sleep(delay) => {}
-            }
-        }
-    }
-
-    /// The history as sent to the model: with the memory nudge appended on its turns. The
-    /// stored history never contains the nudge.
-    fn with_nudge<'a>(&self, turn: u32, history: &'a [Message]) -> std::borrow::Cow<'a, [Message]> {
-        match &self.options.memory_nudge {
-            Some((every, text)) if turn.is_multiple_of(*every) => {
-                let mut copy = history.to_vec();
-                copy.push(Message::user(format!(
-                    "<system-reminder>\n{text}\n</system-reminder>"
-                )));
-                std::borrow::Cow::Owned(copy)
-            }
-            _ => std::borrow::Cow::Borrowed(history),
-        }
-    }
-
-    /// Stores the messages not stored yet. A failure is logged and retried at the next save:
-    /// the messages stay in memory and nothing is skipped.
-    pub(super) async fn save(&self, state: &mut RunState, em: &mut dyn Emitter) {
-        let Some(session) = &state.session else {
-            state.saved = state.history.len();
-            return;
-        };
-        if state.saved >= state.history.len() {
-            return;
-        }
-        // A store busy past its own timeout gets two more chances before the turn waits in
-        // memory for the next save; the user is told, since a crash now would lose it.
-        let mut failure = None;
-        for wait_ms in [0u64, 100, 500] {
-            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
-            match session.append_messages(&state.history[state.saved..]).await {
-                Ok(()) => {
-                    state.saved = state.history.len();
-                    return;
-                }
-                Err(error) => {
-                    tracing::error!("[engine] could not save the turn | error={error}");
-                    failure = Some(error);
-                }
-            }
-        }
-        if let Some(error) = failure {
-            em.emit(Event {
-                turn: state.turns,
-                kind: EventKind::Notice(format!(
-                    "this turn could not be saved to sessions.db ({error}); it is kept in memory \
-                     and saved with the next one"
-                )),
-            })
-            .await;
-        }
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::{MemoryError, Session};
+use super::{MemoryError, PromptCount, Session};
 use crate::schema::Message;
 
 #[derive(Debug, Default)]
@@ -13,6 +13,7 @@ struct State {
     /// Messages of `all` hidden from the model by compaction, and the summary shown instead.
     hidden: usize,
     summary: Option<Message>,
+    prompt_count: Option<PromptCount>,
 }
 
 #[derive(Debug)]
@@ -79,6 +80,16 @@ impl Session for InMemorySession {
         let rows = dropped.saturating_sub(usize::from(state.summary.is_some()));
         state.hidden = (state.hidden + rows).min(state.all.len());
         state.summary = summary;
+        state.prompt_count = None;
+        Ok(())
+    }
+
+    async fn prompt_count(&self) -> Result<Option<PromptCount>, MemoryError> {
+        Ok(self.lock()?.prompt_count)
+    }
+
+    async fn record_prompt_count(&self, count: PromptCount) -> Result<(), MemoryError> {
+        self.lock()?.prompt_count = Some(count);
         Ok(())
     }
 }

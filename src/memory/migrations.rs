@@ -53,6 +53,10 @@ const STEPS: &[&str] = &[
      END;",
     // 2 → 3: prompts queued while the agent works, kept so that a crash does not lose them.
     "ALTER TABLE sessions ADD COLUMN queued TEXT NOT NULL DEFAULT '[]';",
+    // 3 → 4: the server's last count of the prompt and how many view messages it covered,
+    // so the next run's compaction decision starts from the truth rather than an estimate.
+    "ALTER TABLE sessions ADD COLUMN prompt_tokens INTEGER;
+     ALTER TABLE sessions ADD COLUMN prompt_messages INTEGER;",
 ];
 
 /// The version a fully migrated database has.

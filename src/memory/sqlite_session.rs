@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::{MemoryError, Session, SessionStore};
+use super::{MemoryError, PromptCount, Session, SessionStore};
 use crate::schema::Message;
 
 #[derive(Clone)]
@@ -50,5 +50,13 @@ impl Session for SqliteSession {
         self.store
             .record_compaction(&self.id, dropped, summary)
             .await
+    }
+
+    async fn prompt_count(&self) -> Result<Option<PromptCount>, MemoryError> {
+        self.store.prompt_count(&self.id).await
+    }
+
+    async fn record_prompt_count(&self, count: PromptCount) -> Result<(), MemoryError> {
+        self.store.record_prompt_count(&self.id, count).await
     }
 }

@@ -11,7 +11,6 @@ use tokio::sync::oneshot;
 
 use super::MemoryError;
 use super::migrations;
-use crate::planning::TodoItem;
 use crate::schema::{Message, Role};
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -110,13 +109,13 @@ pub(super) fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Sess
     })
 }
 
-fn decode_message(body: &str) -> rusqlite::Result<Message> {
+pub(super) fn decode_message(body: &str) -> rusqlite::Result<Message> {
     serde_json::from_str(body).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
     })
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> rusqlite::Result<String> {
+pub(super) fn encode<T: serde::Serialize>(value: &T) -> rusqlite::Result<String> {
     serde_json::to_string(value).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
@@ -414,6 +413,11 @@ impl SessionStore {
                  ON CONFLICT(session_id) DO UPDATE SET upto_seq = ?2, summary = ?3",
                 params![id, new_upto, summary],
             )?;
+            // The view changed shape: the server's last count no longer describes it.
+            tx.execute(
+                "UPDATE sessions SET prompt_tokens = NULL, prompt_messages = NULL WHERE id = ?1",
+                params![id],
+            )?;
             tx.commit()
         })
         .await
@@ -468,67 +472,6 @@ impl SessionStore {
                 params![id],
             )?;
             Ok(deleted > 0)
-        })
-        .await
-    }
-
-    /// Saves the prompts queued for this session, in order with every other write.
-    pub fn save_queue(&self, id: &str, prompts: &[String]) {
-        let id = id.to_owned();
-        let prompts = prompts.to_vec();
-        self.submit(move |conn| {
-            conn.execute(
-                "UPDATE sessions SET queued = ?2 WHERE id = ?1",
-                params![id, encode(&prompts)?],
-            )?;
-            Ok(())
-        });
-    }
-
-    pub async fn load_queue(&self, id: &str) -> Result<Vec<String>, MemoryError> {
-        let id = id.to_owned();
-        self.call(move |conn| {
-            let queued: Option<String> = conn
-                .query_row(
-                    "SELECT queued FROM sessions WHERE id = ?1",
-                    params![id],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            Ok(queued
-                .and_then(|json| serde_json::from_str(&json).ok())
-                .unwrap_or_default())
-        })
-        .await
-    }
-
-    /// Saves the todo list in order with every other write, without waiting.
-    pub fn save_todos(&self, id: &str, items: &[TodoItem]) {
-        let id = id.to_owned();
-        let items = items.to_vec();
-        self.submit(move |conn| {
-            conn.execute(
-                "INSERT INTO todos (session_id, items) VALUES (?1, ?2)
-                 ON CONFLICT(session_id) DO UPDATE SET items = ?2",
-                params![id, encode(&items)?],
-            )?;
-            Ok(())
-        });
-    }
-
-    pub async fn load_todos(&self, id: &str) -> Result<Vec<TodoItem>, MemoryError> {
-        let id = id.to_owned();
-        self.call(move |conn| {
-            let items: Option<String> = conn
-                .query_row(
-                    "SELECT items FROM todos WHERE session_id = ?1",
-                    params![id],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            Ok(items
-                .and_then(|json| serde_json::from_str(&json).ok())
-                .unwrap_or_default())
         })
         .await
     }

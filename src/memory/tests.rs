@@ -422,3 +422,61 @@ async fn summarization_updates_the_previous_summary() {
         "the old summary is folded in, not repeated"
     );
 }
+
+#[tokio::test]
+async fn an_unreadable_todo_list_or_queue_is_reported_and_kept_as_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(&dir.path().join("sessions.db")).unwrap();
+    let s = store.create(new_session("/w")).await.unwrap();
+    store.save_todos(
+        &s.id,
+        &[TodoItem {
+            content: "keep me".into(),
+            status: TodoStatus::Pending,
+        }],
+    );
+    store.save_queue(&s.id, &["next".into()]);
+    // A bad disk sector, a hand edit, a newer harness9's format: the JSON does not parse.
+    let id = s.id.clone();
+    store
+        .call(move |conn| {
+            conn.execute(
+                "UPDATE todos SET items = '[{\"content\": \"keep me\", \"stat' WHERE session_id = ?1",
+                [&id],
+            )?;
+            conn.execute("UPDATE sessions SET queued = '{\"v\": 2}' WHERE id = ?1", [&id])
+        })
+        .await
+        .unwrap();
+
+    let todos = store.load_todos(&s.id).await.unwrap_err();
+    assert!(
+        matches!(&todos, MemoryError::Corrupt(m) if m.contains("todo list") && m.contains("kept")),
+        "{todos}"
+    );
+    let queue = store.load_queue(&s.id).await.unwrap_err();
+    assert!(
+        matches!(&queue, MemoryError::Corrupt(m) if m.contains("prompt queue")),
+        "{queue}"
+    );
+    // Loading wrote nothing back: the stored values are exactly as they were.
+    let id = s.id.clone();
+    let stored: (String, String) = store
+        .call(move |conn| {
+            conn.query_row(
+                "SELECT items, queued FROM todos JOIN sessions ON sessions.id = todos.session_id
+                 WHERE sessions.id = ?1",
+                [&id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        stored,
+        (
+            "[{\"content\": \"keep me\", \"stat".to_owned(),
+            "{\"v\": 2}".to_owned()
+        )
+    );
+}

@@ -38,6 +38,8 @@ pub struct TodoStore {
     items: Mutex<Vec<TodoItem>>,
     changed: watch::Sender<u64>,
     sink: Mutex<Option<TodoSink>>,
+    /// Why the stored list could not be restored, until someone reports it to the user.
+    load_problem: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for TodoStore {
@@ -54,6 +56,7 @@ impl Default for TodoStore {
             items: Mutex::new(Vec::new()),
             changed: watch::Sender::new(0),
             sink: Mutex::new(None),
+            load_problem: Mutex::new(None),
         }
     }
 }
@@ -88,6 +91,21 @@ impl TodoStore {
             *current = items;
         }
         self.changed.send_modify(|version| *version += 1);
+    }
+
+    /// Notes that the stored list could not be restored (the list stays as it is).
+    pub fn set_load_problem(&self, problem: Option<String>) {
+        if let Ok(mut slot) = self.load_problem.lock() {
+            *slot = problem;
+        }
+    }
+
+    /// The load problem, taken: it is reported once, by whoever shows it first.
+    pub fn take_load_problem(&self) -> Option<String> {
+        self.load_problem
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
     }
 
     /// Where every later replacement is sent (the session store).

@@ -11,8 +11,15 @@ impl App {
     /// Takes in one engine event; when a run ends well, the next queued prompt goes out.
     pub fn handle_engine(&mut self, event: Event) -> Vec<Command> {
         let done = matches!(event.kind, EventKind::Done(_));
+        let failed = matches!(event.kind, EventKind::Error(_));
         self.apply_engine_event(event);
         let mut commands = Vec::new();
+        if failed && self.auto_continue {
+            // Nothing carries on by itself after an error; the status line says so.
+            self.auto_continue = false;
+            commands.push(Command::SetAutoContinue(false));
+            self.flash = Some("auto-continue off: the run ended with an error".into());
+        }
         if done && self.auto_continue {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
             self.auto_continue = false;

@@ -590,3 +590,41 @@ fn no_state_panics_at_tiny_sizes() {
         }
     }
 }
+
+#[test]
+fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
+    let mut app = app();
+    app.session.mode = Mode::Plan;
+    app.todos = vec![
+        TodoItem {
+            content: "read the parser".into(),
+            status: TodoStatus::Pending,
+        },
+        TodoItem {
+            content: "fix split".into(),
+            status: TodoStatus::Pending,
+        },
+    ];
+    app.handle_engine(event(
+        1,
+        EventKind::Done(DoneInfo {
+            turns: 1,
+            input_tokens: 1,
+            output_tokens: 1,
+        }),
+    ));
+    // Plan review: `a` carries the plan out with auto-continue.
+    let commands = app.handle_key(key(KeyCode::Char('a')));
+    assert!(commands.contains(&Command::SetAutoContinue(true)));
+    let status = |app: &mut App| screen(app, 160, 48).lines().last().unwrap().to_owned();
+    assert!(status(&mut app).contains("auto-continue (Esc stops)"));
+
+    let commands = app.handle_engine(event(
+        3,
+        EventKind::Error("OpenAI API error 500: the server had an error".into()),
+    ));
+    assert_eq!(commands, [Command::SetAutoContinue(false)]);
+    let line = status(&mut app);
+    assert!(!line.contains("auto-continue (Esc stops)"), "{line}");
+    assert!(line.contains("auto-continue off"), "{line}");
+}

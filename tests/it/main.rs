@@ -3,6 +3,7 @@
 mod exec;
 mod providers;
 mod sessions;
+mod stored_state;
 mod support;
 mod tools;
 mod tui;
