@@ -67,6 +67,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub mode: Mode,
     pub todos: Arc<TodoStore>,
+    /// What a tree walk must not read: secret files and paths a deny rule covers.
+    pub read_guard: walk::ReadGuard,
 }
 
 /// A failed tool call, worded for the model: what went wrong and how to call it better.
@@ -94,6 +96,22 @@ pub trait Tool: Send + Sync {
     /// tool's `path` argument by default.
     fn written_paths(&self, arguments: &Value) -> Vec<String> {
         if self.kind() != ToolKind::Edit {
+            return Vec::new();
+        }
+        arguments
+            .get("path")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
+    }
+
+    /// The paths a call would read, as the model named them (for the deny rules and the
+    /// secret-file check, judged after resolution): a read-only tool's `path` argument by
+    /// default. A tool that walks a tree names its root; what the walk finds inside it is
+    /// filtered by `ToolContext::read_guard`.
+    fn read_paths(&self, arguments: &Value) -> Vec<String> {
+        if self.kind() != ToolKind::ReadOnly {
             return Vec::new();
         }
         arguments

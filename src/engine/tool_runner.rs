@@ -16,7 +16,8 @@ use tracing::Instrument;
 use super::AgentEngine;
 use super::emitter::Emitter;
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
-use crate::permission::{self, Verdict};
+use crate::permission::always_allow;
+use crate::permission::{self, CallInput, PermissionStage, ToolHook, Verdict};
 use crate::planning::Mode;
 use crate::schema::{ToolCall, ToolResult};
 use crate::tools::{Tool, ToolContext, paths};
@@ -61,14 +62,13 @@ impl AgentEngine {
                 .lock()
                 .map(|set| set.clone())
                 .unwrap_or_default();
-            let verdict = permission::decide(
-                tool.as_ref(),
-                &arguments,
-                mode,
-                &self.workdir,
-                &allowed,
-                &self.rules,
-            );
+            // The first stage of the tool-call hook chain; later stages (hooks) go after it.
+            let input = CallInput::new(tool.as_ref(), &arguments, mode, &self.workdir);
+            let stage = PermissionStage {
+                rules: &self.rules,
+                granted: &allowed,
+            };
+            let verdict = stage.before(&input);
             for problem in self.rules.take_problems() {
                 em.emit(Event {
                     turn,
@@ -108,13 +108,18 @@ impl AgentEngine {
                         }
                         ApprovalDecision::AllowRule => {
                             let text = match &suggested {
-                                Some(rule) => match self.rules.add_allow(rule) {
-                                    Ok(path) => format!(
-                                        "always allowed: wrote `{rule}` to {}",
-                                        path.display()
-                                    ),
-                                    Err(e) => format!("could not write the rule `{rule}`: {e}"),
-                                },
+                                Some(rule) => {
+                                    match always_allow::add_allow(self.rules.local_file(), rule) {
+                                        Ok(path) => format!(
+                                            "always allowed: wrote `{rule}` to {}",
+                                            path.display()
+                                        ),
+                                        Err(e) => format!(
+                                            "could not write the rule `{rule}`: {e}; this call \
+                                             was allowed once"
+                                        ),
+                                    }
+                                }
                                 None => "no rule fits this call; it was allowed once".to_owned(),
                             };
                             em.emit(Event {
@@ -250,6 +255,7 @@ impl AgentEngine {
             cancel: cancel.clone(),
             mode,
             todos: Arc::clone(&self.todos),
+            read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
         };
         let timeout = self.options.tool_timeout;
         async move {

@@ -49,6 +49,7 @@ impl Workspace {
             cancel,
             mode,
             todos: Arc::clone(&self.todos),
+            read_guard: Default::default(),
         }
     }
 
