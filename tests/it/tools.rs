@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::permission::rules::PermissionRules;
-use harness9::permission::{Verdict, decide};
+use harness9::permission::{CallInput, Verdict, decide};
 use harness9::planning::{Mode, TodoStatus, TodoStore};
 use harness9::schema::{ToolCall, ToolResult};
 use harness9::tools::{Registry, ToolContext, WriteFile, builtin_registry};
@@ -487,11 +487,9 @@ fn writing_outside_the_workdir_needs_approval_even_in_auto_edit() {
         "escape/x.txt",
         "src/../../x.txt",
     ] {
+        let arguments = json!({"path": path, "content": ""});
         let verdict = decide(
-            &WriteFile,
-            &json!({"path": path, "content": ""}),
-            Mode::AutoEdit,
-            &ws.root,
+            &CallInput::new(&WriteFile, &arguments, Mode::AutoEdit, &ws.root),
             &allowed,
             &PermissionRules::none(),
         );
@@ -500,11 +498,9 @@ fn writing_outside_the_workdir_needs_approval_even_in_auto_edit() {
             "{path}: {verdict:?}"
         );
     }
+    let arguments = json!({"path": "src/in.txt", "content": ""});
     let verdict = decide(
-        &WriteFile,
-        &json!({"path": "src/in.txt", "content": ""}),
-        Mode::AutoEdit,
-        &ws.root,
+        &CallInput::new(&WriteFile, &arguments, Mode::AutoEdit, &ws.root),
         &allowed,
         &PermissionRules::none(),
     );
