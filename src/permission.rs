@@ -227,6 +227,9 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         if let Some(path) = &secret {
             return plan_refusal(&format!("{path} usually holds secrets"));
         }
+        if call.leave_sandbox {
+            return leave_sandbox(&exact);
+        }
         return match verdict {
             Some(RuleVerdict::Ask(rule)) if !is_granted => ask_rule(&rule, exact),
             // The registry has already refused anything that is not read-only.
@@ -286,13 +289,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         );
     }
     if call.leave_sandbox {
-        return ask(
-            "`bash` asks to run outside the sandbox".into(),
-            Scope {
-                key: format!("unsandboxed:{}", exact.key),
-                description: "this call only: leaving the sandbox asks every time".into(),
-            },
-        );
+        return leave_sandbox(&exact);
     }
     if let Some(RuleVerdict::Allow(_)) = verdict
         && facts.line.as_ref().is_none_or(CommandLine::is_plain)
@@ -378,16 +375,20 @@ pub fn read_guard(
     rules: std::sync::Arc<PermissionRules>,
     workdir: PathBuf,
 ) -> crate::tools::walk::ReadGuard {
-    crate::tools::walk::ReadGuard::new(move |path| {
-        let shown = paths::display(&workdir, path);
-        matches!(
-            rules.evaluate(&Subject::Read {
-                tool: "grep",
-                path: &shown,
-            }),
-            Some(RuleVerdict::Deny(_))
-        )
-    })
+    crate::tools::walk::ReadGuard::new(move |path| read_denied(&rules, &workdir, path))
+}
+
+/// Whether a deny rule covers reading `path` (resolved), whoever reads it: a tool's walk or an
+/// `@` mention.
+pub fn read_denied(rules: &PermissionRules, workdir: &Path, path: &Path) -> bool {
+    let shown = paths::display(workdir, path);
+    matches!(
+        rules.evaluate(&Subject::Read {
+            tool: "read_file",
+            path: &shown,
+        }),
+        Some(RuleVerdict::Deny(_))
+    )
 }
 
 /// The first path the call reads (by a read tool's argument or a command's word) that usually
@@ -403,6 +404,17 @@ fn secret_named(facts: &Facts<'_>) -> Option<String> {
 
 fn ask(reason: String, scope: Scope) -> Verdict {
     Verdict::Ask { reason, scope }
+}
+
+/// Never remembered: leaving the sandbox asks every time (CONTRACT, Sandbox).
+fn leave_sandbox(exact: &Scope) -> Verdict {
+    ask(
+        "`bash` asks to run outside the sandbox".into(),
+        Scope {
+            key: format!("unsandboxed:{}", exact.key),
+            description: "this call only: leaving the sandbox asks every time".into(),
+        },
+    )
 }
 
 fn ask_rule(rule: &str, scope: Scope) -> Verdict {
