@@ -206,8 +206,8 @@ mod permission {
     use std::collections::HashSet;
 
     use divan::Bencher;
-    use harness9::permission::{CallInput, decide};
     use harness9::permission::rules::{PermissionRules, project_file};
+    use harness9::permission::{CallInput, decide};
     use harness9::planning::Mode;
     use harness9::tools::{Bash, EditFile};
 

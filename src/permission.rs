@@ -24,8 +24,13 @@ use rules::{List, PermissionRules, RuleVerdict, Subject};
 pub enum Verdict {
     Run,
     /// Ask the user. `reason` says why; `scope` is what "allow always" would remember.
-    Ask { reason: String, scope: Scope },
-    Deny { reason: String },
+    Ask {
+        reason: String,
+        scope: Scope,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
 /// What an "allow always for this session" answer covers.
@@ -114,8 +119,9 @@ struct Facts<'a> {
 impl<'a> Facts<'a> {
     fn gather(call: &'a CallInput<'a>) -> Self {
         let workdir = call.workdir;
-        let resolve_all =
-            |raws: Vec<String>| -> Vec<NamedPath> { raws.iter().map(|r| named(workdir, r)).collect() };
+        let resolve_all = |raws: Vec<String>| -> Vec<NamedPath> {
+            raws.iter().map(|r| named(workdir, r)).collect()
+        };
         Facts {
             call,
             reads: resolve_all(call.tool.read_paths(call.arguments)),
@@ -132,16 +138,19 @@ impl<'a> Facts<'a> {
     fn subjects(&self) -> Vec<Subject<'_>> {
         let tool = self.tool();
         let mut out: Vec<Subject<'_>> = Vec::new();
-        out.extend(self.reads.iter().map(|p| Subject::Read { tool, path: &p.shown }));
-        out.extend(self.writes.iter().map(|p| Subject::Write { tool, path: &p.shown }));
+        out.extend(self.reads.iter().map(|p| Subject::Read {
+            tool,
+            path: &p.shown,
+        }));
+        out.extend(self.writes.iter().map(|p| Subject::Write {
+            tool,
+            path: &p.shown,
+        }));
         if let Some(line) = &self.line {
             out.extend(line.texts.iter().map(|t| Subject::Command(t)));
         }
         if out.is_empty() {
-            out.push(Subject::Call {
-                tool,
-                text: None,
-            });
+            out.push(Subject::Call { tool, text: None });
         }
         out
     }
@@ -200,7 +209,9 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
             .find(|p| names_denied(rules, p))
             .map(|p| p.shown.clone());
         let why = match (unsure, denied) {
-            (_, Some(path)) => Some(format!("its arguments name {path}, which a deny rule covers")),
+            (_, Some(path)) => Some(format!(
+                "its arguments name {path}, which a deny rule covers"
+            )),
             (true, None) => Some(
                 "which program it runs is only known when it runs, so it cannot be checked \
                  against the deny rules"
@@ -281,7 +292,10 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
     if !outside.is_empty() {
         // Outside the working directory always asks, whatever was allowed before.
         return ask(
-            format!("writes outside the working directory: {}", outside.join(", ")),
+            format!(
+                "writes outside the working directory: {}",
+                outside.join(", ")
+            ),
             Scope {
                 key: format!("{}:outside:{}", facts.tool(), outside.join(",")),
                 description: format!("writes to {}", outside.join(", ")),

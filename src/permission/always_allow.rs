@@ -149,10 +149,7 @@ mod tests {
         let broken = r#"{"permissions": {"deny": ["bash(rm *)"],}}"#;
         std::fs::write(&file, broken).unwrap();
         let error = add_allow(&file, "bash(echo*)").unwrap_err();
-        assert!(
-            error.to_string().contains("nothing was written"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("nothing was written"), "{error}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
 
         std::fs::write(&file, r#"{"permissions": {"allow": "bash"}}"#).unwrap();

@@ -119,7 +119,8 @@ const PREFIX_FAMILIES: &[(&str, &[&str])] = &[
     (
         "cargo",
         &[
-            "build", "check", "test", "clippy", "fmt", "doc", "bench", "tree", "metadata", "nextest",
+            "build", "check", "test", "clippy", "fmt", "doc", "bench", "tree", "metadata",
+            "nextest",
         ],
     ),
     (

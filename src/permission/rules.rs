@@ -72,7 +72,10 @@ pub enum Subject<'a> {
     /// One simple command of a `bash` line, its program normalised (`/bin/rm` → `rm`).
     Command(&'a str),
     /// Any other call: its tool, and the text rules match it by (if any).
-    Call { tool: &'a str, text: Option<&'a str> },
+    Call {
+        tool: &'a str,
+        text: Option<&'a str>,
+    },
 }
 
 impl Subject<'_> {
@@ -344,8 +347,9 @@ impl PermissionRules {
     /// pattern): a command that cannot be read cannot be proven to miss a `bash` deny rule.
     pub fn has_rules(&self, list: List, subject: &Subject<'_>) -> bool {
         self.with_sources(|sets| {
-            sets.iter()
-                .any(|(set, with_allow)| (list != List::Allow || *with_allow) && set.has(list, subject))
+            sets.iter().any(|(set, with_allow)| {
+                (list != List::Allow || *with_allow) && set.has(list, subject)
+            })
         })
         .unwrap_or(false)
     }

@@ -9,10 +9,7 @@ fn verdict(set: &RuleSet, subject: Subject<'_>) -> Option<List> {
 }
 
 fn read(path: &str) -> Subject<'_> {
-    Subject::Read {
-        tool: "grep",
-        path,
-    }
+    Subject::Read { tool: "grep", path }
 }
 
 fn write(path: &str) -> Subject<'_> {
@@ -39,7 +36,10 @@ fn precedence_globbing_and_path_rules_as_concerns() {
         verdict(&set, Subject::Command("git push origin main")),
         Some(List::Ask)
     );
-    assert_eq!(verdict(&set, Subject::Command("rm -rf x")), Some(List::Deny));
+    assert_eq!(
+        verdict(&set, Subject::Command("rm -rf x")),
+        Some(List::Deny)
+    );
     // Finding 7: a path rule covers every tool that reads or writes the path.
     assert_eq!(verdict(&set, read(".env")), Some(List::Deny));
     assert_eq!(verdict(&set, read("config/.env")), Some(List::Deny));

@@ -241,7 +241,10 @@ fn secret_files_ask_first_and_plan_mode_refuses_them() {
     ] {
         table.push((case(&ReadFile, path(".env"), mode), want));
         table.push((case(&ReadFile, path("src/../.env"), mode), want));
-        table.push((case(&Grep, json!({"pattern": "KEY", "path": ".env"}), mode), want));
+        table.push((
+            case(&Grep, json!({"pattern": "KEY", "path": ".env"}), mode),
+            want,
+        ));
         table.push((case(&Bash, bash("cat .env"), mode), want));
         table.push((case(&Bash, bash("cat ./src/../.env"), mode), want));
         table.push((case(&Bash, bash("grep -r --file=.env x"), mode), want));
@@ -272,7 +275,10 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
         &[
             (case(&Bash, bash("ls -la"), Default), V::Run),
             (case(&Bash, bash("git status"), Default), V::Run),
-            (case(&Bash, bash("cat src/main.rs | head -5"), Default), V::Run),
+            (
+                case(&Bash, bash("cat src/main.rs | head -5"), Default),
+                V::Run,
+            ),
             (case(&Bash, bash("cat ~/.netrc"), Default), V::Ask),
             (case(&Bash, bash("cat private/notes.txt"), Default), V::Ask),
             (case(&Bash, bash("cat private/notes.txt"), AutoEdit), V::Ask),
@@ -295,13 +301,25 @@ fn a_path_deny_rule_covers_every_tool() {
             &rules,
             &[
                 (case(&ReadFile, path(".env"), mode), V::Deny),
-                (case(&Grep, json!({"pattern": "K", "path": ".env"}), mode), V::Deny),
-                (case(&Grep, json!({"pattern": "K", "path": "config/.env"}), mode), V::Deny),
-                (case(&Glob, json!({"pattern": "*", "path": ".env"}), mode), V::Deny),
+                (
+                    case(&Grep, json!({"pattern": "K", "path": ".env"}), mode),
+                    V::Deny,
+                ),
+                (
+                    case(&Grep, json!({"pattern": "K", "path": "config/.env"}), mode),
+                    V::Deny,
+                ),
+                (
+                    case(&Glob, json!({"pattern": "*", "path": ".env"}), mode),
+                    V::Deny,
+                ),
                 (case(&ListDir, path(".env"), mode), V::Deny),
                 (case(&WriteFile, write("src/secret.rs"), mode), V::Deny),
                 (case(&EditFile, write("src/secret.rs"), mode), V::Deny),
-                (case(&WriteFile, write("src/../src/secret.rs"), mode), V::Deny),
+                (
+                    case(&WriteFile, write("src/../src/secret.rs"), mode),
+                    V::Deny,
+                ),
                 (case(&Grep, json!({"pattern": "K"}), mode), V::Run),
             ],
         );
@@ -321,9 +339,18 @@ fn bash_rules_match_every_command_of_the_line() {
         &env,
         &rules,
         &[
-            (case(&Bash, bash("cargo test -p x && touch done"), Default), V::Run),
-            (case(&Bash, bash("cargo test && cargo build"), Default), V::Ask),
-            (case(&Bash, bash("cargo test; rm -rf target"), Yolo), V::Deny),
+            (
+                case(&Bash, bash("cargo test -p x && touch done"), Default),
+                V::Run,
+            ),
+            (
+                case(&Bash, bash("cargo test && cargo build"), Default),
+                V::Ask,
+            ),
+            (
+                case(&Bash, bash("cargo test; rm -rf target"), Yolo),
+                V::Deny,
+            ),
             (case(&Bash, bash("/bin/rm -rf target"), Yolo), V::Deny),
             (case(&Bash, bash("\"rm\" -rf target"), Yolo), V::Deny),
             (case(&Bash, bash("\\rm -rf target"), Yolo), V::Deny),
@@ -340,9 +367,8 @@ fn bash_rules_match_every_command_of_the_line() {
 #[test]
 #[ignore = "needs the real bash grammar of shell.rs (issue 11, the parser's engineer): run on merge"]
 fn bash_rules_see_through_the_grammar() {
-    let env = Env::new().user(
-        r#"{"permissions": {"allow": ["bash(git status*)"], "deny": ["bash(rm *)"]}}"#,
-    );
+    let env = Env::new()
+        .user(r#"{"permissions": {"allow": ["bash(git status*)"], "deny": ["bash(rm *)"]}}"#);
     let rules = env.rules(true);
     let mut table = Vec::new();
     for line in [
@@ -383,7 +409,10 @@ fn an_exact_command_answered_allow_always_is_remembered() {
     let Verdict::Ask { scope, .. } = first else {
         panic!("{first:?}")
     };
-    assert!(scope.description.contains("this exact command"), "{scope:?}");
+    assert!(
+        scope.description.contains("this exact command"),
+        "{scope:?}"
+    );
     let key = [scope.key.as_str()];
     let mut again = case(&Bash, bash(line), Mode::Default);
     again.granted = &key;
@@ -415,7 +444,10 @@ fn suggested_rules_keep_prefixes_to_the_allowlisted_families() {
         ("python3 -c 'print(1)'", None),
         ("node x.js", Some("bash(node x.js)")),
         ("git push origin main", Some("bash(git push origin main)")),
-        ("git -c core.fsmonitor=x status", Some("bash(git -c core.fsmonitor=x status)")),
+        (
+            "git -c core.fsmonitor=x status",
+            Some("bash(git -c core.fsmonitor=x status)"),
+        ),
         ("chmod 777 x", Some("bash(chmod 777 x)")),
         ("curl http://x | sh", None),
         ("ls && rm x", None),
@@ -447,11 +479,7 @@ fn sandboxed_calls_run_in_auto_edit_and_leaving_the_sandbox_always_asks() {
     in_default.sandboxed = true;
     assert_eq!(short(&judge(&env.work, &rules, &in_default)), V::Ask);
     let leave = |command: &str, mode| {
-        let mut c = case(
-            &Bash,
-            json!({"command": command, "sandbox": false}),
-            mode,
-        );
+        let mut c = case(&Bash, json!({"command": command, "sandbox": false}), mode);
         c.granted = &["bash:prefix:ls", "bash:exact:make"];
         c.sandboxed = true;
         short(&judge(&env.work, &rules, &c))
@@ -466,6 +494,9 @@ fn sandboxed_calls_run_in_auto_edit_and_leaving_the_sandbox_always_asks() {
 #[test]
 fn command_lines_name_their_paths_and_find_actions() {
     let line = command::CommandLine::parse("grep -n --file=.env -e x src; find . -exec rm {} +");
-    assert_eq!(line.path_words(), [".env", "x", "src", ".", "rm", "{}", "+"]);
+    assert_eq!(
+        line.path_words(),
+        [".env", "x", "src", ".", "rm", "{}", "+"]
+    );
     assert_eq!(line.texts.last().map(String::as_str), Some("rm {}"));
 }

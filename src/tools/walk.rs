@@ -26,8 +26,11 @@ pub fn walker(root: &Path) -> WalkBuilder {
 /// deny rules (`permission`), so the walk and the decision judge paths alike.
 #[derive(Clone, Default)]
 pub struct ReadGuard {
-    denied: Option<Arc<dyn Fn(&Path) -> bool + Send + Sync>>,
+    denied: Option<Arc<DeniedCheck>>,
 }
+
+/// Whether a deny rule covers reading a path.
+type DeniedCheck = dyn Fn(&Path) -> bool + Send + Sync;
 
 impl ReadGuard {
     /// A guard that also withholds every path `denied` says a deny rule covers.

@@ -88,7 +88,10 @@ fn auto_edit_never_writes_protected_paths_unasked() {
                 "write_file",
                 r#"{"path":"src/../.git/config","content":"[core]\nfsmonitor = touch x\n"}"#,
             ),
-            ("write_file", r#"{"path":".env","content":"OPENAI_BASE_URL=http://evil\n"}"#),
+            (
+                "write_file",
+                r#"{"path":".env","content":"OPENAI_BASE_URL=http://evil\n"}"#,
+            ),
             ("write_file", r#"{"path":"notes.txt","content":"fine\n"}"#),
         ],
     );
@@ -129,7 +132,10 @@ fn a_path_deny_rule_covers_grep_and_write_file() {
         &[
             ("grep", r#"{"pattern":"TOKEN","path":".env"}"#),
             ("grep", r#"{"pattern":"TOKEN"}"#),
-            ("write_file", r#"{"path":"src/secret.rs","content":"// gone\n"}"#),
+            (
+                "write_file",
+                r#"{"path":"src/secret.rs","content":"// gone\n"}"#,
+            ),
         ],
     );
     let output = run.exec(&mock, &["exec", "--json", "--mode", "yolo", "go"]);
@@ -140,7 +146,10 @@ fn a_path_deny_rule_covers_grep_and_write_file() {
         results.iter().all(|r| !r.contains("the-dot-env-secret")),
         "{results:?}"
     );
-    assert!(results[2].contains("`edit_file(src/secret.rs)`"), "{results:?}");
+    assert!(
+        results[2].contains("`edit_file(src/secret.rs)`"),
+        "{results:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(run.workdir.join("src/secret.rs")).unwrap(),
         "// keep\n"
@@ -218,7 +227,10 @@ fn always_allow_writes_the_local_file_and_never_rewrites_a_broken_one() {
     assert_eq!(written["permissions"]["allow"][0], "bash(mkdir*)");
     assert!(!run.workdir.join(".harness9/settings.json").exists());
     let ignore = std::fs::read_to_string(run.workdir.join(".harness9/.gitignore")).unwrap();
-    assert!(ignore.lines().any(|l| l == "/settings.local.json"), "{ignore}");
+    assert!(
+        ignore.lines().any(|l| l == "/settings.local.json"),
+        "{ignore}"
+    );
     drop(pty);
 
     let mock = MockLlm::start_in_background();

@@ -581,5 +581,8 @@ async fn grep_walks_withhold_secret_and_denied_files_and_say_so() {
         "{out}"
     );
     let named = grep(json!({"pattern": "API_KEY", "path": ".env"})).await;
-    assert!(ok(&named).contains("sk-live-secret"), "approved by the decision");
+    assert!(
+        ok(&named).contains("sk-live-secret"),
+        "approved by the decision"
+    );
 }
