@@ -233,7 +233,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         return Verdict::Run;
     }
 
-    let secret = secret_named(&facts);
+    let secret = secret_named(&facts).or_else(|| guarded_below(&facts, rules));
     if plan {
         if let Some(path) = &secret {
             return plan_refusal(&format!("{path} usually holds secrets"));
@@ -416,6 +416,49 @@ fn secret_named(facts: &Facts<'_>) -> Option<String> {
         .map(|p| p.shown.clone())
 }
 
+/// Files a tree walk by a command may look at before it gives up and asks.
+const WALK_LIMIT: usize = 20_000;
+
+/// For a command that reads whole trees (`grep -r KEY .`, `rg KEY`): the first secret or
+/// denied file below the directories it names (the working directory when it names none). A
+/// tree too large to look through counts as holding one: unsure, so it asks.
+fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Option<String> {
+    let line = facts.line.as_ref()?;
+    if !line.searches_trees() {
+        return None;
+    }
+    let workdir = facts.call.workdir;
+    let mut roots: Vec<PathBuf> = argument_paths(facts)
+        .into_iter()
+        .filter(|p| p.resolved.is_dir())
+        .map(|p| p.resolved)
+        .collect();
+    if roots.is_empty() {
+        roots.push(workdir.to_owned());
+    }
+    for root in roots {
+        // Everything a recursive grep would open: no ignore files, hidden files included.
+        let walk = ignore::WalkBuilder::new(&root)
+            .standard_filters(false)
+            .filter_entry(|entry| entry.file_name() != ".git")
+            .build();
+        for (seen, entry) in walk.enumerate() {
+            if seen >= WALK_LIMIT {
+                return Some(format!(
+                    "{} (more than {WALK_LIMIT} files, not all checked for secrets)",
+                    paths::display(workdir, &root)
+                ));
+            }
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            if protected::is_secret_file(path) || read_denied(rules, workdir, path) {
+                return Some(paths::display(workdir, path));
+            }
+        }
+    }
+    None
+}
+
 fn ask(reason: String, scope: Scope) -> Verdict {
     Verdict::Ask { reason, scope }
 }
@@ -504,11 +547,19 @@ pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Opt
     }
 }
 
-/// For `exec`, where nobody can answer: the flag that would let `kind` run.
-pub fn headless_flag(kind: ToolKind, outside_workdir: bool) -> &'static str {
-    match (kind, outside_workdir) {
-        (ToolKind::Edit, false) => "--mode auto-edit",
-        _ => "--mode yolo",
+/// For `exec`, where nobody can answer: the flag that would let a call that asked run.
+/// `auto-edit` covers edits inside the working directory that are not to protected paths;
+/// everything else that asks runs only in `yolo`.
+pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'static str {
+    let plain_edit = tool.kind() == ToolKind::Edit
+        && tool.written_paths(arguments).iter().all(|raw| {
+            let path = named(workdir, raw);
+            path.inside && !protected::is_protected_write(&path.resolved)
+        });
+    if plain_edit {
+        "--mode auto-edit"
+    } else {
+        "--mode yolo"
     }
 }
 

@@ -20,7 +20,7 @@ use crate::permission::always_allow;
 use crate::permission::{self, CallInput, PermissionStage, ToolHook, Verdict};
 use crate::planning::Mode;
 use crate::schema::{ToolCall, ToolResult};
-use crate::tools::{Tool, ToolContext, paths};
+use crate::tools::{Tool, ToolContext};
 
 /// What a finished tool task hands back.
 struct Finished {
@@ -85,10 +85,7 @@ impl AgentEngine {
                     false
                 }
                 Verdict::Ask { reason, scope } => {
-                    let outside = tool.written_paths(&arguments).iter().any(|raw| {
-                        !paths::is_inside(&self.workdir, &paths::resolve(&self.workdir, raw))
-                    });
-                    let flag = permission::headless_flag(tool.kind(), outside);
+                    let flag = permission::headless_flag(tool.as_ref(), &arguments, &self.workdir);
                     let suggested =
                         permission::suggested_rule(tool.as_ref(), &arguments, &self.workdir);
                     let (request, answer) = ApprovalRequest::new(

@@ -78,6 +78,38 @@ impl CommandLine {
     }
 }
 
+/// Programs that read every file under a directory they are given (or the current one).
+const SEARCHES_TREES: &[&str] = &["rg", "ag", "ack"];
+/// `grep` and its aliases read trees only with a recursive flag.
+const GREPS: &[&str] = &["grep", "egrep", "fgrep"];
+
+impl CommandLine {
+    /// Whether some command reads the contents of whole trees (`grep -r`, `rg`): a secret or
+    /// denied file anywhere below its directories would be printed.
+    pub fn searches_trees(&self) -> bool {
+        self.parsed.commands.iter().any(|command| {
+            let program = command.program();
+            SEARCHES_TREES.contains(&program)
+                || (GREPS.contains(&program)
+                    && command.words.iter().skip(1).any(|w| is_recursive_flag(w)))
+        })
+    }
+}
+
+/// `-r`, `-R`, clusters holding them (`-rn`), `--recursive`, `--dereference-recursive`,
+/// `--directories=recurse`.
+fn is_recursive_flag(word: &str) -> bool {
+    match word.strip_prefix("--") {
+        Some(long) => matches!(
+            long,
+            "recursive" | "dereference-recursive" | "directories=recurse"
+        ),
+        None => word.strip_prefix('-').is_some_and(|short| {
+            short.chars().all(char::is_alphanumeric) && short.contains(['r', 'R'])
+        }),
+    }
+}
+
 /// `program args...` with the program as `program()` gives it.
 fn normalised(command: &SimpleCommand) -> String {
     let mut words = vec![command.program()];

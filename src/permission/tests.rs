@@ -287,6 +287,40 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
             (case(&Bash, bash("rm -rf src"), Default), V::Ask),
         ],
     );
+    // A recursive search prints every file below its root: one holding a secret asks.
+    std::fs::write(env.work.join("src/main.rs"), "fn main() {}\n").unwrap();
+    check_table(
+        &env,
+        &rules,
+        &[
+            (case(&Bash, bash("grep -rn KEY src"), Default), V::Run),
+            (
+                case(&Bash, bash("grep -n KEY src/main.rs"), Default),
+                V::Run,
+            ),
+        ],
+    );
+    std::fs::write(env.work.join("src/.env"), "KEY=x\n").unwrap();
+    std::fs::create_dir_all(env.work.join("private")).unwrap();
+    std::fs::write(env.work.join("private/plan.txt"), "KEY\n").unwrap();
+    check_table(
+        &env,
+        &rules,
+        &[
+            (case(&Bash, bash("grep -rn KEY src"), Default), V::Ask),
+            (case(&Bash, bash("grep -R KEY"), Default), V::Ask),
+            (
+                case(&Bash, bash("grep --recursive KEY private"), Default),
+                V::Ask,
+            ),
+            (case(&Bash, bash("grep -rn KEY src"), Plan), V::Deny),
+            (case(&Bash, bash("grep -rn KEY src"), Yolo), V::Run),
+            (
+                case(&Bash, bash("grep -n KEY src/main.rs"), Default),
+                V::Run,
+            ),
+        ],
+    );
 }
 
 /// Finding 7: one deny rule on a path covers every tool that reads or writes it.

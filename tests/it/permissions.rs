@@ -108,6 +108,11 @@ fn auto_edit_never_writes_protected_paths_unasked() {
         "[core]\n"
     );
     assert!(!run.workdir.join(".env").exists());
+    let results = tool_results(&mock);
+    assert!(
+        results[..3].iter().all(|r| r.contains("--mode yolo")),
+        "auto-edit would not allow them: {results:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(run.workdir.join("notes.txt")).unwrap(),
         "fine\n",
