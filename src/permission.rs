@@ -10,14 +10,22 @@ use serde_json::Value;
 
 pub mod always_allow;
 pub mod command;
+mod facts;
 pub mod protected;
 pub mod rules;
+mod scope;
 pub mod shell;
 
 use crate::planning::Mode;
 use crate::tools::{Tool, ToolKind, paths};
 use command::CommandLine;
+use facts::{
+    Facts, argument_paths, bash_command, guarded_below, named, names_denied, reads_only,
+    secret_named, strongest,
+};
 use rules::{List, PermissionRules, RuleVerdict, Subject};
+pub use scope::suggested_rule;
+use scope::{edit_scope, exact_scope, prefix_scope};
 
 /// What happens to a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,93 +96,6 @@ impl ToolHook for PermissionStage<'_> {
     fn before(&self, call: &CallInput<'_>) -> Verdict {
         decide(call, self.granted, self.rules)
     }
-}
-
-/// A path a call names, resolved once: the form rules match (relative inside the working
-/// directory, absolute outside) and whether it is inside.
-struct NamedPath {
-    resolved: PathBuf,
-    shown: String,
-    inside: bool,
-}
-
-fn named(workdir: &Path, raw: &str) -> NamedPath {
-    let resolved = paths::resolve(workdir, raw);
-    NamedPath {
-        shown: paths::display(workdir, &resolved),
-        inside: paths::is_inside(workdir, &resolved),
-        resolved,
-    }
-}
-
-/// Everything the decision judges a call by, gathered once.
-struct Facts<'a> {
-    call: &'a CallInput<'a>,
-    reads: Vec<NamedPath>,
-    writes: Vec<NamedPath>,
-    /// For `bash`: the parsed line.
-    line: Option<CommandLine>,
-}
-
-impl<'a> Facts<'a> {
-    fn gather(call: &'a CallInput<'a>) -> Self {
-        let workdir = call.workdir;
-        let resolve_all = |raws: Vec<String>| -> Vec<NamedPath> {
-            raws.iter().map(|r| named(workdir, r)).collect()
-        };
-        Facts {
-            call,
-            reads: resolve_all(call.tool.read_paths(call.arguments)),
-            writes: resolve_all(call.tool.written_paths(call.arguments)),
-            line: bash_command(call).map(CommandLine::parse),
-        }
-    }
-
-    fn tool(&self) -> &'static str {
-        self.call.tool.name()
-    }
-
-    /// Every rule subject of the call.
-    fn subjects(&self) -> Vec<Subject<'_>> {
-        let tool = self.tool();
-        let mut out: Vec<Subject<'_>> = Vec::new();
-        out.extend(self.reads.iter().map(|p| Subject::Read {
-            tool,
-            path: &p.shown,
-        }));
-        out.extend(self.writes.iter().map(|p| Subject::Write {
-            tool,
-            path: &p.shown,
-        }));
-        if let Some(line) = &self.line {
-            out.extend(line.texts.iter().map(|t| Subject::Command(t)));
-        }
-        if out.is_empty() {
-            out.push(Subject::Call { tool, text: None });
-        }
-        out
-    }
-}
-
-/// The command of a `bash` call.
-fn bash_command<'a>(call: &CallInput<'a>) -> Option<&'a str> {
-    (call.tool.name() == "bash")
-        .then(|| call.arguments.get("command").and_then(Value::as_str))
-        .flatten()
-}
-
-/// The strongest rule over all of a call's subjects, deny first.
-fn strongest(rules: &PermissionRules, subjects: &[Subject<'_>]) -> Option<RuleVerdict> {
-    let verdicts: Vec<RuleVerdict> = subjects.iter().filter_map(|s| rules.evaluate(s)).collect();
-    let find = |want: fn(&RuleVerdict) -> bool| verdicts.iter().find(|v| want(v)).cloned();
-    find(|v| matches!(v, RuleVerdict::Deny(_)))
-        .or_else(|| find(|v| matches!(v, RuleVerdict::Ask(_))))
-        .or_else(|| {
-            // Allow covers a call only when every subject is allowed.
-            (verdicts.len() == subjects.len())
-                .then(|| verdicts.first().cloned())
-                .flatten()
-        })
 }
 
 /// Decides a call: deny rules first (they apply in every mode, `yolo` too), then what always
@@ -346,43 +267,6 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
     }
 }
 
-/// Whether default mode may run `line` unasked: plain, accepted by the read-only classifier,
-/// and no argument that could not be judged as a path (`~` expands to the home directory).
-/// Arguments naming secret or denied files were judged before.
-fn reads_only(line: &CommandLine, text: &str) -> bool {
-    line.is_plain()
-        && !line.path_words().iter().any(|w| w.starts_with('~'))
-        && crate::planning::readonly::check(text).is_ok()
-}
-
-/// Paths a call's arguments name: the tool's own, or each word of a command that could be one.
-fn argument_paths(facts: &Facts<'_>) -> Vec<NamedPath> {
-    match &facts.line {
-        Some(line) => line
-            .path_words()
-            .into_iter()
-            .map(|w| named(facts.call.workdir, w))
-            .collect(),
-        None => Vec::new(),
-    }
-}
-
-/// Whether a deny rule covers reading or writing `path`.
-fn names_denied(rules: &PermissionRules, path: &NamedPath) -> bool {
-    [
-        Subject::Read {
-            tool: "bash",
-            path: &path.shown,
-        },
-        Subject::Write {
-            tool: "bash",
-            path: &path.shown,
-        },
-    ]
-    .iter()
-    .any(|s| matches!(rules.evaluate(s), Some(RuleVerdict::Deny(_))))
-}
-
 /// The guard a tool's tree walk reads through: secret files and paths a read deny rule covers
 /// are withheld, judged as the decision judges a named path.
 pub fn read_guard(
@@ -403,60 +287,6 @@ pub fn read_denied(rules: &PermissionRules, workdir: &Path, path: &Path) -> bool
         }),
         Some(RuleVerdict::Deny(_))
     )
-}
-
-/// The first path the call reads (by a read tool's argument or a command's word) that usually
-/// holds secrets.
-fn secret_named(facts: &Facts<'_>) -> Option<String> {
-    facts
-        .reads
-        .iter()
-        .chain(argument_paths(facts).iter())
-        .find(|p| protected::is_secret_file(&p.resolved))
-        .map(|p| p.shown.clone())
-}
-
-/// Files a tree walk by a command may look at before it gives up and asks.
-const WALK_LIMIT: usize = 20_000;
-
-/// For a command that reads whole trees (`grep -r KEY .`, `rg KEY`): the first secret or
-/// denied file below the directories it names (the working directory when it names none). A
-/// tree too large to look through counts as holding one: unsure, so it asks.
-fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Option<String> {
-    let line = facts.line.as_ref()?;
-    if !line.searches_trees() {
-        return None;
-    }
-    let workdir = facts.call.workdir;
-    let mut roots: Vec<PathBuf> = argument_paths(facts)
-        .into_iter()
-        .filter(|p| p.resolved.is_dir())
-        .map(|p| p.resolved)
-        .collect();
-    if roots.is_empty() {
-        roots.push(workdir.to_owned());
-    }
-    for root in roots {
-        // Everything a recursive grep would open: no ignore files, hidden files included.
-        let walk = ignore::WalkBuilder::new(&root)
-            .standard_filters(false)
-            .filter_entry(|entry| entry.file_name() != ".git")
-            .build();
-        for (seen, entry) in walk.enumerate() {
-            if seen >= WALK_LIMIT {
-                return Some(format!(
-                    "{} (more than {WALK_LIMIT} files, not all checked for secrets)",
-                    paths::display(workdir, &root)
-                ));
-            }
-            let Ok(entry) = entry else { continue };
-            let path = entry.path();
-            if protected::is_secret_file(path) || read_denied(rules, workdir, path) {
-                return Some(paths::display(workdir, path));
-            }
-        }
-    }
-    None
 }
 
 fn ask(reason: String, scope: Scope) -> Verdict {
@@ -484,66 +314,6 @@ fn plan_refusal(why: &str) -> Verdict {
             "Plan mode does not read this: {why}. Plan without it, or tell the user what you \
              needed; they can read it to you or switch modes."
         ),
-    }
-}
-
-/// This exact call: a command by its text, any other call by its arguments.
-fn exact_scope(facts: &Facts<'_>) -> Scope {
-    let tool = facts.tool();
-    match bash_command(facts.call) {
-        Some(command) => Scope {
-            key: format!("{tool}:exact:{command}"),
-            description: format!("this exact command (`{command}`)"),
-        },
-        None => Scope {
-            key: format!("{tool}:exact:{}", facts.call.arguments),
-            description: "this exact call".into(),
-        },
-    }
-}
-
-/// Edits inside the working directory, remembered as one scope.
-fn edit_scope() -> Scope {
-    Scope {
-        key: "edit:workdir".into(),
-        description: "file edits inside the working directory".into(),
-    }
-}
-
-fn prefix_scope(tool: &str, prefix: &str) -> Scope {
-    Scope {
-        key: format!("{tool}:prefix:{prefix}"),
-        description: format!("`{tool}` commands starting with `{prefix}`"),
-    }
-}
-
-/// The narrowest rule "always allow calls like this" may write: an allowlisted command's
-/// prefix, else the exact command (or nothing); an edit's exact path inside the working
-/// directory. Never for protected paths or secret files.
-pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
-    let call = CallInput::new(tool, arguments, Mode::Default, workdir);
-    let facts = Facts::gather(&call);
-    if secret_named(&facts).is_some() || call.leave_sandbox {
-        return None;
-    }
-    if let Some(line) = &facts.line {
-        let pattern = match command::command_prefix(line) {
-            Some(prefix) => format!("{prefix}*"),
-            None => command::exact_pattern(line)?,
-        };
-        return Some(format!("{}({pattern})", tool.name()));
-    }
-    match tool.kind() {
-        ToolKind::Edit => {
-            let [path] = facts.writes.as_slice() else {
-                return None;
-            };
-            (path.inside
-                && !protected::is_protected_write(&path.resolved)
-                && !path.shown.contains(['*', '?', '[', '{']))
-            .then(|| format!("{}({})", tool.name(), path.shown))
-        }
-        _ => None,
     }
 }
 

@@ -92,8 +92,9 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     fn kind(&self) -> ToolKind;
 
-    /// The paths a call would write (for the outside-the-working-directory check): an edit
-    /// tool's `path` argument by default.
+    /// The paths a call would write (for the deny rules, protected paths and the
+    /// outside-the-working-directory check, judged after resolution): an edit tool's `path`
+    /// argument by default.
     fn written_paths(&self, arguments: &Value) -> Vec<String> {
         if self.kind() != ToolKind::Edit {
             return Vec::new();
@@ -125,14 +126,6 @@ pub trait Tool: Send + Sync {
     /// Whether plan mode offers the tool to the model (it may still refuse some calls).
     fn offered_in_plan(&self) -> bool {
         self.kind().allowed_in_plan()
-    }
-
-    /// The text permission rules match a call by: the command, or the path.
-    fn rule_subject(&self, arguments: &Value) -> Option<String> {
-        ["command", "path"]
-            .iter()
-            .find_map(|key| arguments.get(*key).and_then(Value::as_str))
-            .map(str::to_owned)
     }
 
     /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind
