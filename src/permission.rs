@@ -101,6 +101,8 @@ impl ToolHook for PermissionStage<'_> {
 /// Decides a call: deny rules first (they apply in every mode, `yolo` too), then what always
 /// asks, then the allow rules and the mode, then what the user allowed for this session.
 pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &PermissionRules) -> Verdict {
+    // One look at the settings files per decision; every question below uses what it read.
+    rules.refresh();
     let facts = Facts::gather(call);
     let subjects = facts.subjects();
     let verdict = strongest(rules, &subjects);
@@ -273,15 +275,22 @@ pub fn read_guard(
     rules: std::sync::Arc<PermissionRules>,
     workdir: PathBuf,
 ) -> crate::tools::walk::ReadGuard {
-    crate::tools::walk::ReadGuard::new(move |path| read_denied(&rules, &workdir, path))
+    rules.refresh();
+    crate::tools::walk::ReadGuard::new(move |path| read_denied_cached(&rules, &workdir, path))
 }
 
 /// Whether a deny rule covers reading `path` (resolved), whoever reads it: a tool's walk or an
 /// `@` mention.
 pub fn read_denied(rules: &PermissionRules, workdir: &Path, path: &Path) -> bool {
+    rules.refresh();
+    read_denied_cached(rules, workdir, path)
+}
+
+/// `read_denied` without looking at the settings files again.
+fn read_denied_cached(rules: &PermissionRules, workdir: &Path, path: &Path) -> bool {
     let shown = paths::display(workdir, path);
     matches!(
-        rules.evaluate(&Subject::Read {
+        rules.evaluate_cached(&Subject::Read {
             tool: "read_file",
             path: &shown,
         }),

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::command::CommandLine;
 use super::protected;
 use super::rules::{PermissionRules, RuleVerdict, Subject};
-use super::{CallInput, read_denied};
+use super::{CallInput, read_denied_cached};
 use crate::tools::paths;
 
 /// A path a call names, resolved once: the form rules match (relative inside the working
@@ -87,7 +87,10 @@ pub(super) fn bash_command<'a>(call: &CallInput<'a>) -> Option<&'a str> {
 
 /// The strongest rule over all of a call's subjects, deny first.
 pub(super) fn strongest(rules: &PermissionRules, subjects: &[Subject<'_>]) -> Option<RuleVerdict> {
-    let verdicts: Vec<RuleVerdict> = subjects.iter().filter_map(|s| rules.evaluate(s)).collect();
+    let verdicts: Vec<RuleVerdict> = subjects
+        .iter()
+        .filter_map(|s| rules.evaluate_cached(s))
+        .collect();
     let find = |want: fn(&RuleVerdict) -> bool| verdicts.iter().find(|v| want(v)).cloned();
     find(|v| matches!(v, RuleVerdict::Deny(_)))
         .or_else(|| find(|v| matches!(v, RuleVerdict::Ask(_))))
@@ -133,7 +136,7 @@ pub(super) fn names_denied(rules: &PermissionRules, path: &NamedPath) -> bool {
         },
     ]
     .iter()
-    .any(|s| matches!(rules.evaluate(s), Some(RuleVerdict::Deny(_))))
+    .any(|s| matches!(rules.evaluate_cached(s), Some(RuleVerdict::Deny(_))))
 }
 
 /// The first path the call reads (by a read tool's argument or a command's word) that usually
@@ -182,7 +185,7 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
             }
             let Ok(entry) = entry else { continue };
             let path = entry.path();
-            if protected::is_secret_file(path) || read_denied(rules, workdir, path) {
+            if protected::is_secret_file(path) || read_denied_cached(rules, workdir, path) {
                 return Some(paths::display(workdir, path));
             }
         }

@@ -287,12 +287,31 @@ impl PermissionRules {
         Self::new(nowhere, nowhere, true)
     }
 
-    /// Re-reads changed files and runs `look` over the sources that count, each with whether
-    /// its allow rules count.
-    fn with_sources<T>(&self, look: impl FnOnce(&[(&RuleSet, bool)]) -> T) -> Option<T> {
+    /// Re-reads the files that changed since the last look (a `stat` each). `evaluate` does
+    /// this itself; a caller asking many questions at once refreshes once and then uses
+    /// `evaluate_cached`.
+    pub fn refresh(&self) {
+        self.with_sources(true, |_| ());
+    }
+
+    /// Runs `look` over the sources that count, each with whether its allow rules count;
+    /// re-reads changed files first when `refresh`.
+    fn with_sources<T>(
+        &self,
+        refresh: bool,
+        look: impl FnOnce(&[(&RuleSet, bool)]) -> T,
+    ) -> Option<T> {
         let Ok(mut state) = self.state.lock() else {
             return None;
         };
+        if !refresh {
+            let sets: Vec<(&RuleSet, bool)> = state
+                .sources
+                .iter()
+                .map(|s| (&s.rules, self.trusted || s.origin == Origin::User))
+                .collect();
+            return Some(look(&sets));
+        }
         let mut found = Vec::new();
         for source in state.sources.iter_mut() {
             if let Some(problem) = source.refresh() {
@@ -330,7 +349,13 @@ impl PermissionRules {
     /// The strongest rule of all files matching `subject`: deny beats ask beats allow,
     /// whichever file holds them.
     pub fn evaluate(&self, subject: &Subject<'_>) -> Option<RuleVerdict> {
-        self.with_sources(|sets| {
+        self.refresh();
+        self.evaluate_cached(subject)
+    }
+
+    /// `evaluate` without looking at the files again (after a `refresh`).
+    pub fn evaluate_cached(&self, subject: &Subject<'_>) -> Option<RuleVerdict> {
+        self.with_sources(false, |sets| {
             sets.iter()
                 .filter_map(|(set, with_allow)| set.strongest(subject, *with_allow))
                 .max_by_key(|rule| rule.list)
@@ -346,7 +371,7 @@ impl PermissionRules {
     /// Whether any file holds a rule of `list` about subjects like `subject` (whatever its
     /// pattern): a command that cannot be read cannot be proven to miss a `bash` deny rule.
     pub fn has_rules(&self, list: List, subject: &Subject<'_>) -> bool {
-        self.with_sources(|sets| {
+        self.with_sources(false, |sets| {
             sets.iter().any(|(set, with_allow)| {
                 (list != List::Allow || *with_allow) && set.has(list, subject)
             })
