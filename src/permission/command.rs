@@ -26,7 +26,11 @@ const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
 impl CommandLine {
     pub fn parse(line: &str) -> CommandLine {
-        let parsed = shell::parse(line);
+        Self::from_parsed(shell::parse(line))
+    }
+
+    /// The line as the parser gave it (tests build one by hand to judge the structure alone).
+    pub fn from_parsed(parsed: ParsedCommand) -> CommandLine {
         let mut texts = Vec::new();
         for command in &parsed.commands {
             texts.push(normalised(command));
@@ -51,6 +55,7 @@ impl CommandLine {
         self.parsed.commands.iter().any(|command| {
             let first = command.words.first().map(String::as_str).unwrap_or("");
             command.words.is_empty()
+                || first.is_empty()
                 || (command.not_plain.is_some()
                     && (first.contains(['$', '`', '*', '?', '[', '{', '~'])
                         || RUNS_CODE.contains(&command.program())))

@@ -534,3 +534,52 @@ fn command_lines_name_their_paths_and_find_actions() {
     );
     assert_eq!(line.texts.last().map(String::as_str), Some("rm {}"));
 }
+
+/// Findings 5 and 10 at this layer, with the parser's output built by hand: what a non-plain
+/// word or a dynamic program means for the rules, whatever the grammar.
+#[test]
+fn structure_decides_plainness_and_dynamic_programs() {
+    use super::shell::{ParsedCommand, SimpleCommand};
+    let simple = |words: &[&str], not_plain: Option<&str>| SimpleCommand {
+        words: words.iter().map(|w| w.to_string()).collect(),
+        not_plain: not_plain.map(str::to_owned),
+    };
+    let line = |commands: Vec<SimpleCommand>, not_plain: Option<&str>| {
+        command::CommandLine::from_parsed(ParsedCommand {
+            commands,
+            not_plain: not_plain.map(str::to_owned),
+        })
+    };
+    // `git status ${x:=\$\(touch x\)} ${x@P}`: the program is known, the line is not plain.
+    let expanded = line(
+        vec![simple(
+            &["git", "status", "${x:=$(touch x)}", "${x@P}"],
+            Some("a parameter expansion"),
+        )],
+        Some("a part is not plain"),
+    );
+    assert!(!expanded.is_plain());
+    assert!(!expanded.has_dynamic_program());
+    assert_eq!(command::command_prefix(&expanded), None);
+    assert_eq!(command::exact_pattern(&expanded), None);
+    for dynamic in [
+        line(vec![simple(&["$x", "y"], Some("an expansion"))], None),
+        line(vec![simple(&["eval", "$y"], Some("an expansion"))], None),
+        line(
+            vec![simple(&["bash", "-c", "$s"], Some("an expansion"))],
+            None,
+        ),
+        line(vec![simple(&[], Some("an expansion"))], None),
+        line(Vec::new(), Some("it cannot be parsed")),
+    ] {
+        assert!(dynamic.has_dynamic_program(), "{:?}", dynamic.parsed);
+    }
+    // `/bin/rm`, seen through a subshell: matched as `rm`.
+    let nested = line(
+        vec![simple(&["/bin/rm", "-rf", "x"], None)],
+        Some("a subshell"),
+    );
+    assert_eq!(nested.texts, ["rm -rf x"]);
+    assert!(!nested.has_dynamic_program());
+    assert!(!nested.is_plain());
+}
