@@ -74,7 +74,9 @@ impl<'a> CallInput<'a> {
             mode,
             workdir,
             sandboxed: false,
-            leave_sandbox: arguments.get("sandbox") == Some(&Value::Bool(false)),
+            // Only `bash` runs in the sandbox; another tool's `sandbox` argument is its own.
+            leave_sandbox: tool.name() == "bash"
+                && arguments.get("sandbox") == Some(&Value::Bool(false)),
         }
     }
 }
