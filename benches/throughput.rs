@@ -206,8 +206,8 @@ mod permission {
     use std::collections::HashSet;
 
     use divan::Bencher;
-    use harness9::permission::decide;
     use harness9::permission::rules::{PermissionRules, project_file};
+    use harness9::permission::{CallInput, decide};
     use harness9::planning::Mode;
     use harness9::tools::{Bash, EditFile};
 
@@ -231,7 +231,7 @@ mod permission {
             serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
         std::fs::create_dir_all(work.join(".harness9")).unwrap();
         std::fs::write(project_file(&work), settings.to_string()).unwrap();
-        let rules = PermissionRules::new(&work, &work.join("home"));
+        let rules = PermissionRules::new(&work, &work.join("home"), true);
         (dir, rules)
     }
 
@@ -241,7 +241,13 @@ mod permission {
         let work = dir.path().canonicalize().unwrap();
         let allowed = HashSet::new();
         let arguments = serde_json::json!({"command": "cargo test -p parser && git status"});
-        bencher.bench_local(|| decide(&Bash, &arguments, Mode::Default, &work, &allowed, &rules));
+        bencher.bench_local(|| {
+            decide(
+                &CallInput::new(&Bash, &arguments, Mode::Default, &work),
+                &allowed,
+                &rules,
+            )
+        });
     }
 
     #[divan::bench(sample_count = 50)]
@@ -252,10 +258,7 @@ mod permission {
         let arguments = serde_json::json!({"path": "src/module197/lib.rs", "old_string": "a", "new_string": "b"});
         bencher.bench_local(|| {
             decide(
-                &EditFile,
-                &arguments,
-                Mode::Default,
-                &work,
+                &CallInput::new(&EditFile, &arguments, Mode::Default, &work),
                 &allowed,
                 &rules,
             )

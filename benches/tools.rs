@@ -68,6 +68,7 @@ fn setup() -> Setup {
             cancel: CancellationToken::new(),
             mode: Mode::Default,
             todos: Arc::default(),
+            read_guard: Default::default(),
         },
     }
 }

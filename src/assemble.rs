@@ -131,6 +131,8 @@ pub async fn assemble(
         .permission_rules(Arc::new(crate::permission::rules::PermissionRules::new(
             &settings.workdir,
             &settings.home,
+            // trust: every folder counts as trusted until Folder trust is wired (issue 11).
+            true,
         )))
         .build();
     Ok(Assembly {

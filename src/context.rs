@@ -200,6 +200,7 @@ mod tests {
             cancel: Default::default(),
             mode: Mode::Plan,
             todos: Arc::default(),
+            read_guard: Default::default(),
         };
         let call = |args: &str| ToolCall {
             id: "u".into(),

@@ -355,6 +355,7 @@ impl AgentEngine {
             cancel,
             mode: Mode::Yolo,
             todos: Arc::clone(&self.todos),
+            read_guard: Default::default(),
         };
         let result = self.registry.execute(&call, &ctx).await;
         if let Ok(mut pending) = self.user_context.lock() {

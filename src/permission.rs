@@ -1,19 +1,31 @@
-//! The one decision of whether a tool call runs, asks or is refused: from the mode, the tool's
-//! kind, where it writes, and what the user allowed for the rest of the session. Every path
-//! (TUI, `exec`) goes through `decide`.
+//! The one decision of whether a tool call runs, asks or is refused, shaped as the first stage of
+//! the tool-call hook chain (`ToolHook::before`): later stages (hooks, issue 15) come after it and
+//! may only narrow what it lets through. It judges resolved paths and parsed commands, never the
+//! text the model wrote, and every path (TUI, `exec`, `serve`) goes through it.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub mod always_allow;
+pub mod command;
+mod facts;
 pub mod protected;
 pub mod rules;
+mod scope;
 pub mod shell;
 
 use crate::planning::Mode;
 use crate::tools::{Tool, ToolKind, paths};
-use rules::{PermissionRules, RuleVerdict, Subject};
+use command::CommandLine;
+use facts::{
+    Facts, argument_paths, bash_command, guarded_below, named, names_denied, reads_only,
+    secret_named, strongest,
+};
+use rules::{List, PermissionRules, RuleVerdict, Subject};
+pub use scope::suggested_rule;
+use scope::{edit_scope, exact_scope, prefix_scope};
 
 /// What happens to a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,184 +50,297 @@ pub struct Scope {
     pub description: String,
 }
 
-/// Commands whose first word is a family of subcommands: "allow always" remembers two words.
-const SUBCOMMAND_TOOLS: &[&str] = &[
-    "git", "cargo", "npm", "pnpm", "yarn", "go", "docker", "kubectl", "make", "uv", "pip",
-    "python", "python3", "node", "npx", "rustup", "bun", "deno", "gradle", "mvn", "dotnet",
-];
-
-/// The text rules match a call by: a command as typed, a path relative to the working directory
-/// when it is inside it (absolute otherwise).
-fn subject_text(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
-    let raw = tool.rule_subject(arguments)?;
-    if tool.name() == "bash" {
-        return Some(raw);
-    }
-    let resolved = paths::resolve(workdir, &raw);
-    Some(paths::display(workdir, &resolved))
+/// A call about to run, as the hook chain sees it.
+pub struct CallInput<'a> {
+    pub tool: &'a dyn Tool,
+    /// Parsed and checked against the tool's schema.
+    pub arguments: &'a Value,
+    pub mode: Mode,
+    /// Canonical.
+    pub workdir: &'a Path,
+    /// Whether this `bash` call will run inside the sandbox (issue 12 sets it; `false` until
+    /// then). In `auto-edit` a sandboxed call runs without asking.
+    pub sandboxed: bool,
+    /// Whether the call asked to leave the sandbox (`"sandbox": false`): it always asks, except
+    /// in `yolo`.
+    pub leave_sandbox: bool,
 }
 
-/// The narrowest rule that would allow calls like this one: a command's first words, or the
-/// exact path. `None` when no rule short of the exact call would be safe.
-pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
-    match tool.kind() {
-        ToolKind::Dangerous => {
-            let prefix = command_prefix(arguments)?;
-            Some(format!("{}({prefix}*)", tool.name()))
+impl<'a> CallInput<'a> {
+    pub fn new(tool: &'a dyn Tool, arguments: &'a Value, mode: Mode, workdir: &'a Path) -> Self {
+        CallInput {
+            tool,
+            arguments,
+            mode,
+            workdir,
+            sandboxed: false,
+            // Only `bash` runs in the sandbox; another tool's `sandbox` argument is its own.
+            leave_sandbox: tool.name() == "bash"
+                && arguments.get("sandbox") == Some(&Value::Bool(false)),
         }
-        ToolKind::Edit => {
-            let subject = subject_text(tool, arguments, workdir)?;
-            (!subject.starts_with('/')).then(|| format!("{}({subject})", tool.name()))
-        }
-        _ => None,
     }
 }
 
-/// Decides a call of `tool` with parsed `arguments`: the rules first (a deny applies in every
-/// mode), then the mode, then what the user allowed for this session.
-pub fn decide(
-    tool: &dyn Tool,
-    arguments: &Value,
-    mode: Mode,
-    workdir: &Path,
-    allowed: &HashSet<String>,
-    rules: &PermissionRules,
-) -> Verdict {
-    let text = subject_text(tool, arguments, workdir);
-    let verdict = rules.evaluate(&Subject {
-        tool: tool.name(),
-        text: text.as_deref(),
-    });
-    match verdict {
-        Some(RuleVerdict::Deny(rule)) => {
-            return Verdict::Deny {
-                reason: format!(
-                    "The permission rule `{rule}` (in .harness9/settings.json or \
-                     $HARNESS9_HOME/settings.json) denies this call. Do not retry it; find \
-                     another way or tell the user what you needed."
-                ),
-            };
-        }
-        _ if mode == Mode::Yolo => return Verdict::Run,
-        Some(RuleVerdict::Ask(rule)) => {
-            return Verdict::Ask {
-                reason: format!("the rule `{rule}` asks before such calls"),
-                scope: Scope {
-                    key: format!("rule-ask:{rule}:{arguments}"),
-                    description: "this exact call".into(),
-                },
-            };
-        }
-        Some(RuleVerdict::Allow(_)) if !writes_outside(tool, arguments, workdir) => {
-            return Verdict::Run;
-        }
-        _ => {}
+/// One stage of the tool-call hook chain. The permission decision is the first; each later
+/// stage sees only calls the earlier ones let through and may ask or refuse, never widen.
+pub trait ToolHook: Send + Sync {
+    fn before(&self, call: &CallInput<'_>) -> Verdict;
+}
+
+/// The permission stage: the settings' rules and what the user allowed for this session.
+pub struct PermissionStage<'a> {
+    pub rules: &'a PermissionRules,
+    /// Scope keys answered "allow always" in this session.
+    pub granted: &'a HashSet<String>,
+}
+
+impl ToolHook for PermissionStage<'_> {
+    fn before(&self, call: &CallInput<'_>) -> Verdict {
+        decide(call, self.granted, self.rules)
     }
-    // Plan mode's registry has already refused anything that is not read-only.
-    if mode == Mode::Plan {
+}
+
+/// Decides a call: deny rules first (they apply in every mode, `yolo` too), then what always
+/// asks, then the allow rules and the mode, then what the user allowed for this session.
+pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &PermissionRules) -> Verdict {
+    // One look at the settings files per decision; every question below uses what it read.
+    rules.refresh();
+    let facts = Facts::gather(call);
+    let subjects = facts.subjects();
+    let verdict = strongest(rules, &subjects);
+    let exact = exact_scope(&facts);
+    let is_granted = granted.contains(&exact.key);
+    let plan = call.mode == Mode::Plan;
+
+    if let Some(RuleVerdict::Deny(rule)) = &verdict {
+        return Verdict::Deny {
+            reason: format!(
+                "The permission rule `{rule}` (in .harness9/settings*.json or \
+                 $HARNESS9_HOME/settings.json) denies this call. Do not retry it; find another \
+                 way or tell the user what you needed."
+            ),
+        };
+    }
+
+    // A line whose program is unknown, or whose arguments name a path a rule denies, cannot be
+    // proven to stay clear of the deny rules: asked in every mode, never run unasked.
+    if let Some(line) = &facts.line {
+        let unsure = line.has_dynamic_program()
+            && [List::Deny, List::Ask]
+                .into_iter()
+                .any(|list| rules.has_rules(list, &Subject::Command("")));
+        let denied = argument_paths(&facts)
+            .iter()
+            .find(|p| names_denied(rules, p))
+            .map(|p| p.shown.clone());
+        let why = match (unsure, denied) {
+            (_, Some(path)) => Some(format!(
+                "its arguments name {path}, which a deny rule covers"
+            )),
+            (true, None) => Some(
+                "which program it runs is only known when it runs, so it cannot be checked \
+                 against the deny rules"
+                    .to_owned(),
+            ),
+            (false, None) => None,
+        };
+        if let Some(why) = why {
+            if plan {
+                return plan_refusal(&format!("this command: {why}"));
+            }
+            if !is_granted {
+                return ask(format!("`bash` runs a command, and {why}"), exact);
+            }
+        }
+    }
+
+    if call.mode == Mode::Yolo {
         return Verdict::Run;
     }
-    match tool.kind() {
+
+    let secret = secret_named(&facts).or_else(|| guarded_below(&facts, rules));
+    if plan {
+        if let Some(path) = &secret {
+            return plan_refusal(&format!("{path} usually holds secrets"));
+        }
+        if call.leave_sandbox {
+            return leave_sandbox(&exact);
+        }
+        return match verdict {
+            Some(RuleVerdict::Ask(rule)) if !is_granted => ask_rule(&rule, exact),
+            // The registry has already refused anything that is not read-only.
+            _ => Verdict::Run,
+        };
+    }
+
+    if let Some(RuleVerdict::Ask(rule)) = &verdict
+        && !is_granted
+    {
+        return ask_rule(rule, exact);
+    }
+    if let Some(path) = facts
+        .writes
+        .iter()
+        .find(|p| protected::is_protected_write(&p.resolved))
+    {
+        // Never remembered: each write to these asks (CONTRACT, protected paths).
+        return ask(
+            format!(
+                "`{}` writes {}, a protected path (harness9's settings, git's internals, MCP \
+                 servers or environment files)",
+                facts.tool(),
+                path.shown
+            ),
+            Scope {
+                key: format!("protected:{}", path.resolved.display()),
+                description: "this call only: writes to protected paths ask every time".into(),
+            },
+        );
+    }
+    if let Some(path) = &secret
+        && !is_granted
+    {
+        return ask(
+            format!(
+                "`{}` reads {path}, a file that usually holds secrets",
+                facts.tool()
+            ),
+            exact,
+        );
+    }
+    let outside: Vec<&str> = facts
+        .writes
+        .iter()
+        .filter(|p| !p.inside)
+        .map(|p| p.shown.as_str())
+        .collect();
+    if !outside.is_empty() {
+        // Outside the working directory always asks, whatever was allowed before.
+        return ask(
+            format!(
+                "writes outside the working directory: {}",
+                outside.join(", ")
+            ),
+            Scope {
+                key: format!("{}:outside:{}", facts.tool(), outside.join(",")),
+                description: format!("writes to {}", outside.join(", ")),
+            },
+        );
+    }
+    if call.leave_sandbox {
+        return leave_sandbox(&exact);
+    }
+    if let Some(RuleVerdict::Allow(_)) = verdict
+        && facts.line.as_ref().is_none_or(CommandLine::is_plain)
+    {
+        return Verdict::Run;
+    }
+
+    match call.tool.kind() {
         ToolKind::ReadOnly | ToolKind::Planning => Verdict::Run,
         ToolKind::Edit => {
-            let outside: Vec<String> = tool
-                .written_paths(arguments)
-                .iter()
-                .map(|raw| paths::resolve(workdir, raw))
-                .filter(|path| !paths::is_inside(workdir, path))
-                .map(|path| path.display().to_string())
-                .collect();
-            if !outside.is_empty() {
-                // Outside the working directory always asks, whatever was allowed before.
-                return Verdict::Ask {
-                    reason: format!(
-                        "writes outside the working directory: {}",
-                        outside.join(", ")
-                    ),
-                    scope: Scope {
-                        key: format!("{}:outside:{}", tool.name(), outside.join(",")),
-                        description: format!("writes to {}", outside.join(", ")),
-                    },
-                };
-            }
             let scope = edit_scope();
-            if mode == Mode::AutoEdit || allowed.contains(&scope.key) {
+            if call.mode == Mode::AutoEdit || granted.contains(&scope.key) {
                 Verdict::Run
             } else {
-                Verdict::Ask {
-                    reason: format!("`{}` changes a file", tool.name()),
-                    scope,
-                }
+                ask(format!("`{}` changes a file", facts.tool()), scope)
             }
         }
         ToolKind::Dangerous => {
-            let scope = command_scope(tool.name(), arguments);
-            if scope.as_ref().is_some_and(|s| allowed.contains(&s.key)) {
+            if let Some(line) = &facts.line {
+                if reads_only(line, bash_command(call).unwrap_or("")) {
+                    return Verdict::Run;
+                }
+                if call.mode == Mode::AutoEdit && call.sandboxed {
+                    return Verdict::Run;
+                }
+            }
+            let prefix = facts
+                .line
+                .as_ref()
+                .and_then(command::command_prefix)
+                .map(|prefix| prefix_scope(facts.tool(), &prefix));
+            if is_granted || prefix.as_ref().is_some_and(|s| granted.contains(&s.key)) {
                 return Verdict::Run;
             }
-            Verdict::Ask {
-                reason: format!("`{}` runs a command", tool.name()),
-                scope: scope.unwrap_or_else(|| Scope {
-                    key: format!("{}:exact:{arguments}", tool.name()),
-                    description: "this exact command".into(),
-                }),
-            }
+            ask(
+                format!("`{}` runs a command", facts.tool()),
+                prefix.unwrap_or(exact),
+            )
         }
     }
 }
 
-fn writes_outside(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> bool {
-    tool.kind() == ToolKind::Edit
-        && tool
-            .written_paths(arguments)
-            .iter()
-            .any(|raw| !paths::is_inside(workdir, &paths::resolve(workdir, raw)))
+/// The guard a tool's tree walk reads through: secret files and paths a read deny rule covers
+/// are withheld, judged as the decision judges a named path.
+pub fn read_guard(
+    rules: std::sync::Arc<PermissionRules>,
+    workdir: PathBuf,
+) -> crate::tools::walk::ReadGuard {
+    rules.refresh();
+    crate::tools::walk::ReadGuard::new(move |path| read_denied_cached(&rules, &workdir, path))
 }
 
-/// Edits inside the working directory, remembered as one scope.
-fn edit_scope() -> Scope {
-    Scope {
-        key: "edit:workdir".into(),
-        description: "file edits inside the working directory".into(),
+/// Whether a deny rule covers reading `path` (resolved), whoever reads it: a tool's walk or an
+/// `@` mention.
+pub fn read_denied(rules: &PermissionRules, workdir: &Path, path: &Path) -> bool {
+    rules.refresh();
+    read_denied_cached(rules, workdir, path)
+}
+
+/// `read_denied` without looking at the settings files again.
+fn read_denied_cached(rules: &PermissionRules, workdir: &Path, path: &Path) -> bool {
+    let shown = paths::display(workdir, path);
+    matches!(
+        rules.evaluate_cached(&Subject::Read {
+            tool: "read_file",
+            path: &shown,
+        }),
+        Some(RuleVerdict::Deny(_))
+    )
+}
+
+fn ask(reason: String, scope: Scope) -> Verdict {
+    Verdict::Ask { reason, scope }
+}
+
+/// Never remembered: leaving the sandbox asks every time (CONTRACT, Sandbox).
+fn leave_sandbox(exact: &Scope) -> Verdict {
+    ask(
+        "`bash` asks to run outside the sandbox".into(),
+        Scope {
+            key: format!("unsandboxed:{}", exact.key),
+            description: "this call only: leaving the sandbox asks every time".into(),
+        },
+    )
+}
+
+fn ask_rule(rule: &str, scope: Scope) -> Verdict {
+    ask(format!("the rule `{rule}` asks before such calls"), scope)
+}
+
+fn plan_refusal(why: &str) -> Verdict {
+    Verdict::Deny {
+        reason: format!(
+            "Plan mode does not read this: {why}. Plan without it, or tell the user what you \
+             needed; they can read it to you or switch modes."
+        ),
     }
 }
 
-/// What "allow always" remembers for a command: its prefix (`command_prefix`).
-pub fn command_scope(tool: &str, arguments: &Value) -> Option<Scope> {
-    let prefix = command_prefix(arguments)?;
-    Some(Scope {
-        key: format!("{tool}:prefix:{prefix}"),
-        description: format!("`{tool}` commands starting with `{prefix}`"),
-    })
-}
-
-/// A command's first word, or two for tools with subcommands (`cargo test`); `None` for a
-/// command that chains, substitutes or redirects, which a prefix cannot describe safely.
-fn command_prefix(arguments: &Value) -> Option<String> {
-    let command = arguments.get("command")?.as_str()?.trim();
-    if command.is_empty() || has_shell_control(command) {
-        return None;
-    }
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let take =
-        if SUBCOMMAND_TOOLS.contains(&words[0]) && words.len() > 1 && !words[1].starts_with('-') {
-            2
-        } else {
-            1
-        };
-    Some(words[..take].join(" "))
-}
-
-/// Whether `command` does more than run one program with arguments.
-fn has_shell_control(command: &str) -> bool {
-    command.contains(['\n', ';', '&', '|', '`', '>', '<']) || command.contains("$(")
-}
-
-/// For `exec`, where nobody can answer: the flag that would let `kind` run.
-pub fn headless_flag(kind: ToolKind, outside_workdir: bool) -> &'static str {
-    match (kind, outside_workdir) {
-        (ToolKind::Edit, false) => "--mode auto-edit",
-        _ => "--mode yolo",
+/// For `exec`, where nobody can answer: the flag that would let a call that asked run.
+/// `auto-edit` covers edits inside the working directory that are not to protected paths;
+/// everything else that asks runs only in `yolo`.
+pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'static str {
+    let plain_edit = tool.kind() == ToolKind::Edit
+        && tool.written_paths(arguments).iter().all(|raw| {
+            let path = named(workdir, raw);
+            path.inside && !protected::is_protected_write(&path.resolved)
+        });
+    if plain_edit {
+        "--mode auto-edit"
+    } else {
+        "--mode yolo"
     }
 }
 

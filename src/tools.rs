@@ -68,6 +68,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub mode: Mode,
     pub todos: Arc<TodoStore>,
+    /// What a tree walk must not read: secret files and paths a deny rule covers.
+    pub read_guard: walk::ReadGuard,
 }
 
 /// A failed tool call, worded for the model: what went wrong and how to call it better.
@@ -91,10 +93,27 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     fn kind(&self) -> ToolKind;
 
-    /// The paths a call would write (for the outside-the-working-directory check): an edit
-    /// tool's `path` argument by default.
+    /// The paths a call would write (for the deny rules, protected paths and the
+    /// outside-the-working-directory check, judged after resolution): an edit tool's `path`
+    /// argument by default.
     fn written_paths(&self, arguments: &Value) -> Vec<String> {
         if self.kind() != ToolKind::Edit {
+            return Vec::new();
+        }
+        arguments
+            .get("path")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
+    }
+
+    /// The paths a call would read, as the model named them (for the deny rules and the
+    /// secret-file check, judged after resolution): a read-only tool's `path` argument by
+    /// default. A tool that walks a tree names its root; what the walk finds inside it is
+    /// filtered by `ToolContext::read_guard`.
+    fn read_paths(&self, arguments: &Value) -> Vec<String> {
+        if self.kind() != ToolKind::ReadOnly {
             return Vec::new();
         }
         arguments
@@ -108,14 +127,6 @@ pub trait Tool: Send + Sync {
     /// Whether plan mode offers the tool to the model (it may still refuse some calls).
     fn offered_in_plan(&self) -> bool {
         self.kind().allowed_in_plan()
-    }
-
-    /// The text permission rules match a call by: the command, or the path.
-    fn rule_subject(&self, arguments: &Value) -> Option<String> {
-        ["command", "path"]
-            .iter()
-            .find_map(|key| arguments.get(*key).and_then(Value::as_str))
-            .map(str::to_owned)
     }
 
     /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind

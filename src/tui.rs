@@ -284,7 +284,11 @@ impl Runner<'_> {
         match command {
             Command::Submit(prompt) => {
                 self.cancel = CancellationToken::new();
-                let prompt = crate::context::mentions::attach(&prompt, &self.settings.workdir);
+                let prompt = crate::context::mentions::attach(
+                    &prompt,
+                    &self.settings.workdir,
+                    engine.rules(),
+                );
                 self.engine_events = Some(engine.run_stream(prompt, self.cancel.clone()));
             }
             Command::Interrupt => self.cancel.cancel(),

@@ -1,9 +1,14 @@
 //! `@` mentions: the working directory's files for the completion popup (respecting
 //! `.gitignore`), fuzzy ranking, and attaching the mentioned files to a prompt, capped in size
-//! with a note when cut.
+//! with a note when cut. A mention is a read like any other: a path a deny rule covers is never
+//! attached, and neither is a file that usually holds secrets (the model may ask for it with
+//! `read_file`, which asks the user first).
 
 use std::path::Path;
 
+use crate::permission::rules::PermissionRules;
+use crate::permission::{protected, read_denied};
+use crate::tools::paths;
 use crate::tools::walk::walker;
 
 /// What separates a prompt from the files attached to it (the transcript shows the prompt only).
@@ -89,8 +94,9 @@ pub fn mentioned(prompt: &str, workdir: &Path) -> Vec<String> {
     found
 }
 
-/// The prompt with the files it mentions attached after `ATTACHMENTS_MARKER`.
-pub fn attach(prompt: &str, workdir: &Path) -> String {
+/// The prompt with the files it mentions attached after `ATTACHMENTS_MARKER`, judged by
+/// `rules` after resolution.
+pub fn attach(prompt: &str, workdir: &Path, rules: &PermissionRules) -> String {
     let files = mentioned(prompt, workdir);
     if files.is_empty() {
         return prompt.to_owned();
@@ -98,7 +104,21 @@ pub fn attach(prompt: &str, workdir: &Path) -> String {
     let mut out = format!("{prompt}{ATTACHMENTS_MARKER}\n");
     let mut total = 0;
     for file in files {
-        let Ok(bytes) = std::fs::read(workdir.join(&file)) else {
+        let resolved = paths::resolve(workdir, &file);
+        if read_denied(rules, workdir, &resolved) {
+            out.push_str(&format!(
+                "<file path=\"{file}\">(not attached: a permission rule denies reading it)</file>\n"
+            ));
+            continue;
+        }
+        if protected::is_secret_file(&resolved) {
+            out.push_str(&format!(
+                "<file path=\"{file}\">(not attached: it usually holds secrets; read_file asks \
+                 the user first)</file>\n"
+            ));
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&resolved) else {
             continue;
         };
         if bytes[..bytes.len().min(8192)].contains(&0) {
@@ -173,11 +193,39 @@ mod tests {
         assert_eq!(rank("rl", &files, 5)[0], "src/engine/run_loop.rs");
 
         let prompt = "look at @src/main.rs and @README.md, not @nope.rs";
-        let attached = attach(prompt, root);
+        let attached = attach(prompt, root, &PermissionRules::none());
         assert!(attached.starts_with(prompt));
         assert!(attached.contains("<file path=\"src/main.rs\">\nfn main() {}"));
         assert!(attached.contains("[cut: 65536 of 100000 bytes shown"));
         assert!(!attached.contains("nope.rs\">"));
         assert_eq!(split_attachments(&attached), (prompt, 2));
+    }
+
+    #[test]
+    fn mentions_of_denied_and_secret_files_are_not_attached() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (work, home) = (root.join("w"), root.join("h"));
+        std::fs::create_dir_all(work.join("private")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join("settings.json"),
+            r#"{"permissions": {"deny": ["read_file(private/**)"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(work.join("private/plan.txt"), "the-private-plan").unwrap();
+        std::fs::write(work.join(".env"), "OPENAI_API_KEY=sk-secret-value").unwrap();
+        std::fs::write(work.join("notes.txt"), "public notes").unwrap();
+        let rules = PermissionRules::new(&work, &home, true);
+        let attached = attach(
+            "see @private/plan.txt @src/../private/plan.txt @.env @notes.txt",
+            &work,
+            &rules,
+        );
+        assert!(!attached.contains("the-private-plan"), "{attached}");
+        assert!(!attached.contains("sk-secret-value"), "{attached}");
+        assert!(attached.contains("public notes"));
+        assert!(attached.contains("a permission rule denies reading it"));
+        assert!(attached.contains("it usually holds secrets"));
     }
 }

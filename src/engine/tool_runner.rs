@@ -16,10 +16,11 @@ use tracing::Instrument;
 use super::AgentEngine;
 use super::emitter::Emitter;
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
-use crate::permission::{self, Verdict};
+use crate::permission::always_allow;
+use crate::permission::{self, CallInput, PermissionStage, ToolHook, Verdict};
 use crate::planning::Mode;
 use crate::schema::{ToolCall, ToolResult};
-use crate::tools::{Tool, ToolContext, paths};
+use crate::tools::{Tool, ToolContext};
 
 /// What a finished tool task hands back.
 struct Finished {
@@ -61,14 +62,13 @@ impl AgentEngine {
                 .lock()
                 .map(|set| set.clone())
                 .unwrap_or_default();
-            let verdict = permission::decide(
-                tool.as_ref(),
-                &arguments,
-                mode,
-                &self.workdir,
-                &allowed,
-                &self.rules,
-            );
+            // The first stage of the tool-call hook chain; later stages (hooks) go after it.
+            let input = CallInput::new(tool.as_ref(), &arguments, mode, &self.workdir);
+            let stage = PermissionStage {
+                rules: &self.rules,
+                granted: &allowed,
+            };
+            let verdict = stage.before(&input);
             for problem in self.rules.take_problems() {
                 em.emit(Event {
                     turn,
@@ -85,10 +85,7 @@ impl AgentEngine {
                     false
                 }
                 Verdict::Ask { reason, scope } => {
-                    let outside = tool.written_paths(&arguments).iter().any(|raw| {
-                        !paths::is_inside(&self.workdir, &paths::resolve(&self.workdir, raw))
-                    });
-                    let flag = permission::headless_flag(tool.kind(), outside);
+                    let flag = permission::headless_flag(tool.as_ref(), &arguments, &self.workdir);
                     let suggested =
                         permission::suggested_rule(tool.as_ref(), &arguments, &self.workdir);
                     let (request, answer) = ApprovalRequest::new(
@@ -108,13 +105,18 @@ impl AgentEngine {
                         }
                         ApprovalDecision::AllowRule => {
                             let text = match &suggested {
-                                Some(rule) => match self.rules.add_allow(rule) {
-                                    Ok(path) => format!(
-                                        "always allowed: wrote `{rule}` to {}",
-                                        path.display()
-                                    ),
-                                    Err(e) => format!("could not write the rule `{rule}`: {e}"),
-                                },
+                                Some(rule) => {
+                                    match always_allow::add_allow(self.rules.local_file(), rule) {
+                                        Ok(path) => format!(
+                                            "always allowed: wrote `{rule}` to {}",
+                                            path.display()
+                                        ),
+                                        Err(e) => format!(
+                                            "could not write the rule `{rule}`: {e}; this call \
+                                             was allowed once"
+                                        ),
+                                    }
+                                }
                                 None => "no rule fits this call; it was allowed once".to_owned(),
                             };
                             em.emit(Event {
@@ -250,6 +252,7 @@ impl AgentEngine {
             cancel: cancel.clone(),
             mode,
             todos: Arc::clone(&self.todos),
+            read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
         };
         let timeout = self.options.tool_timeout;
         async move {

@@ -5,45 +5,45 @@
 use std::path::Path;
 
 /// Whether writing `path` (resolved) must ask in every mode but `yolo`: anything under a
-/// `.harness9/` or `.git/` directory, a `.mcp.json`, or a `.env*` file.
+/// `.harness9/` or `.git/` directory (at any depth: a nested repository's hooks run too), the
+/// directories themselves, a `.mcp.json`, or a `.env*` file (`.envrc` is run by direnv). Names
+/// compare without case: on a case-insensitive file system `.GIT/config` is `.git/config`.
 pub fn is_protected_write(path: &Path) -> bool {
-    let mut components = path.components().peekable();
-    while let Some(component) = components.next() {
-        let name = component.as_os_str().to_string_lossy();
-        let last = components.peek().is_none();
-        if !last && (name == ".harness9" || name == ".git") {
-            return true;
-        }
-        if last
-            && (name == ".mcp.json"
-                || name == ".harness9"
-                || name == ".git"
-                || name.starts_with(".env"))
-        {
-            return true;
-        }
-    }
-    false
+    let names: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
+        .collect();
+    let Some((last, parents)) = names.split_last() else {
+        return false;
+    };
+    parents.iter().any(|name| is_guarded_dir(name))
+        || is_guarded_dir(last)
+        || last == ".mcp.json"
+        || last.starts_with(".env")
+}
+
+fn is_guarded_dir(name: &str) -> bool {
+    name == ".harness9" || name == ".git"
 }
 
 /// Whether `path` (resolved) usually holds secrets, so reading it asks first: `.env*`,
 /// `*.pem`, `*.key`, `id_rsa*`, `id_ed25519*`, `.aws/credentials`, `.netrc`, `.npmrc`,
-/// `.pypirc`.
+/// `.pypirc`. Names compare without case.
 pub fn is_secret_file(path: &Path) -> bool {
-    let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
         return false;
     };
     let parent_is_aws = path
         .parent()
         .and_then(Path::file_name)
-        .is_some_and(|p| p == ".aws");
+        .is_some_and(|p| p.eq_ignore_ascii_case(".aws"));
     name.starts_with(".env")
         || name.ends_with(".pem")
         || name.ends_with(".key")
         || name.starts_with("id_rsa")
         || name.starts_with("id_ed25519")
         || (parent_is_aws && name == "credentials")
-        || matches!(name.as_ref(), ".netrc" | ".npmrc" | ".pypirc")
+        || matches!(name.as_str(), ".netrc" | ".npmrc" | ".pypirc")
 }
 
 #[cfg(test)]
@@ -61,6 +61,11 @@ mod tests {
             "/w/.mcp.json",
             "/w/.env",
             "/w/.env.local",
+            "/w/.envrc",
+            "/w/.GIT/config",
+            "/w/.Harness9/settings.json",
+            "/w/.git",
+            "/w/vendor/dep/.git/hooks/post-checkout",
         ] {
             assert!(is_protected_write(Path::new(p)), "{p}");
         }
@@ -80,6 +85,8 @@ mod tests {
             "/root/.ssh/id_rsa",
             "/root/.ssh/id_ed25519.pub",
             "/root/.aws/credentials",
+            "/w/.ENV",
+            "/w/Server.PEM",
             "/root/.netrc",
             "/w/.npmrc",
             "/w/.pypirc",

@@ -1,7 +1,9 @@
-//! Permission rules from `<workdir>/.harness9/settings.json` and `$HARNESS9_HOME/settings.json`:
-//! `{"permissions": {"allow": [...], "ask": [...], "deny": [...]}}` with patterns such as
-//! `bash(git status*)` or `edit_file(src/**)`. The project file wins over the user's; within a
-//! file deny beats ask beats allow. Files are re-read when they change; a malformed one is
+//! Permission rules from every settings file at once: `$HARNESS9_HOME/settings.json` (the
+//! user's), `<workdir>/.harness9/settings.json` and `<workdir>/.harness9/settings.local.json`
+//! (the project's). `{"permissions": {"allow": [...], "ask": [...], "deny": [...]}}` with patterns
+//! such as `bash(git status*)` or `edit_file(src/**)`. Whichever file holds them, deny beats ask
+//! beats allow, so a project can never lift the user's deny; in an untrusted folder the project's
+//! allow rules are ignored (said once). Files are re-read when they change; a malformed one is
 //! reported once and ignored, never a crash.
 
 use std::path::{Path, PathBuf};
@@ -19,8 +21,9 @@ pub enum RuleVerdict {
     Deny(String),
 }
 
+/// Which list a rule is in; the order is the strength (deny beats ask beats allow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum List {
+pub enum List {
     Allow,
     Ask,
     Deny,
@@ -57,10 +60,57 @@ struct PermissionLists {
     deny: Vec<String>,
 }
 
-/// What a call is judged by: its tool, and its subject (the command, or the path).
-pub struct Subject<'a> {
-    pub tool: &'a str,
-    pub text: Option<&'a str>,
+/// What a rule is asked about. Path rules are concerns, not tools: `read_file(...)` covers every
+/// read of the path by any tool, `edit_file(...)`/`write_file(...)` every write (CONTRACT: a deny
+/// rule on a path covers every tool that reads or writes it).
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// `tool` reads `path` (shown relative to the working directory when inside it).
+    Read { tool: &'a str, path: &'a str },
+    /// `tool` writes `path`.
+    Write { tool: &'a str, path: &'a str },
+    /// One simple command of a `bash` line, its program normalised (`/bin/rm` → `rm`).
+    Command(&'a str),
+    /// Any other call: its tool, and the text rules match it by (if any).
+    Call {
+        tool: &'a str,
+        text: Option<&'a str>,
+    },
+}
+
+impl Subject<'_> {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Subject::Read { path, .. } | Subject::Write { path, .. } => Some(path),
+            Subject::Command(text) => Some(text),
+            Subject::Call { text, .. } => *text,
+        }
+    }
+}
+
+impl Rule {
+    /// Whether this rule speaks about `subject` at all (ignoring its pattern).
+    fn concerns(&self, subject: &Subject<'_>) -> bool {
+        let tool = self.tool.as_str();
+        tool == "*"
+            || match subject {
+                Subject::Read { tool: by, .. } => tool == "read_file" || tool == *by,
+                Subject::Write { tool: by, .. } => {
+                    matches!(tool, "edit_file" | "write_file") || tool == *by
+                }
+                Subject::Command(_) => tool == "bash",
+                Subject::Call { tool: by, .. } => tool == *by,
+            }
+    }
+
+    fn matches(&self, subject: &Subject<'_>) -> bool {
+        self.concerns(subject)
+            && match (&self.pattern, subject.text()) {
+                (None, _) => true,
+                (Some(pattern), Some(text)) => pattern.is_match(text),
+                (Some(_), None) => false,
+            }
+    }
 }
 
 impl RuleSet {
@@ -81,60 +131,19 @@ impl RuleSet {
         Ok(RuleSet { rules })
     }
 
-    /// The verdict of the strongest matching rule.
-    pub fn evaluate(&self, subject: &Subject<'_>) -> Option<RuleVerdict> {
-        let is_bash = subject.tool == "bash";
-        let parts: Vec<&str> = match (is_bash, subject.text) {
-            (true, Some(command)) => split_command(command),
-            (_, Some(text)) => vec![text],
-            (_, None) => Vec::new(),
-        };
-        let matches = |rule: &Rule, text: Option<&str>| match (&rule.pattern, text) {
-            (None, _) => true,
-            (Some(pattern), Some(text)) => pattern.is_match(text),
-            (Some(_), None) => false,
-        };
-        let mut strongest: Option<&Rule> = None;
-        // Whether every part of a command is allowed: the same for every allow rule, so once.
-        let mut bash_allowed: Option<bool> = None;
-        for rule in self
-            .rules
+    /// The strongest rule of this set matching `subject`, allow rules only when `with_allow`.
+    fn strongest(&self, subject: &Subject<'_>, with_allow: bool) -> Option<&Rule> {
+        self.rules
             .iter()
-            .filter(|r| r.tool == subject.tool || r.tool == "*")
-        {
-            let hit = match rule.list {
-                // Deny and ask when any part of a command matches: `ls && rm -rf x` is an `rm`.
-                List::Deny | List::Ask => {
-                    parts.iter().any(|p| matches(rule, Some(p)))
-                        || subject.text.is_none_or(|t| matches(rule, Some(t)))
-                }
-                // Allow only when every part does, and nothing is substituted or redirected.
-                List::Allow if is_bash => *bash_allowed.get_or_insert_with(|| {
-                    let command = subject.text.unwrap_or("");
-                    !command.contains(['`', '>', '<'])
-                        && !command.contains("$(")
-                        && !parts.is_empty()
-                        && parts.iter().all(|p| self.allowed_part(p))
-                }),
-                List::Allow => matches(rule, subject.text),
-            };
-            if hit && strongest.is_none_or(|s| rule.list > s.list) {
-                strongest = Some(rule);
-            }
-        }
-        strongest.map(|rule| match rule.list {
-            List::Allow => RuleVerdict::Allow(rule.text.clone()),
-            List::Ask => RuleVerdict::Ask(rule.text.clone()),
-            List::Deny => RuleVerdict::Deny(rule.text.clone()),
-        })
+            .filter(|rule| with_allow || rule.list != List::Allow)
+            .filter(|rule| rule.matches(subject))
+            .max_by_key(|rule| rule.list)
     }
 
-    fn allowed_part(&self, part: &str) -> bool {
-        self.rules.iter().any(|r| {
-            r.list == List::Allow
-                && (r.tool == "bash" || r.tool == "*")
-                && r.pattern.as_ref().is_none_or(|p| p.is_match(part))
-        })
+    fn has(&self, list: List, subject: &Subject<'_>) -> bool {
+        self.rules
+            .iter()
+            .any(|rule| rule.list == list && rule.concerns(subject))
     }
 
     pub fn len(&self) -> usize {
@@ -180,27 +189,28 @@ fn parse_rule(list: List, text: &str) -> Result<Rule, String> {
     })
 }
 
-/// The simple commands of a command line.
-fn split_command(command: &str) -> Vec<&str> {
-    command
-        .split(['\n', ';', '|', '&'])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .collect()
+/// Who wrote a settings file: the user's own rules always count; a project's allow rules only
+/// in a trusted folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    User,
+    Project,
 }
 
-/// One settings file, re-read when its modification time changes.
+/// One settings file, re-read when its modification time or size changes.
 #[derive(Debug)]
 struct Source {
     path: PathBuf,
+    origin: Origin,
     seen: Option<(SystemTime, u64)>,
     rules: RuleSet,
 }
 
 impl Source {
-    fn new(path: PathBuf) -> Self {
+    fn new(path: PathBuf, origin: Origin) -> Self {
         Source {
             path,
+            origin,
             seen: None,
             rules: RuleSet::default(),
         }
@@ -235,46 +245,138 @@ impl Source {
     }
 }
 
-/// The rules of a run: the project's file, then the user's.
+#[derive(Debug)]
+struct State {
+    sources: Vec<Source>,
+    /// Whether the untrusted folder's ignored allow rules were already mentioned.
+    untrusted_said: bool,
+}
+
+/// The rules of a run: the user's file and the project's two, applied together.
 #[derive(Debug)]
 pub struct PermissionRules {
-    sources: Mutex<[Source; 2]>,
+    state: Mutex<State>,
     problems: Mutex<Vec<String>>,
+    trusted: bool,
+    local_file: PathBuf,
 }
 
 impl PermissionRules {
-    pub fn new(workdir: &Path, home: &Path) -> Self {
+    /// The rules of `workdir` and of the user's `home` (`$HARNESS9_HOME`). In an untrusted
+    /// folder (`trusted == false`) the project files' allow rules are ignored; their deny and ask
+    /// rules still apply.
+    pub fn new(workdir: &Path, home: &Path, trusted: bool) -> Self {
         PermissionRules {
-            sources: Mutex::new([
-                Source::new(project_file(workdir)),
-                Source::new(home.join("settings.json")),
-            ]),
+            state: Mutex::new(State {
+                sources: vec![
+                    Source::new(home.join("settings.json"), Origin::User),
+                    Source::new(project_file(workdir), Origin::Project),
+                    Source::new(local_file(workdir), Origin::Project),
+                ],
+                untrusted_said: false,
+            }),
             problems: Mutex::new(Vec::new()),
+            trusted,
+            local_file: local_file(workdir),
         }
     }
 
     /// No rules at all (tests, embedding).
     pub fn none() -> Self {
-        Self::new(
-            Path::new("/nonexistent-harness9"),
-            Path::new("/nonexistent-harness9"),
-        )
+        let nowhere = Path::new("/nonexistent-harness9");
+        Self::new(nowhere, nowhere, true)
     }
 
-    /// The verdict for a call: the project file's if any of its rules matches, else the user's.
-    pub fn evaluate(&self, subject: &Subject<'_>) -> Option<RuleVerdict> {
-        let Ok(mut sources) = self.sources.lock() else {
+    /// Re-reads the files that changed since the last look (a `stat` each). `evaluate` does
+    /// this itself; a caller asking many questions at once refreshes once and then uses
+    /// `evaluate_cached`.
+    pub fn refresh(&self) {
+        self.with_sources(true, |_| ());
+    }
+
+    /// Runs `look` over the sources that count, each with whether its allow rules count;
+    /// re-reads changed files first when `refresh`.
+    fn with_sources<T>(
+        &self,
+        refresh: bool,
+        look: impl FnOnce(&[(&RuleSet, bool)]) -> T,
+    ) -> Option<T> {
+        let Ok(mut state) = self.state.lock() else {
             return None;
         };
-        for source in sources.iter_mut() {
-            if let Some(problem) = source.refresh()
-                && let Ok(mut problems) = self.problems.lock()
-            {
+        if !refresh {
+            let sets: Vec<(&RuleSet, bool)> = state
+                .sources
+                .iter()
+                .map(|s| (&s.rules, self.trusted || s.origin == Origin::User))
+                .collect();
+            return Some(look(&sets));
+        }
+        let mut found = Vec::new();
+        for source in state.sources.iter_mut() {
+            if let Some(problem) = source.refresh() {
+                found.push(problem);
+            }
+        }
+        let ignored_allows = !self.trusted
+            && state.sources.iter().any(|s| {
+                s.origin == Origin::Project && s.rules.rules.iter().any(|r| r.list == List::Allow)
+            });
+        if ignored_allows && !state.untrusted_said {
+            state.untrusted_said = true;
+            found.push(
+                "this folder is not trusted: the allow rules of its .harness9/settings*.json \
+                 are ignored (its deny and ask rules still apply)"
+                    .to_owned(),
+            );
+        }
+        if !found.is_empty()
+            && let Ok(mut problems) = self.problems.lock()
+        {
+            for problem in found {
                 tracing::warn!("[rules] {problem}");
                 problems.push(problem);
             }
         }
-        sources.iter().find_map(|s| s.rules.evaluate(subject))
+        let sets: Vec<(&RuleSet, bool)> = state
+            .sources
+            .iter()
+            .map(|s| (&s.rules, self.trusted || s.origin == Origin::User))
+            .collect();
+        Some(look(&sets))
+    }
+
+    /// The strongest rule of all files matching `subject`: deny beats ask beats allow,
+    /// whichever file holds them.
+    pub fn evaluate(&self, subject: &Subject<'_>) -> Option<RuleVerdict> {
+        self.refresh();
+        self.evaluate_cached(subject)
+    }
+
+    /// `evaluate` without looking at the files again (after a `refresh`).
+    pub fn evaluate_cached(&self, subject: &Subject<'_>) -> Option<RuleVerdict> {
+        self.with_sources(false, |sets| {
+            sets.iter()
+                .filter_map(|(set, with_allow)| set.strongest(subject, *with_allow))
+                .max_by_key(|rule| rule.list)
+                .map(|rule| match rule.list {
+                    List::Allow => RuleVerdict::Allow(rule.text.clone()),
+                    List::Ask => RuleVerdict::Ask(rule.text.clone()),
+                    List::Deny => RuleVerdict::Deny(rule.text.clone()),
+                })
+        })
+        .flatten()
+    }
+
+    /// Whether any file holds a rule of `list` about subjects like `subject` (whatever its
+    /// pattern): a command that cannot be read cannot be proven to miss a `bash` deny rule.
+    pub fn has_rules(&self, list: List, subject: &Subject<'_>) -> bool {
+        self.with_sources(false, |sets| {
+            sets.iter().any(|(set, with_allow)| {
+                (list != List::Allow || *with_allow) && set.has(list, subject)
+            })
+        })
+        .unwrap_or(false)
     }
 
     /// Problems found since the last call (each reported once).
@@ -285,187 +387,22 @@ impl PermissionRules {
             .unwrap_or_default()
     }
 
-    /// Adds `rule` to the project file's allow list (creating the file); returns its path.
-    pub fn add_allow(&self, rule: &str) -> std::io::Result<PathBuf> {
-        let path = self
-            .sources
-            .lock()
-            .map(|s| s[0].path.clone())
-            .map_err(|_| std::io::Error::other("the rules are unavailable"))?;
-        let mut value: serde_json::Value = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_else(|| serde_json::json!({}));
-        if !value.is_object() {
-            value = serde_json::json!({});
-        }
-        let allow = value
-            .as_object_mut()
-            .map(|root| {
-                root.entry("permissions")
-                    .or_insert_with(|| serde_json::json!({}))
-            })
-            .and_then(|permissions| {
-                if !permissions.is_object() {
-                    *permissions = serde_json::json!({});
-                }
-                permissions.as_object_mut()
-            })
-            .map(|permissions| {
-                permissions
-                    .entry("allow")
-                    .or_insert_with(|| serde_json::json!([]))
-            });
-        if let Some(allow) = allow {
-            if !allow.is_array() {
-                *allow = serde_json::json!([]);
-            }
-            if let Some(list) = allow.as_array_mut()
-                && !list.iter().any(|r| r == rule)
-            {
-                list.push(serde_json::json!(rule));
-            }
-        }
-        let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
-        crate::tools::write_atomic(&path, format!("{text}\n").as_bytes())?;
-        Ok(path)
+    /// Where "always allow" writes: `<workdir>/.harness9/settings.local.json`.
+    pub fn local_file(&self) -> &Path {
+        &self.local_file
     }
 }
 
-/// `<workdir>/.harness9/settings.json`.
+/// `<workdir>/.harness9/settings.json`: the project's shared rules.
 pub fn project_file(workdir: &Path) -> PathBuf {
     workdir.join(".harness9").join("settings.json")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rules(json: &str) -> RuleSet {
-        RuleSet::parse(json).unwrap()
-    }
-
-    fn verdict(set: &RuleSet, tool: &str, text: &str) -> Option<RuleVerdict> {
-        set.evaluate(&Subject {
-            tool,
-            text: Some(text),
-        })
-    }
-
-    #[test]
-    fn precedence_and_globbing() {
-        let set = rules(
-            r#"{"permissions": {
-            "allow": ["bash(git status*)", "bash(cargo test*)", "edit_file(src/**)", "read_file"],
-            "ask": ["bash(git push*)"],
-            "deny": ["bash(rm *)", "read_file(**/.env)", "edit_file(src/secret.rs)"]}}"#,
-        );
-        let allow = |t: &str| matches!(verdict(&set, "bash", t), Some(RuleVerdict::Allow(_)));
-        assert!(allow("git status --short"));
-        assert!(allow("cargo test -p x && git status"));
-        assert!(!allow("cargo build"));
-        assert_eq!(verdict(&set, "bash", "cargo build"), None);
-        assert!(matches!(
-            verdict(&set, "bash", "git push origin main"),
-            Some(RuleVerdict::Ask(_))
-        ));
-        assert!(
-            matches!(
-                verdict(&set, "bash", "git status && rm -rf target"),
-                Some(RuleVerdict::Deny(_))
-            ),
-            "deny beats allow, part by part"
-        );
-        assert!(
-            !allow("git status > out.txt"),
-            "a redirection is never allowed by a prefix"
-        );
-        assert!(matches!(
-            verdict(&set, "edit_file", "src/parser/mod.rs"),
-            Some(RuleVerdict::Allow(_))
-        ));
-        assert!(matches!(
-            verdict(&set, "edit_file", "src/secret.rs"),
-            Some(RuleVerdict::Deny(_))
-        ));
-        assert_eq!(verdict(&set, "edit_file", "tests/a.rs"), None);
-        assert!(matches!(
-            verdict(&set, "read_file", "config/.env"),
-            Some(RuleVerdict::Deny(_))
-        ));
-        assert!(matches!(
-            verdict(&set, "read_file", "README.md"),
-            Some(RuleVerdict::Allow(_))
-        ));
-    }
-
-    #[test]
-    fn malformed_files_are_reported_once_and_ignored_and_changes_are_reread() {
-        let dir = tempfile::tempdir().unwrap();
-        let (work, home) = (dir.path().join("w"), dir.path().join("h"));
-        std::fs::create_dir_all(work.join(".harness9")).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join("settings.json"),
-            r#"{"permissions": {"allow": ["bash(ls*)"], "deny": ["bash(make*)"]}}"#,
-        )
-        .unwrap();
-        std::fs::write(project_file(&work), "{ not json").unwrap();
-        let permissions = PermissionRules::new(&work, &home);
-        let ls = Subject {
-            tool: "bash",
-            text: Some("ls -la"),
-        };
-        assert!(
-            matches!(permissions.evaluate(&ls), Some(RuleVerdict::Allow(_))),
-            "the user's file still applies"
-        );
-        let problems = permissions.take_problems();
-        assert_eq!(problems.len(), 1);
-        assert!(problems[0].contains("settings.json is ignored"));
-        permissions.evaluate(&ls);
-        assert!(permissions.take_problems().is_empty(), "reported once");
-        // The project file is fixed: it is re-read and wins.
-        std::fs::write(
-            project_file(&work),
-            r#"{"permissions": {"deny": ["bash(ls*)"], "allow": ["bash(make*)"]}}"#,
-        )
-        .unwrap();
-        assert!(matches!(
-            permissions.evaluate(&ls),
-            Some(RuleVerdict::Deny(_))
-        ));
-        let make = Subject {
-            tool: "bash",
-            text: Some("make all"),
-        };
-        assert!(
-            matches!(permissions.evaluate(&make), Some(RuleVerdict::Allow(_))),
-            "the project file wins"
-        );
-    }
-
-    #[test]
-    fn always_allow_writes_the_narrow_rule_into_the_project_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let work = dir.path().join("w");
-        std::fs::create_dir_all(&work).unwrap();
-        let permissions = PermissionRules::new(&work, &dir.path().join("h"));
-        let path = permissions.add_allow("bash(cargo test*)").unwrap();
-        permissions.add_allow("bash(cargo test*)").unwrap();
-        let written: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(
-            written,
-            serde_json::json!({"permissions": {"allow": ["bash(cargo test*)"]}})
-        );
-        let test = Subject {
-            tool: "bash",
-            text: Some("cargo test --release"),
-        };
-        assert!(matches!(
-            permissions.evaluate(&test),
-            Some(RuleVerdict::Allow(_))
-        ));
-    }
+/// `<workdir>/.harness9/settings.local.json`: personal rules, git-ignored.
+pub fn local_file(workdir: &Path) -> PathBuf {
+    workdir.join(".harness9").join("settings.local.json")
 }
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

@@ -48,6 +48,10 @@ impl Tool for Glob {
         ToolKind::ReadOnly
     }
 
+    fn read_paths(&self, arguments: &Value) -> Vec<String> {
+        super::grep::root_path(arguments)
+    }
+
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
         let matcher = globset::GlobBuilder::new(&args.pattern)

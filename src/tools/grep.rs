@@ -10,7 +10,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::walk::{left_out_note, walker};
+use super::walk::{left_out_note, walker, withheld_note};
 use super::{Tool, ToolContext, ToolError, ToolKind, paths};
 
 const MAX_MATCHES: usize = 500;
@@ -60,6 +60,10 @@ impl Tool for Grep {
         ToolKind::ReadOnly
     }
 
+    fn read_paths(&self, arguments: &Value) -> Vec<String> {
+        root_path(arguments)
+    }
+
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
         let matcher = RegexMatcherBuilder::new()
@@ -79,6 +83,7 @@ impl Tool for Grep {
         let root = paths::resolve(&ctx.workdir, args.path.as_deref().unwrap_or("."));
         let workdir = ctx.workdir.clone();
         let cancel = ctx.cancel.clone();
+        let guard = ctx.read_guard.clone();
         super::blocking(move || {
             if !root.exists() {
                 return Err(ToolError::new(format!(
@@ -87,6 +92,7 @@ impl Tool for Grep {
                 )));
             }
             let found = Mutex::new(Vec::<(String, u64, String)>::new());
+            let withheld = Mutex::new(Vec::new());
             walker(&root).build_parallel().run(|| {
                 let matcher = matcher.clone();
                 let filter = filter.clone();
@@ -95,6 +101,7 @@ impl Tool for Grep {
                     .binary_detection(BinaryDetection::quit(0))
                     .build();
                 let (root, workdir, found, cancel) = (&root, &workdir, &found, &cancel);
+                let (guard, withheld) = (&guard, &withheld);
                 Box::new(move |entry| {
                     if cancel.is_cancelled() {
                         return ignore::WalkState::Quit;
@@ -111,6 +118,14 @@ impl Tool for Grep {
                         if !filter.is_match(relative) && !filter.is_match(by_name) {
                             return ignore::WalkState::Continue;
                         }
+                    }
+                    // A file named as `path` went through the permission decision; one the
+                    // walk found did not, so a secret or denied one is left out.
+                    if entry.depth() > 0 && guard.withholds(entry.path()) {
+                        if let Ok(mut withheld) = withheld.lock() {
+                            withheld.push(entry.path().to_owned());
+                        }
+                        return ignore::WalkState::Continue;
                     }
                     let shown = paths::display(workdir, entry.path());
                     let mut local = Vec::new();
@@ -135,8 +150,9 @@ impl Tool for Grep {
                 })
             });
             let mut found = found.into_inner().unwrap_or_default();
+            let withheld = withheld_note(&workdir, &withheld.into_inner().unwrap_or_default());
             if found.is_empty() {
-                return Ok(format!("No matches for `{}`.", args.pattern));
+                return Ok(format!("No matches for `{}`.{withheld}", args.pattern));
             }
             found.sort();
             let total = found.len();
@@ -146,7 +162,7 @@ impl Tool for Grep {
                 .map(|(path, line, text)| format!("{path}:{line}:{text}"))
                 .collect();
             Ok(format!(
-                "{}{}",
+                "{}{}{withheld}",
                 lines.join("\n"),
                 left_out_note(lines.len(), total, "matches")
             ))
@@ -160,4 +176,15 @@ fn cut(text: &str) -> String {
         Some((i, _)) => format!("{} …", &text[..i]),
         None => text.to_owned(),
     }
+}
+
+/// The root a walking tool reads: its `path` argument, the working directory by default.
+pub(super) fn root_path(arguments: &Value) -> Vec<String> {
+    vec![
+        arguments
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or(".")
+            .to_owned(),
+    ]
 }

@@ -44,6 +44,10 @@ impl Tool for ListDir {
         ToolKind::ReadOnly
     }
 
+    fn read_paths(&self, arguments: &Value) -> Vec<String> {
+        super::grep::root_path(arguments)
+    }
+
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
         let dir = paths::resolve(&ctx.workdir, args.path.as_deref().unwrap_or("."));

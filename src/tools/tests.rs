@@ -44,6 +44,7 @@ fn ctx(mode: Mode) -> ToolContext {
         cancel: CancellationToken::new(),
         mode,
         todos: Arc::default(),
+        read_guard: Default::default(),
     }
 }
 

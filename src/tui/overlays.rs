@@ -166,7 +166,9 @@ pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Fr
             2,
             (
                 "r",
-                format!("always allow calls like this: writes `{rule}` to .harness9/settings.json"),
+                format!(
+                    "always allow calls like this: writes `{rule}` to .harness9/settings.local.json"
+                ),
             ),
         );
     }

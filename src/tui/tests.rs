@@ -501,7 +501,7 @@ fn the_overlay_offers_a_narrow_rule_and_r_writes_it() {
     let text = screen(&mut app, 120, 30);
     assert!(
         text.contains(
-            "r  always allow calls like this: writes `bash(cargo test*)` to .harness9/settings.json"
+            "r  always allow calls like this: writes `bash(cargo test*)` to .harness9/settings.local.json"
         ),
         "{text}"
     );

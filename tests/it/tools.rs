@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::permission::rules::PermissionRules;
-use harness9::permission::{Verdict, decide};
+use harness9::permission::{CallInput, Verdict, decide};
 use harness9::planning::{Mode, TodoStatus, TodoStore};
 use harness9::schema::{ToolCall, ToolResult};
 use harness9::tools::{Registry, ToolContext, WriteFile, builtin_registry};
@@ -49,6 +49,7 @@ impl Workspace {
             cancel,
             mode,
             todos: Arc::clone(&self.todos),
+            read_guard: Default::default(),
         }
     }
 
@@ -486,11 +487,9 @@ fn writing_outside_the_workdir_needs_approval_even_in_auto_edit() {
         "escape/x.txt",
         "src/../../x.txt",
     ] {
+        let arguments = json!({"path": path, "content": ""});
         let verdict = decide(
-            &WriteFile,
-            &json!({"path": path, "content": ""}),
-            Mode::AutoEdit,
-            &ws.root,
+            &CallInput::new(&WriteFile, &arguments, Mode::AutoEdit, &ws.root),
             &allowed,
             &PermissionRules::none(),
         );
@@ -499,11 +498,9 @@ fn writing_outside_the_workdir_needs_approval_even_in_auto_edit() {
             "{path}: {verdict:?}"
         );
     }
+    let arguments = json!({"path": "src/in.txt", "content": ""});
     let verdict = decide(
-        &WriteFile,
-        &json!({"path": "src/in.txt", "content": ""}),
-        Mode::AutoEdit,
-        &ws.root,
+        &CallInput::new(&WriteFile, &arguments, Mode::AutoEdit, &ws.root),
         &allowed,
         &PermissionRules::none(),
     );
@@ -542,4 +539,50 @@ async fn plan_mode_runs_read_only_commands_and_refuses_the_rest_at_the_registry(
     }
     assert_eq!(ws.read("keep.txt"), "keep me\n");
     assert!(!ws.root.join("new.txt").exists());
+}
+
+/// Finding 6/7 (the walk): a grep over a directory never prints a secret file's or a denied
+/// file's contents that nobody approved; it names what it left out. Named as `path`, the file
+/// is searched (the permission decision asked first).
+#[tokio::test]
+async fn grep_walks_withhold_secret_and_denied_files_and_say_so() {
+    let ws = Workspace::new();
+    ws.write(".env", "API_KEY=sk-live-secret\n");
+    ws.write("deploy/id_rsa", "API_KEY in a private key\n");
+    ws.write("private/plan.txt", "API_KEY of the plan\n");
+    ws.write("src/main.rs", "let API_KEY = env();\n");
+    let home = ws.root.join("../home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        r#"{"permissions": {"deny": ["read_file(private/**)"]}}"#,
+    )
+    .unwrap();
+    let rules = Arc::new(PermissionRules::new(&ws.root, &home, true));
+    let mut ctx = ws.ctx(Mode::Default, CancellationToken::new());
+    ctx.read_guard = harness9::permission::read_guard(rules, ws.root.clone());
+    let grep = |arguments: serde_json::Value| {
+        let call = ToolCall {
+            id: "g".into(),
+            name: "grep".into(),
+            arguments: arguments.to_string(),
+        };
+        let (registry, ctx) = (&ws.registry, &ctx);
+        async move { registry.execute(&call, ctx).await }
+    };
+    let walked = grep(json!({"pattern": "API_KEY"})).await;
+    let out = ok(&walked);
+    assert!(out.contains("src/main.rs:1:let API_KEY"), "{out}");
+    for leaked in ["sk-live-secret", "private key", "of the plan"] {
+        assert!(!out.contains(leaked), "{leaked}: {out}");
+    }
+    assert!(
+        out.contains("not searched: .env, deploy/id_rsa, private/plan.txt"),
+        "{out}"
+    );
+    let named = grep(json!({"pattern": "API_KEY", "path": ".env"})).await;
+    assert!(
+        ok(&named).contains("sk-live-secret"),
+        "approved by the decision"
+    );
 }

@@ -194,7 +194,12 @@ fn a_bash_call_asks_and_y_runs_it() {
     let mock = MockLlm::start_in_background();
     let run = Run::new();
     mock.push(Reply::Sse {
-        body: openai_tool_sse("call_b", "bash", r#"{"command":"echo hello-from-the-pty"}"#),
+        // Not read-only (it writes a file), so it asks even in default mode.
+        body: openai_tool_sse(
+            "call_b",
+            "bash",
+            r#"{"command":"echo hello-from-the-pty && touch made"}"#,
+        ),
         split: Split::Whole,
     });
     mock.push(Reply::Sse {

@@ -1,0 +1,72 @@
+//! What an approval may remember: the session scopes behind "allow always" (`a`) and the rule
+//! "always allow calls like this" (`r`) may write. Destructive and interpreter commands get the
+//! exact command or nothing; protected paths and secret files get nothing.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::facts::{Facts, bash_command, secret_named};
+use super::{CallInput, Scope, command, protected};
+use crate::planning::Mode;
+use crate::tools::{Tool, ToolKind};
+
+/// This exact call: a command by its text, any other call by its arguments.
+pub(super) fn exact_scope(facts: &Facts<'_>) -> Scope {
+    let tool = facts.tool();
+    match bash_command(facts.call) {
+        Some(command) => Scope {
+            key: format!("{tool}:exact:{command}"),
+            description: format!("this exact command (`{command}`)"),
+        },
+        None => Scope {
+            key: format!("{tool}:exact:{}", facts.call.arguments),
+            description: "this exact call".into(),
+        },
+    }
+}
+
+/// Edits inside the working directory, remembered as one scope.
+pub(super) fn edit_scope() -> Scope {
+    Scope {
+        key: "edit:workdir".into(),
+        description: "file edits inside the working directory".into(),
+    }
+}
+
+pub(super) fn prefix_scope(tool: &str, prefix: &str) -> Scope {
+    Scope {
+        key: format!("{tool}:prefix:{prefix}"),
+        description: format!("`{tool}` commands starting with `{prefix}`"),
+    }
+}
+
+/// The narrowest rule "always allow calls like this" may write: an allowlisted command's
+/// prefix, else the exact command (or nothing); an edit's exact path inside the working
+/// directory. Never for protected paths or secret files.
+pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
+    let call = CallInput::new(tool, arguments, Mode::Default, workdir);
+    let facts = Facts::gather(&call);
+    if secret_named(&facts).is_some() || call.leave_sandbox {
+        return None;
+    }
+    if let Some(line) = &facts.line {
+        let pattern = match command::command_prefix(line) {
+            Some(prefix) => format!("{prefix}*"),
+            None => command::exact_pattern(line)?,
+        };
+        return Some(format!("{}({pattern})", tool.name()));
+    }
+    match tool.kind() {
+        ToolKind::Edit => {
+            let [path] = facts.writes.as_slice() else {
+                return None;
+            };
+            (path.inside
+                && !protected::is_protected_write(&path.resolved)
+                && !path.shown.contains(['*', '?', '[', '{']))
+            .then(|| format!("{}({})", tool.name(), path.shown))
+        }
+        _ => None,
+    }
+}
