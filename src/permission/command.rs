@@ -9,7 +9,7 @@ use super::shell::{self, ParsedCommand, SimpleCommand};
 pub struct CommandLine {
     pub parsed: ParsedCommand,
     /// Each simple command's text with its program normalised: what `bash(...)` rules match.
-    /// `find -exec CMD ;` adds `CMD` as a command of its own.
+    /// (`find -exec CMD ;` is a command of its own: the parser reports it.)
     pub texts: Vec<String>,
 }
 
@@ -21,9 +21,6 @@ const RUNS_CODE: &[&str] = &[
     "parallel",
 ];
 
-/// `find` actions that run a command.
-const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
-
 impl CommandLine {
     pub fn parse(line: &str) -> CommandLine {
         Self::from_parsed(shell::parse(line))
@@ -34,7 +31,6 @@ impl CommandLine {
         let mut texts = Vec::new();
         for command in &parsed.commands {
             texts.push(normalised(command));
-            texts.extend(find_actions(command));
         }
         CommandLine { parsed, texts }
     }
@@ -120,31 +116,6 @@ fn normalised(command: &SimpleCommand) -> String {
     let mut words = vec![command.program()];
     words.extend(command.words.iter().skip(1).map(String::as_str));
     words.join(" ")
-}
-
-/// The commands `find` runs through `-exec ... ;` (and its siblings).
-fn find_actions(command: &SimpleCommand) -> Vec<String> {
-    if command.program() != "find" {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    let mut words = command.words.iter().skip(1);
-    while let Some(word) = words.next() {
-        if FIND_RUNS.contains(&word.as_str()) {
-            let run: Vec<&str> = words
-                .by_ref()
-                .take_while(|w| !matches!(w.as_str(), ";" | "+"))
-                .map(String::as_str)
-                .collect();
-            if let Some(first) = run.first() {
-                let program = first.rsplit('/').next().unwrap_or(first);
-                let mut text = vec![program];
-                text.extend(&run[1..]);
-                out.push(text.join(" "));
-            }
-        }
-    }
-    out
 }
 
 /// Families whose first two words name what they do (`cargo test`, `git status`), each with the

@@ -399,7 +399,6 @@ fn bash_rules_match_every_command_of_the_line() {
 /// Findings 5 and 10 through the bash grammar: compound commands, wrappers and scripts are seen
 /// through, and an allow rule never covers a line that is not plain.
 #[test]
-#[ignore = "needs the real bash grammar of shell.rs (issue 11, the parser's engineer): run on merge"]
 fn bash_rules_see_through_the_grammar() {
     let env = Env::new()
         .user(r#"{"permissions": {"allow": ["bash(git status*)"], "deny": ["bash(rm *)"]}}"#);
@@ -530,7 +529,8 @@ fn command_lines_name_their_paths_and_find_actions() {
     let line = command::CommandLine::parse("grep -n --file=.env -e x src; find . -exec rm {} +");
     assert_eq!(
         line.path_words(),
-        [".env", "x", "src", ".", "rm", "{}", "+"]
+        [".env", "x", "src", ".", "rm", "{}", "+", "{}"],
+        "the command `find -exec` runs is a command of its own"
     );
     assert_eq!(line.texts.last().map(String::as_str), Some("rm {}"));
 }

@@ -189,6 +189,7 @@ mod tests {
             cancel: CancellationToken::new(),
             mode: Mode::Default,
             todos: Arc::default(),
+            read_guard: Default::default(),
         };
         let registry = builtin_registry();
         for (name, arguments) in [
@@ -238,6 +239,7 @@ mod tests {
             cancel: CancellationToken::new(),
             mode: Mode::Default,
             todos: Arc::default(),
+            read_guard: Default::default(),
         };
         let registry = builtin_registry();
         const EDITS: usize = 24;

@@ -259,6 +259,7 @@ mod tests {
             cancel: CancellationToken::new(),
             mode: Mode::Default,
             todos: Arc::default(),
+            read_guard: Default::default(),
         }
     }
 

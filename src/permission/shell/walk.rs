@@ -107,9 +107,7 @@ impl<'s> Walker<'s> {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
-                "command_substitution" | "process_substitution" => {
-                    self.statement(child, depth + 1)
-                }
+                "command_substitution" | "process_substitution" => self.statement(child, depth + 1),
                 _ => self.nested(child, depth + 1),
             }
         }

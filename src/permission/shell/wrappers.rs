@@ -61,12 +61,42 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
 
 const SUDO: Options = Options {
     flags: &[
-        "-A", "-b", "-E", "-H", "-k", "-n", "-P", "-S", "--askpass", "--background",
-        "--preserve-env", "--set-home", "--non-interactive", "--stdin", "--reset-timestamp",
+        "-A",
+        "-b",
+        "-E",
+        "-H",
+        "-k",
+        "-n",
+        "-P",
+        "-S",
+        "--askpass",
+        "--background",
+        "--preserve-env",
+        "--set-home",
+        "--non-interactive",
+        "--stdin",
+        "--reset-timestamp",
     ],
     valued: &[
-        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group",
-        "--chdir", "--host", "--prompt", "--role", "--type", "--command-timeout", "--other-user",
+        "-u",
+        "-g",
+        "-C",
+        "-D",
+        "-h",
+        "-p",
+        "-r",
+        "-t",
+        "-T",
+        "-U",
+        "--user",
+        "--group",
+        "--chdir",
+        "--host",
+        "--prompt",
+        "--role",
+        "--type",
+        "--command-timeout",
+        "--other-user",
         "--close-from",
     ],
 };
@@ -81,7 +111,12 @@ pub(super) fn peel(mut words: Vec<Word>, reasons: &mut Vec<Reason>) -> Vec<Word>
         if first.dynamic.is_some() {
             return words;
         }
-        let name = first.text.rsplit('/').next().unwrap_or(&first.text).to_owned();
+        let name = first
+            .text
+            .rsplit('/')
+            .next()
+            .unwrap_or(&first.text)
+            .to_owned();
         let start = match wrapped_start(&name, &words, reasons) {
             Ok(Some(start)) => start,
             Ok(None) => return words,
@@ -99,25 +134,57 @@ pub(super) fn peel(mut words: Vec<Word>, reasons: &mut Vec<Reason>) -> Vec<Word>
 }
 
 /// Where the command wrapped by `name` starts, `None` when `name` is not a wrapper.
-fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Result<Option<usize>, String> {
+fn wrapped_start(
+    name: &str,
+    words: &[Word],
+    reasons: &mut Vec<Reason>,
+) -> Result<Option<usize>, String> {
     let has = |option: &str| words.iter().skip(1).any(|w| w.text == option);
     let start = match name {
         "builtin" | "nohup" => 1,
         "command" => {
-            let start = skip_options(words, 1, &Options { flags: &["-p", "-v", "-V"], valued: &[] })?;
-            if words[1..start].iter().any(|w| w.text.contains('v') || w.text.contains('V')) {
+            let start = skip_options(
+                words,
+                1,
+                &Options {
+                    flags: &["-p", "-v", "-V"],
+                    valued: &[],
+                },
+            )?;
+            if words[1..start]
+                .iter()
+                .any(|w| w.text.contains('v') || w.text.contains('V'))
+            {
                 // `command -v x` looks `x` up; it does not run it.
                 return Ok(None);
             }
             start
         }
-        "exec" => skip_options(words, 1, &Options { flags: &["-c", "-l"], valued: &["-a"] })?,
+        "exec" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: &["-c", "-l"],
+                valued: &["-a"],
+            },
+        )?,
         "env" => {
             let options = Options {
-                flags: &["-i", "-0", "-v", "--ignore-environment", "--null", "--debug"],
+                flags: &[
+                    "-i",
+                    "-0",
+                    "-v",
+                    "--ignore-environment",
+                    "--null",
+                    "--debug",
+                ],
                 valued: &["-u", "-C", "--unset", "--chdir"],
             };
-            if words.iter().skip(1).any(|w| w.text.starts_with("-S") || w.text.starts_with("--split-string")) {
+            if words
+                .iter()
+                .skip(1)
+                .any(|w| w.text.starts_with("-S") || w.text.starts_with("--split-string"))
+            {
                 return Err("`env -S` splits a string into a command".into());
             }
             let mut start = skip_options(words, 1, &options)?;
@@ -137,37 +204,96 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
             start
         }
         "time" => {
-            if has("-o") || has("-a") || words.iter().any(|w| w.text.starts_with("--output") || w.text.starts_with("--append")) {
+            if has("-o")
+                || has("-a")
+                || words
+                    .iter()
+                    .any(|w| w.text.starts_with("--output") || w.text.starts_with("--append"))
+            {
                 return Err("`time -o` writes a file".into());
             }
-            skip_options(words, 1, &Options {
-                flags: &["-p", "-v", "-q", "--verbose", "--portability", "--quiet"],
-                valued: &["-f", "--format"],
-            })?
+            skip_options(
+                words,
+                1,
+                &Options {
+                    flags: &["-p", "-v", "-q", "--verbose", "--portability", "--quiet"],
+                    valued: &["-f", "--format"],
+                },
+            )?
         }
-        "nice" => skip_options(words, 1, &Options { flags: &[], valued: &["-n", "--adjustment", "-NUM"] })?,
-        "ionice" => skip_options(words, 1, &Options { flags: &["-t"], valued: &["-c", "-n", "--class", "--classdata"] })?,
-        "setsid" => skip_options(words, 1, &Options { flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"], valued: &[] })?,
-        "stdbuf" => skip_options(words, 1, &Options {
-            flags: &[],
-            valued: &["-i", "-o", "-e", "--input", "--output", "--error"],
-        })?,
+        "nice" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: &[],
+                valued: &["-n", "--adjustment", "-NUM"],
+            },
+        )?,
+        "ionice" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: &["-t"],
+                valued: &["-c", "-n", "--class", "--classdata"],
+            },
+        )?,
+        "setsid" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"],
+                valued: &[],
+            },
+        )?,
+        "stdbuf" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: &[],
+                valued: &["-i", "-o", "-e", "--input", "--output", "--error"],
+            },
+        )?,
         "timeout" => {
-            let start = skip_options(words, 1, &Options {
-                flags: &["-v", "-f", "--verbose", "--foreground", "--preserve-status"],
-                valued: &["-s", "-k", "--signal", "--kill-after"],
-            })?;
+            let start = skip_options(
+                words,
+                1,
+                &Options {
+                    flags: &["-v", "-f", "--verbose", "--foreground", "--preserve-status"],
+                    valued: &["-s", "-k", "--signal", "--kill-after"],
+                },
+            )?;
             // The duration comes before the command.
             start + 1
         }
         "sudo" | "doas" => {
-            if name == "sudo" && ["-s", "-i", "-e", "-l", "-v", "-K", "--shell", "--login", "--edit", "--list", "--validate"].iter().any(|o| has(o)) {
-                return Err(format!("`{name}` with these options does more than run the next command"));
+            if name == "sudo"
+                && [
+                    "-s",
+                    "-i",
+                    "-e",
+                    "-l",
+                    "-v",
+                    "-K",
+                    "--shell",
+                    "--login",
+                    "--edit",
+                    "--list",
+                    "--validate",
+                ]
+                .iter()
+                .any(|o| has(o))
+            {
+                return Err(format!(
+                    "`{name}` with these options does more than run the next command"
+                ));
             }
             let options = if name == "sudo" {
                 SUDO
             } else {
-                Options { flags: &["-n", "-s"], valued: &["-u", "-C", "-a"] }
+                Options {
+                    flags: &["-n", "-s"],
+                    valued: &["-u", "-C", "-a"],
+                }
             };
             if name == "doas" && has("-s") {
                 return Err("`doas -s` runs a shell".into());
@@ -175,24 +301,57 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
             reasons.push(Reason::Other(format!("`{name}` runs it as another user")));
             let mut start = skip_options(words, 1, &options)?;
             while words.get(start).is_some_and(|w| is_assignment(&w.text)) {
-                reasons.push(Reason::Other(format!("`{name}` sets a variable for the command")));
+                reasons.push(Reason::Other(format!(
+                    "`{name}` sets a variable for the command"
+                )));
                 start += 1;
             }
             start
         }
         "xargs" => {
             reasons.push(Reason::XargsInput);
-            skip_options(words, 1, &Options {
-                flags: &[
-                    "-0", "-r", "-t", "-x", "-p", "-o", "--null", "--no-run-if-empty", "--verbose",
-                    "--exit", "--interactive", "--open-tty",
-                ],
-                valued: &[
-                    "-n", "-L", "-l", "-P", "-d", "-I", "-i", "-s", "-a", "-E", "-e", "--max-args",
-                    "--max-lines", "--max-procs", "--delimiter", "--replace", "--max-chars",
-                    "--arg-file", "--eof", "--process-slot-var",
-                ],
-            })?
+            skip_options(
+                words,
+                1,
+                &Options {
+                    flags: &[
+                        "-0",
+                        "-r",
+                        "-t",
+                        "-x",
+                        "-p",
+                        "-o",
+                        "--null",
+                        "--no-run-if-empty",
+                        "--verbose",
+                        "--exit",
+                        "--interactive",
+                        "--open-tty",
+                    ],
+                    valued: &[
+                        "-n",
+                        "-L",
+                        "-l",
+                        "-P",
+                        "-d",
+                        "-I",
+                        "-i",
+                        "-s",
+                        "-a",
+                        "-E",
+                        "-e",
+                        "--max-args",
+                        "--max-lines",
+                        "--max-procs",
+                        "--delimiter",
+                        "--replace",
+                        "--max-chars",
+                        "--arg-file",
+                        "--eof",
+                        "--process-slot-var",
+                    ],
+                },
+            )?
         }
         _ => return Ok(None),
     };
@@ -238,7 +397,11 @@ pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
     }
     let mut at = 1;
     // `busybox sh -c …`
-    if name == "busybox" && words.get(1).is_some_and(|w| SHELLS.contains(&w.text.as_str())) {
+    if name == "busybox"
+        && words
+            .get(1)
+            .is_some_and(|w| SHELLS.contains(&w.text.as_str()))
+    {
         at = 2;
     }
     let mut inline = false;
@@ -255,7 +418,11 @@ pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
         if short {
             inline |= arg.contains('c');
             // `-o option` and `-O shopt` take the next word.
-            at += if arg.contains('o') || arg.contains('O') { 2 } else { 1 };
+            at += if arg.contains('o') || arg.contains('O') {
+                2
+            } else {
+                1
+            };
         } else if arg.starts_with("--") {
             at += 1;
         } else {

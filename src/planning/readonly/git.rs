@@ -8,53 +8,219 @@ use super::options::{Allowed, operands};
 /// Options of `git log`, `git show`, `git diff` and their kin: formatting, limiting and diff
 /// options. `--output`, `--ext-diff` and `--textconv` are not among them.
 const LOG_FLAGS: &[&str] = &[
-    "--oneline", "--stat", "--shortstat", "--numstat", "--name-only", "--name-status",
-    "--patch", "-p", "-u", "--no-patch", "-s", "--graph", "--all", "--abbrev-commit",
-    "--no-abbrev-commit", "--reverse", "--first-parent", "--merges", "--no-merges", "--follow",
-    "--relative-date", "--cached", "--staged", "--no-color", "--summary", "--full-history",
-    "--simplify-by-decoration", "--pickaxe-all", "--find-renames", "-M", "--no-renames",
-    "--minimal", "--patience", "--histogram", "--raw", "--check", "--exit-code", "--quiet",
-    "--left-right", "--cherry-pick", "--cherry-mark", "--boundary", "--topo-order",
-    "--date-order", "--no-walk", "--source", "--parents", "--children", "-z", "--no-prefix",
-    "--function-context", "-W", "--ignore-blank-lines", "--ignore-cr-at-eol",
-    "--ignore-all-space", "-w", "--ignore-space-change", "-b", "--ignore-space-at-eol",
-    "--full-index", "--binary", "--no-ext-diff", "--no-textconv", "--merge-base", "-R",
-    "--text", "-a", "--compact-summary", "--mailmap", "--use-mailmap", "--no-mailmap",
-    "--notes", "--no-notes", "--no-decorate", "--cumulative", "--name-rev", "-m", "-c",
-    "--cc", "--combined-all-paths", "--remove-empty", "--dense", "--sparse", "--ancestry-path",
-    "--branches", "--tags", "--remotes", "--no-merges", "--invert-grep", "-i",
-    "--regexp-ignore-case", "--all-match", "--basic-regexp", "--extended-regexp", "-E",
-    "--fixed-strings", "-F", "--perl-regexp", "-P", "--count", "--log-size", "--walk-reflogs",
-    "-g", "--date-order", "--author-date-order", "--no-min-parents", "--no-max-parents",
-    "--show-linear-break", "--irreversible-delete", "-D", "--no-indent-heuristic",
-    "--indent-heuristic", "--no-relative", "--ita-invisible-in-index", "--ita-visible-in-index",
-    "--shortstat", "--dirstat", "--expand-tabs", "--no-expand-tabs", "--no-standard-notes",
-    "-t", "-r", "--root", "--always", "--show-pulls", "--single-worktree", "--numbered",
+    "--oneline",
+    "--stat",
+    "--shortstat",
+    "--numstat",
+    "--name-only",
+    "--name-status",
+    "--patch",
+    "-p",
+    "-u",
+    "--no-patch",
+    "-s",
+    "--graph",
+    "--all",
+    "--abbrev-commit",
+    "--no-abbrev-commit",
+    "--reverse",
+    "--first-parent",
+    "--merges",
+    "--no-merges",
+    "--follow",
+    "--relative-date",
+    "--cached",
+    "--staged",
+    "--no-color",
+    "--summary",
+    "--full-history",
+    "--simplify-by-decoration",
+    "--pickaxe-all",
+    "--find-renames",
+    "-M",
+    "--no-renames",
+    "--minimal",
+    "--patience",
+    "--histogram",
+    "--raw",
+    "--check",
+    "--exit-code",
+    "--quiet",
+    "--left-right",
+    "--cherry-pick",
+    "--cherry-mark",
+    "--boundary",
+    "--topo-order",
+    "--date-order",
+    "--no-walk",
+    "--source",
+    "--parents",
+    "--children",
+    "-z",
+    "--no-prefix",
+    "--function-context",
+    "-W",
+    "--ignore-blank-lines",
+    "--ignore-cr-at-eol",
+    "--ignore-all-space",
+    "-w",
+    "--ignore-space-change",
+    "-b",
+    "--ignore-space-at-eol",
+    "--full-index",
+    "--binary",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--merge-base",
+    "-R",
+    "--text",
+    "-a",
+    "--compact-summary",
+    "--mailmap",
+    "--use-mailmap",
+    "--no-mailmap",
+    "--notes",
+    "--no-notes",
+    "--no-decorate",
+    "--cumulative",
+    "--name-rev",
+    "-m",
+    "-c",
+    "--cc",
+    "--combined-all-paths",
+    "--remove-empty",
+    "--dense",
+    "--sparse",
+    "--ancestry-path",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--no-merges",
+    "--invert-grep",
+    "-i",
+    "--regexp-ignore-case",
+    "--all-match",
+    "--basic-regexp",
+    "--extended-regexp",
+    "-E",
+    "--fixed-strings",
+    "-F",
+    "--perl-regexp",
+    "-P",
+    "--count",
+    "--log-size",
+    "--walk-reflogs",
+    "-g",
+    "--date-order",
+    "--author-date-order",
+    "--no-min-parents",
+    "--no-max-parents",
+    "--show-linear-break",
+    "--irreversible-delete",
+    "-D",
+    "--no-indent-heuristic",
+    "--indent-heuristic",
+    "--no-relative",
+    "--ita-invisible-in-index",
+    "--ita-visible-in-index",
+    "--shortstat",
+    "--dirstat",
+    "--expand-tabs",
+    "--no-expand-tabs",
+    "--no-standard-notes",
+    "-t",
+    "-r",
+    "--root",
+    "--always",
+    "--show-pulls",
+    "--single-worktree",
+    "--numbered",
     "--no-index",
 ];
 
 const LOG_VALUED: &[&str] = &[
-    "-n", "--max-count", "--skip", "--since", "--after", "--until", "--before", "--author",
-    "--committer", "--grep", "-S", "-G", "-U", "--unified", "--diff-filter", "--format",
-    "--pretty", "--date", "--abbrev", "-L", "--min-parents", "--max-parents", "--stat-width",
-    "--stat-name-width", "--stat-count", "--inter-hunk-context", "--anchored",
-    "--encoding", "--exclude", "--glob", "-l", "--diff-algorithm", "--src-prefix",
-    "--dst-prefix", "--line-prefix", "--find-object", "--word-diff-regex", "-B", "-C",
+    "-n",
+    "--max-count",
+    "--skip",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--author",
+    "--committer",
+    "--grep",
+    "-S",
+    "-G",
+    "-U",
+    "--unified",
+    "--diff-filter",
+    "--format",
+    "--pretty",
+    "--date",
+    "--abbrev",
+    "-L",
+    "--min-parents",
+    "--max-parents",
+    "--stat-width",
+    "--stat-name-width",
+    "--stat-count",
+    "--inter-hunk-context",
+    "--anchored",
+    "--encoding",
+    "--exclude",
+    "--glob",
+    "-l",
+    "--diff-algorithm",
+    "--src-prefix",
+    "--dst-prefix",
+    "--line-prefix",
+    "--find-object",
+    "--word-diff-regex",
+    "-B",
+    "-C",
 ];
 
 const LOG_OPTIONAL: &[&str] = &[
-    "--decorate", "--color", "--word-diff", "--color-words", "--color-moved", "--stat",
-    "--dirstat", "--relative", "--submodule", "--ignore-submodules", "--branches", "--tags",
-    "--remotes", "--find-renames", "--find-copies", "--break-rewrites", "--pretty",
-    "--abbrev", "--notes", "--show-notes", "--first-parent", "--diff-merges", "--decorate-refs",
+    "--decorate",
+    "--color",
+    "--word-diff",
+    "--color-words",
+    "--color-moved",
+    "--stat",
+    "--dirstat",
+    "--relative",
+    "--submodule",
+    "--ignore-submodules",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--find-renames",
+    "--find-copies",
+    "--break-rewrites",
+    "--pretty",
+    "--abbrev",
+    "--notes",
+    "--show-notes",
+    "--first-parent",
+    "--diff-merges",
+    "--decorate-refs",
     "--decorate-refs-exclude",
 ];
 
 const LOG_REFUSED: &[(&str, &str)] = &[
     ("--output", "`git --output` writes a file"),
-    ("--ext-diff", "`git --ext-diff` runs the configured external diff program"),
-    ("--textconv", "`git --textconv` runs configured conversion programs"),
-    ("--show-signature", "`git --show-signature` runs the configured gpg program"),
+    (
+        "--ext-diff",
+        "`git --ext-diff` runs the configured external diff program",
+    ),
+    (
+        "--textconv",
+        "`git --textconv` runs configured conversion programs",
+    ),
+    (
+        "--show-signature",
+        "`git --show-signature` runs the configured gpg program",
+    ),
 ];
 
 const LOG: Allowed = Allowed {
@@ -80,8 +246,13 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
     let mut at = 0;
     while let Some(arg) = args.get(at) {
         match arg.as_str() {
-            "--no-pager" | "-P" | "--no-optional-locks" | "--literal-pathspecs"
-            | "--no-replace-objects" | "--glob-pathspecs" | "--noglob-pathspecs"
+            "--no-pager"
+            | "-P"
+            | "--no-optional-locks"
+            | "--literal-pathspecs"
+            | "--no-replace-objects"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
             | "--icase-pathspecs" => at += 1,
             "--version" | "version" if at + 1 == args.len() => return Ok(()),
             "-c" | "--config-env" => {
@@ -95,10 +266,14 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
                 ));
             }
             a if a.starts_with("--config-env") || a.starts_with("-c") => {
-                return Err(format!("`git {a}` sets configuration, which can run programs"));
+                return Err(format!(
+                    "`git {a}` sets configuration, which can run programs"
+                ));
             }
             a if a.starts_with('-') => {
-                return Err(format!("`git {a}` is not a global option known to only read"));
+                return Err(format!(
+                    "`git {a}` is not a global option known to only read"
+                ));
             }
             _ => break,
         }
@@ -262,7 +437,9 @@ fn listing(p: &str, rest: &[String], allowed: &Allowed) -> Result<(), String> {
     // `git tag -n5` shows annotations.
     let without_n: Vec<String> = without_list
         .iter()
-        .filter(|a| !(p == "git tag" && a.starts_with("-n") && a[2..].chars().all(|c| c.is_ascii_digit())))
+        .filter(|a| {
+            !(p == "git tag" && a.starts_with("-n") && a[2..].chars().all(|c| c.is_ascii_digit()))
+        })
         .cloned()
         .collect();
     let operands = operands(p, allowed, &without_n)?;
@@ -297,9 +474,30 @@ fn config(rest: &[String]) -> Result<(), String> {
     if !reads {
         return Err("`git config` without `--get` or `--list` can write configuration".into());
     }
-    operands("git config", &allowed(
-        &["--get", "--get-all", "--get-regexp", "--list", "-l", "--local", "--global", "--system", "--show-origin", "--show-scope", "--name-only", "-z", "--null", "--bool", "--int", "--path"],
-        &[],
-    ), rest)
+    operands(
+        "git config",
+        &allowed(
+            &[
+                "--get",
+                "--get-all",
+                "--get-regexp",
+                "--list",
+                "-l",
+                "--local",
+                "--global",
+                "--system",
+                "--show-origin",
+                "--show-scope",
+                "--name-only",
+                "-z",
+                "--null",
+                "--bool",
+                "--int",
+                "--path",
+            ],
+            &[],
+        ),
+        rest,
+    )
     .map(|_| ())
 }
