@@ -49,6 +49,11 @@ fn wrappers_are_peeled_to_the_program_they_run() {
         ("doas rm x", &["rm", "x"], false),
         ("xargs rm", &["rm"], false),
         ("xargs -0 -n 1 rm -f", &["rm", "-f"], false),
+        // Options whose value can only be attached never swallow the program.
+        ("xargs -i rm cat", &["rm", "cat"], false),
+        ("xargs --replace rm cat", &["rm", "cat"], false),
+        ("xargs -I {} rm {}", &["rm", "{}"], false),
+        ("coproc rm x", &["rm", "x"], false),
         ("command env nice -n1 /bin/rm x", &["/bin/rm", "x"], true),
         // `command -v` looks a program up; it runs nothing.
         ("command -v rm", &["command", "-v", "rm"], true),

@@ -65,7 +65,7 @@ const SUDO: Options = Options {
         "--preserve-env", "--set-home", "--non-interactive", "--stdin", "--reset-timestamp",
     ],
     valued: &[
-        "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group",
+        "-u", "-g", "-C", "-D", "-p", "-r", "-t", "-T", "-U", "--user", "--group",
         "--chdir", "--host", "--prompt", "--role", "--type", "--command-timeout", "--other-user",
         "--close-from",
     ],
@@ -103,6 +103,10 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
     let has = |option: &str| words.iter().skip(1).any(|w| w.text == option);
     let start = match name {
         "builtin" | "nohup" => 1,
+        "coproc" => {
+            reasons.push(Reason::Other("`coproc` runs it in the background".into()));
+            1
+        }
         "command" => {
             let start = skip_options(words, 1, &Options { flags: &["-p", "-v", "-V"], valued: &[] })?;
             if words[1..start].iter().any(|w| w.text.contains('v') || w.text.contains('V')) {
@@ -183,14 +187,16 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
         "xargs" => {
             reasons.push(Reason::XargsInput);
             skip_options(words, 1, &Options {
+                // `-i`, `-e`, `-l` and `--replace`, `--eof`, `--max-lines` take an optional
+                // value that is only ever attached: as flags they never swallow the command.
                 flags: &[
-                    "-0", "-r", "-t", "-x", "-p", "-o", "--null", "--no-run-if-empty", "--verbose",
-                    "--exit", "--interactive", "--open-tty",
+                    "-0", "-r", "-t", "-x", "-p", "-o", "-i", "-e", "-l", "--null",
+                    "--no-run-if-empty", "--verbose", "--exit", "--interactive", "--open-tty",
+                    "--replace", "--eof", "--max-lines",
                 ],
                 valued: &[
-                    "-n", "-L", "-l", "-P", "-d", "-I", "-i", "-s", "-a", "-E", "-e", "--max-args",
-                    "--max-lines", "--max-procs", "--delimiter", "--replace", "--max-chars",
-                    "--arg-file", "--eof", "--process-slot-var",
+                    "-n", "-L", "-P", "-d", "-I", "-s", "-a", "-E", "--max-args", "--max-procs",
+                    "--delimiter", "--max-chars", "--arg-file", "--process-slot-var",
                 ],
             })?
         }

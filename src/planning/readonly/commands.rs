@@ -46,6 +46,7 @@ const fn flags(flags: &'static [&'static str], valued: &'static [&'static str]) 
         flags,
         valued,
         optional: &[],
+        attached: &[],
         numeric: false,
         refused: &[],
     }
@@ -55,6 +56,7 @@ const HEAD_TAIL: Allowed = Allowed {
     flags: &["-q", "-v", "-z", "--quiet", "--silent", "--verbose", "--zero-terminated"],
     valued: &["-n", "-c", "--lines", "--bytes"],
     optional: &[],
+    attached: &[],
     numeric: true,
     refused: &[
         ("-f", "`tail -f` never ends"),
@@ -81,6 +83,7 @@ const GREP: Allowed = Allowed {
         "--devices",
     ],
     optional: &["--color", "--colour"],
+    attached: &[],
     numeric: true,
     refused: &[],
 };
@@ -109,6 +112,7 @@ const RG: Allowed = Allowed {
         "--path-separator", "--type-add",
     ],
     optional: &[],
+    attached: &[],
     numeric: false,
     refused: &[
         ("--pre", "`rg --pre` runs a program on every file"),
@@ -134,6 +138,7 @@ const LS: Allowed = Allowed {
         "--tabsize", "--indicator-style", "--format", "--block-size", "--time", "--quoting-style",
     ],
     optional: &["--color", "--colour", "--hyperlink"],
+    attached: &[],
     numeric: false,
     refused: &[],
 };
@@ -150,6 +155,7 @@ const SORT: Allowed = Allowed {
         "-k", "-t", "-S", "--key", "--field-separator", "--buffer-size", "--parallel", "--sort",
     ],
     optional: &[],
+    attached: &[],
     numeric: false,
     refused: &[
         ("-o", "`sort -o` writes its output to a file"),
@@ -169,6 +175,7 @@ const UNIQ: Allowed = Allowed {
         "-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars",
     ],
     optional: &["--all-repeated", "--group"],
+    attached: &[],
     numeric: false,
     refused: &[],
 };
@@ -230,6 +237,7 @@ static SPECS: &[Spec] = &[
         ],
         valued: &["-U", "-C", "-W", "-x", "--label", "--width", "--exclude", "--line-format"],
         optional: &["--unified", "--context", "--color"],
+        attached: &[],
         numeric: false,
         refused: &[],
     }),
@@ -247,9 +255,8 @@ static SPECS: &[Spec] = &[
     )),
     spec("file", flags(
         &[
-            "-b", "-i", "-L", "-h", "-z", "-k", "-N", "-E", "--mime", "--mime-type",
-            "--mime-encoding", "--brief", "--dereference", "--no-dereference",
-            "--keep-going", "--uncompress",
+            "-b", "-i", "-L", "-h", "-k", "-N", "-E", "--mime", "--mime-type",
+            "--mime-encoding", "--brief", "--dereference", "--no-dereference", "--keep-going",
         ],
         &[],
     )),
@@ -321,6 +328,7 @@ static SPECS: &[Spec] = &[
         ],
         valued: &["-L", "-I", "-P", "--charset", "--filelimit", "--sort", "--timefmt"],
         optional: &[],
+        attached: &[],
         numeric: false,
         refused: &[
             ("-o", "`tree -o` writes its output to a file"),
@@ -392,6 +400,7 @@ fn check_date(args: &[String]) -> Result<(), String> {
         flags: &["-u", "-R", "--utc", "--universal", "--rfc-email", "--debug"],
         valued: &["-d", "-r", "--date", "--reference", "--rfc-3339"],
         optional: &["--iso-8601"],
+        attached: &[],
         numeric: false,
         refused: &[
             ("-s", "`date -s` sets the system clock"),
@@ -427,6 +436,7 @@ fn check_jq(args: &[String]) -> Result<(), String> {
         ],
         valued: &["--indent"],
         optional: &[],
+        attached: &[],
         numeric: false,
         refused: &[("-L", "`jq -L` loads modules from a directory")],
     };

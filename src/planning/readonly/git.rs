@@ -12,7 +12,7 @@ const LOG_FLAGS: &[&str] = &[
     "--patch", "-p", "-u", "--no-patch", "-s", "--graph", "--all", "--abbrev-commit",
     "--no-abbrev-commit", "--reverse", "--first-parent", "--merges", "--no-merges", "--follow",
     "--relative-date", "--cached", "--staged", "--no-color", "--summary", "--full-history",
-    "--simplify-by-decoration", "--pickaxe-all", "--find-renames", "-M", "--no-renames",
+    "--simplify-by-decoration", "--pickaxe-all", "--no-renames",
     "--minimal", "--patience", "--histogram", "--raw", "--check", "--exit-code", "--quiet",
     "--left-right", "--cherry-pick", "--cherry-mark", "--boundary", "--topo-order",
     "--date-order", "--no-walk", "--source", "--parents", "--children", "-z", "--no-prefix",
@@ -33,21 +33,22 @@ const LOG_FLAGS: &[&str] = &[
     "--no-index",
 ];
 
-const LOG_VALUED: &[&str] = &[
-    "-n", "--max-count", "--skip", "--since", "--after", "--until", "--before", "--author",
-    "--committer", "--grep", "-S", "-G", "-U", "--unified", "--diff-filter", "--format",
-    "--pretty", "--date", "--abbrev", "-L", "--min-parents", "--max-parents", "--stat-width",
-    "--stat-name-width", "--stat-count", "--inter-hunk-context", "--anchored",
-    "--encoding", "--exclude", "--glob", "-l", "--diff-algorithm", "--src-prefix",
-    "--dst-prefix", "--line-prefix", "--find-object", "--word-diff-regex", "-B", "-C",
-];
+/// Short options that take the next word as their value, as git reads them.
+const LOG_VALUED: &[&str] = &["-n", "-S", "-G", "-L"];
 
+/// Long options with a value. Git accepts many of them only as `--name=value`; listing them as
+/// optional keeps `--name` alone from swallowing the next word, which is then checked itself.
 const LOG_OPTIONAL: &[&str] = &[
     "--decorate", "--color", "--word-diff", "--color-words", "--color-moved", "--stat",
     "--dirstat", "--relative", "--submodule", "--ignore-submodules", "--branches", "--tags",
     "--remotes", "--find-renames", "--find-copies", "--break-rewrites", "--pretty",
     "--abbrev", "--notes", "--show-notes", "--first-parent", "--diff-merges", "--decorate-refs",
-    "--decorate-refs-exclude",
+    "--decorate-refs-exclude", "--max-count", "--skip", "--since", "--after", "--until",
+    "--before", "--author", "--committer", "--grep", "--unified", "--diff-filter", "--format",
+    "--date", "--min-parents", "--max-parents", "--stat-width", "--stat-name-width",
+    "--stat-count", "--inter-hunk-context", "--anchored", "--encoding", "--exclude", "--glob",
+    "--diff-algorithm", "--src-prefix", "--dst-prefix", "--line-prefix", "--find-object",
+    "--word-diff-regex",
 ];
 
 const LOG_REFUSED: &[(&str, &str)] = &[
@@ -61,6 +62,7 @@ const LOG: Allowed = Allowed {
     flags: LOG_FLAGS,
     valued: LOG_VALUED,
     optional: LOG_OPTIONAL,
+    attached: &["-U", "-B", "-C", "-M", "-l"],
     numeric: true,
     refused: LOG_REFUSED,
 };
@@ -70,6 +72,7 @@ const fn allowed(flags: &'static [&'static str], valued: &'static [&'static str]
         flags,
         valued,
         optional: &[],
+        attached: &[],
         numeric: false,
         refused: &[],
     }
@@ -134,16 +137,21 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
                 &[],
             )
         }, rest).map(|_| ()),
-        "blame" | "annotate" => operands(p, &allowed(
-            &[
-                "-l", "-t", "-s", "-e", "-w", "-M", "-C", "-p", "-f", "-n", "-c", "-b",
-                "--porcelain", "--line-porcelain", "--root", "--show-name", "--show-number",
-                "--show-email", "--show-stats", "--minimal", "--incremental",
-            ],
-            &["-L", "--date", "--since", "--abbrev", "--ignore-rev"],
-        ), rest).map(|_| ()),
+        "blame" | "annotate" => operands(p, &Allowed {
+            optional: &["--date", "--since", "--abbrev"],
+            attached: &["-M", "-C"],
+            ..allowed(
+                &[
+                    "-l", "-t", "-s", "-e", "-w", "-p", "-f", "-n", "-c", "-b", "--porcelain",
+                    "--line-porcelain", "--root", "--show-name", "--show-number", "--show-email",
+                    "--show-stats", "--minimal", "--incremental",
+                ],
+                &["-L", "--ignore-rev"],
+            )
+        }, rest).map(|_| ()),
         "grep" => operands(p, &Allowed {
             optional: &["--color", "--max-depth", "--threads"],
+            attached: &[],
             numeric: true,
             refused: &[
                 ("-O", "`git grep -O` opens the matches with a program of its argument's choosing"),
@@ -210,32 +218,30 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
         }, rest).map(|_| ()),
         "cat-file" => operands(p, &allowed(&["-t", "-s", "-p", "-e", "--allow-unknown-type", "--mailmap", "--use-mailmap"], &[]), rest).map(|_| ()),
         "merge-base" => operands(p, &allowed(&["--all", "--octopus", "--independent", "--is-ancestor", "--fork-point", "-a"], &[]), rest).map(|_| ()),
-        "show-ref" => operands(p, &allowed(&["--head", "--tags", "--heads", "--branches", "-d", "--dereference", "-s", "--hash", "--verify", "-q", "--quiet", "--exists"], &["--abbrev"]), rest).map(|_| ()),
-        "for-each-ref" => operands(p, &allowed(&["--ignore-case", "--omit-empty", "-s", "--shell", "-p", "--perl", "--python", "--tcl"], &["--format", "--sort", "--count", "--points-at", "--merged", "--no-merged", "--contains", "--no-contains", "--exclude"]), rest).map(|_| ()),
+        "show-ref" => operands(p, &allowed(&["--head", "--tags", "--heads", "--branches", "-d", "--dereference", "-s", "--hash", "--verify", "-q", "--quiet", "--exists"], &[]), rest).map(|_| ()),
+        "for-each-ref" => operands(p, &allowed(&["--ignore-case", "--omit-empty", "-s", "--shell", "-p", "--perl", "--python", "--tcl"], &["--format", "--sort", "--count", "--points-at", "--exclude"]), rest).map(|_| ()),
         "name-rev" => operands(p, &allowed(&["--name-only", "--tags", "--all", "--always", "--no-undefined"], &["--refs", "--exclude"]), rest).map(|_| ()),
         "count-objects" => operands(p, &allowed(&["-v", "-H", "--verbose", "--human-readable"], &[]), rest).map(|_| ()),
         "check-ignore" => operands(p, &allowed(&["-v", "-n", "-q", "-z", "--verbose", "--non-matching", "--quiet", "--no-index"], &[]), rest).map(|_| ()),
         "check-attr" => operands(p, &allowed(&["-a", "--all", "--cached", "-z"], &["--source"]), rest).map(|_| ()),
         "reflog" => reflog(rest),
         "branch" => listing(p, rest, &Allowed {
-            optional: &["--merged", "--no-merged", "--color", "--column"],
+            optional: &["--merged", "--no-merged", "--contains", "--no-contains", "--color", "--column"],
             ..allowed(
                 &["-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current", "--no-color", "--ignore-case", "-i", "--omit-empty"],
-                &["--contains", "--no-contains", "--points-at", "--sort", "--format"],
+                &["--points-at", "--sort", "--format"],
             )
         }),
         "tag" => listing(p, rest, &Allowed {
-            optional: &["--column", "--color", "--merged", "--no-merged"],
+            optional: &["--column", "--color", "--merged", "--no-merged", "--contains", "--no-contains"],
             ..allowed(
                 &["-i", "--ignore-case", "--omit-empty"],
-                &["--contains", "--no-contains", "--points-at", "--sort", "--format"],
+                &["--points-at", "--sort", "--format"],
             )
         }),
-        "remote" => match rest.first().map(String::as_str) {
-            None | Some("-v") | Some("--verbose") if rest.len() <= 1 => Ok(()),
-            Some("get-url") => operands(p, &allowed(&["--push", "--all"], &[]), &rest[1..]).map(|_| ()),
-            _ => Err("`git remote` with these arguments changes remotes or contacts a server; only `git remote`, `git remote -v` and `git remote get-url` are accepted".into()),
-        },
+        // Remote URLs can embed credentials (`https://user:token@host/…`): names only.
+        "remote" if rest.is_empty() => Ok(()),
+        "remote" => Err("`git remote` is accepted alone only: remote URLs can hold credentials, and the other forms change remotes or contact a server".into()),
         "stash" => match rest.first().map(String::as_str) {
             Some("list") => operands("git stash list", &LOG, &rest[1..]).map(|_| ()),
             Some("show") => operands("git stash show", &LOG, &rest[1..]).map(|_| ()),
@@ -246,7 +252,7 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
             [list, opt] if list == "list" && (opt == "--porcelain" || opt == "-v") => Ok(()),
             _ => Err("only `git worktree list` is accepted".into()),
         },
-        "config" => config(rest),
+        "config" => Err("`git config` is not accepted: configuration can hold credentials, and most of its forms write".into()),
         other => Err(format!("`git {other}` is not a read-only git command")),
     }
 }
@@ -284,22 +290,4 @@ fn reflog(rest: &[String]) -> Result<(), String> {
             "`git reflog {other}` is not accepted (`expire` and `delete` rewrite history); use `git reflog show {other}`"
         )),
     }
-}
-
-/// `git config` only when it reads: `--get`, `--get-all`, `--get-regexp`, `--list`.
-fn config(rest: &[String]) -> Result<(), String> {
-    let reads = rest.iter().any(|a| {
-        matches!(
-            a.as_str(),
-            "--get" | "--get-all" | "--get-regexp" | "--list" | "-l"
-        )
-    });
-    if !reads {
-        return Err("`git config` without `--get` or `--list` can write configuration".into());
-    }
-    operands("git config", &allowed(
-        &["--get", "--get-all", "--get-regexp", "--list", "-l", "--local", "--global", "--system", "--show-origin", "--show-scope", "--name-only", "-z", "--null", "--bool", "--int", "--path"],
-        &[],
-    ), rest)
-    .map(|_| ())
 }

@@ -10,6 +10,11 @@ pub(super) struct Allowed {
     pub valued: &'static [&'static str],
     /// Long options whose value is optional and only given after `=` (`--color[=WHEN]`).
     pub optional: &'static [&'static str],
+    /// Short options whose value is optional and only attached (`git diff -U5`, `-U`): they
+    /// never take the next word. Listing an option here or among the flags, never as valued
+    /// when it is not, keeps a misreading on the safe side: the next word is checked as an
+    /// option of its own.
+    pub attached: &'static [&'static str],
     /// Whether `-NUM` is accepted (`head -20`, `grep -3`, `git log -5`).
     pub numeric: bool,
     /// Options refused with a specific reason (the rest of the unknown ones get a generic one).
@@ -21,6 +26,7 @@ impl Allowed {
         flags: &[],
         valued: &[],
         optional: &[],
+        attached: &[],
         numeric: false,
         refused: &[],
     };
@@ -81,6 +87,9 @@ pub(super) fn operands<'a>(
             let short = format!("-{c}");
             if allowed.flags.contains(&short.as_str()) {
                 continue;
+            }
+            if allowed.attached.contains(&short.as_str()) {
+                break;
             }
             if allowed.valued.contains(&short.as_str()) {
                 if i + c.len_utf8() == arg.len() {
