@@ -51,6 +51,11 @@ fn check_command(part: &AnalysedCommand) -> Result<(), String> {
                         "`{program}` is given the glob `{word}`, and the files it expands to could change what `{program}` does"
                     ));
                 }
+                if !leading_literal && word.starts_with('-') {
+                    return Err(format!(
+                        "the glob `{word}` could expand to a file name starting with `-`, read as an option"
+                    ));
+                }
                 if !leading_literal {
                     return Err(format!(
                         "the glob `{word}` could expand to a file name starting with `-`, read as an option (write `./{word}`)"
@@ -64,6 +69,8 @@ fn check_command(part: &AnalysedCommand) -> Result<(), String> {
                     ));
                 }
             }
+            // Output thrown away or joined: nothing is read or written.
+            Reason::DiscardsOutput(_) => {}
             Reason::Other(why) => return Err(format!("`{program}`: {why}")),
         }
     }

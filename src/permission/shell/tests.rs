@@ -250,3 +250,35 @@ fn inline_scripts_nest_only_so_deep() {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+#[test]
+fn output_only_discarded_is_told_apart_from_other_redirections() {
+    for line in ["ls 2>/dev/null", "ls >/dev/null 2>&1", "ls &>/dev/null", "ls 2>&1 | head", "ls >&2"] {
+        let analysis = analyse(line);
+        assert!(
+            matches!(analysis.commands[0].reasons[..], [Reason::DiscardsOutput(_)]),
+            "{line}: {analysis:?}"
+        );
+        assert!(!parse(line).is_plain(), "{line}");
+    }
+    for line in [
+        "ls > out",
+        "ls 2>/dev/nullx",
+        "ls 2>$F",
+        "ls 3>&1",
+        "ls >&3",
+        "cat < /dev/null",
+        "ls 2>/dev/null > out",
+        "cat <<< hi",
+        "ls > /dev/*",
+    ] {
+        let analysis = analyse(line);
+        assert!(
+            analysis.commands[0]
+                .reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Other(_))),
+            "{line}: {analysis:?}"
+        );
+    }
+}
