@@ -32,7 +32,8 @@ fn long_line() -> String {
 }
 
 /// A refused line: the classifier must still parse all of it.
-const REFUSED: &str = "git -c core.fsmonitor='touch x' status && printf -v x '\\x24\\x28cmd\\x29'; echo ${x@P}";
+const REFUSED: &str =
+    "git -c core.fsmonitor='touch x' status && printf -v x '\\x24\\x28cmd\\x29'; echo ${x@P}";
 
 #[divan::bench]
 fn parse_typical() -> shell::ParsedCommand {

@@ -187,7 +187,9 @@ fn analyse_nested(line: &str, nesting: usize) -> Analysis {
     }
     let root = tree.root_node();
     if root.has_error() {
-        walker.mark("it cannot be parsed as a shell command (a syntax error or an unterminated quote)");
+        walker.mark(
+            "it cannot be parsed as a shell command (a syntax error or an unterminated quote)",
+        );
     }
     walker.statement(root, 0);
     walker.finish()

@@ -11,7 +11,14 @@ fn programs(line: &str) -> Vec<String> {
 
 #[test]
 fn quoted_and_escaped_program_names_are_the_real_program() {
-    for line in ["\\rm x", "\"rm\" x", "'rm' x", "r\"m\" x", "$'\\x72m' x", "$'rm' x"] {
+    for line in [
+        "\\rm x",
+        "\"rm\" x",
+        "'rm' x",
+        "r\"m\" x",
+        "$'\\x72m' x",
+        "$'rm' x",
+    ] {
         let parsed = parse(line);
         assert_eq!(parsed.commands.len(), 1, "{line}: {parsed:?}");
         let command = &parsed.commands[0];
@@ -72,7 +79,10 @@ fn every_nested_command_is_collected_and_compounds_are_not_plain() {
         ("(rm x)", &["rm"]),
         ("{ rm x; }", &["rm"]),
         ("if true; then rm x; fi", &["true", "rm"]),
-        ("if a; then b; elif c; then d; else rm x; fi", &["a", "b", "c", "d", "rm"]),
+        (
+            "if a; then b; elif c; then d; else rm x; fi",
+            &["a", "b", "c", "d", "rm"],
+        ),
         ("while false; do rm x; done", &["false", "rm"]),
         ("until false; do rm x; done", &["false", "rm"]),
         ("for f in a b; do rm $f; done", &["rm"]),
@@ -193,7 +203,12 @@ fn expansions_redirections_assignments_and_globs_are_not_plain() {
         }
     ));
     // Quoted glob characters and braces without a separator are literal.
-    for line in ["find . -name '*.rs'", "git log @{u}", "echo \\*", "grep -n 'a[0-9]' f"] {
+    for line in [
+        "find . -name '*.rs'",
+        "git log @{u}",
+        "echo \\*",
+        "grep -n 'a[0-9]' f",
+    ] {
         assert!(parse(line).is_plain(), "{line}: {:?}", parse(line));
     }
 }
@@ -207,7 +222,13 @@ fn assignment_alone_is_not_plain_and_runs_nothing() {
 
 #[test]
 fn broken_huge_and_binary_lines_are_not_plain_and_bounded() {
-    for line in ["cat 'unterminated", "echo \"open", "ls )", "if true; then", "echo $("] {
+    for line in [
+        "cat 'unterminated",
+        "echo \"open",
+        "ls )",
+        "if true; then",
+        "echo $(",
+    ] {
         let parsed = parse(line);
         assert!(!parsed.is_plain(), "{line}: {parsed:?}");
     }
@@ -244,7 +265,12 @@ fn inline_scripts_nest_only_so_deep() {
     let parsed = parse(&line);
     assert!(!parsed.is_plain());
     let dynamic = parse("bash -c \"$CMD\"");
-    assert!(dynamic.not_plain.unwrap().contains("only known when it runs"));
+    assert!(
+        dynamic
+            .not_plain
+            .unwrap()
+            .contains("only known when it runs")
+    );
 }
 
 fn shell_quote(s: &str) -> String {
@@ -253,10 +279,19 @@ fn shell_quote(s: &str) -> String {
 
 #[test]
 fn output_only_discarded_is_told_apart_from_other_redirections() {
-    for line in ["ls 2>/dev/null", "ls >/dev/null 2>&1", "ls &>/dev/null", "ls 2>&1 | head", "ls >&2"] {
+    for line in [
+        "ls 2>/dev/null",
+        "ls >/dev/null 2>&1",
+        "ls &>/dev/null",
+        "ls 2>&1 | head",
+        "ls >&2",
+    ] {
         let analysis = analyse(line);
         assert!(
-            matches!(analysis.commands[0].reasons[..], [Reason::DiscardsOutput(_)]),
+            matches!(
+                analysis.commands[0].reasons[..],
+                [Reason::DiscardsOutput(_)]
+            ),
             "{line}: {analysis:?}"
         );
         assert!(!parse(line).is_plain(), "{line}");

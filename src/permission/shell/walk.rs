@@ -107,9 +107,7 @@ impl<'s> Walker<'s> {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
-                "command_substitution" | "process_substitution" => {
-                    self.statement(child, depth + 1)
-                }
+                "command_substitution" | "process_substitution" => self.statement(child, depth + 1),
                 _ => self.nested(child, depth + 1),
             }
         }
@@ -172,9 +170,9 @@ impl<'s> Walker<'s> {
                 let child = cursor.node();
                 match cursor.field_name() {
                     Some("name") | Some("argument") => words.push(words::word(child, self.src)),
-                    Some("redirect") if discards_output(child, self.src) => reasons.push(
-                        Reason::DiscardsOutput(short(words::text(child, self.src))),
-                    ),
+                    Some("redirect") if discards_output(child, self.src) => {
+                        reasons.push(Reason::DiscardsOutput(short(words::text(child, self.src))))
+                    }
                     Some("redirect") => reasons.push(Reason::Other(format!(
                         "it redirects input or output (`{}`)",
                         short(words::text(child, self.src))

@@ -8,8 +8,8 @@ use super::words::Word;
 /// The options of one wrapper: those without a value and those taking one (as the next word,
 /// attached to a short option, or after `=` for a long one).
 struct Options {
-    flags: &'static [&'static str],
-    valued: &'static [&'static str],
+    flags: &'static str,
+    valued: &'static str,
 }
 
 /// Where the wrapped command starts, or why the options are not understood.
@@ -28,9 +28,9 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
         }
         if let Some(long) = arg.strip_prefix("--") {
             let name = format!("--{}", long.split('=').next().unwrap_or(long));
-            if options.flags.contains(&name.as_str()) && !long.contains('=') {
+            if listed(options.flags, name.as_str()) && !long.contains('=') {
                 at += 1;
-            } else if options.valued.contains(&name.as_str()) {
+            } else if listed(options.valued, name.as_str()) {
                 at += if long.contains('=') { 1 } else { 2 };
             } else {
                 return Err(format!("the wrapper option `{arg}` is not understood"));
@@ -40,16 +40,16 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
         let mut consumed = 1;
         for (i, c) in arg.char_indices().skip(1) {
             let short = format!("-{c}");
-            if options.flags.contains(&short.as_str()) {
+            if listed(options.flags, short.as_str()) {
                 continue;
             }
-            if options.valued.contains(&short.as_str()) {
+            if listed(options.valued, short.as_str()) {
                 if i + c.len_utf8() == arg.len() {
                     consumed = 2;
                 }
                 break;
             }
-            if c.is_ascii_digit() && options.valued.contains(&"-NUM") {
+            if c.is_ascii_digit() && listed(options.valued, "-NUM") {
                 break;
             }
             return Err(format!("the wrapper option `{arg}` is not understood"));
@@ -60,15 +60,10 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
 }
 
 const SUDO: Options = Options {
-    flags: &[
-        "-A", "-b", "-E", "-H", "-k", "-n", "-P", "-S", "--askpass", "--background",
-        "--preserve-env", "--set-home", "--non-interactive", "--stdin", "--reset-timestamp",
-    ],
-    valued: &[
-        "-u", "-g", "-C", "-D", "-p", "-r", "-t", "-T", "-U", "--user", "--group",
-        "--chdir", "--host", "--prompt", "--role", "--type", "--command-timeout", "--other-user",
-        "--close-from",
-    ],
+    flags: "-A -b -E -H -k -n -P -S --askpass --background --preserve-env --set-home \
+        --non-interactive --stdin --reset-timestamp",
+    valued: "-u -g -C -D -p -r -t -T -U --user --group --chdir --host --prompt --role --type \
+        --command-timeout --other-user --close-from",
 };
 
 /// Strips wrappers off `words` until the program actually run comes first; what a wrapper
@@ -81,7 +76,12 @@ pub(super) fn peel(mut words: Vec<Word>, reasons: &mut Vec<Reason>) -> Vec<Word>
         if first.dynamic.is_some() {
             return words;
         }
-        let name = first.text.rsplit('/').next().unwrap_or(&first.text).to_owned();
+        let name = first
+            .text
+            .rsplit('/')
+            .next()
+            .unwrap_or(&first.text)
+            .to_owned();
         let start = match wrapped_start(&name, &words, reasons) {
             Ok(Some(start)) => start,
             Ok(None) => return words,
@@ -99,7 +99,11 @@ pub(super) fn peel(mut words: Vec<Word>, reasons: &mut Vec<Reason>) -> Vec<Word>
 }
 
 /// Where the command wrapped by `name` starts, `None` when `name` is not a wrapper.
-fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Result<Option<usize>, String> {
+fn wrapped_start(
+    name: &str,
+    words: &[Word],
+    reasons: &mut Vec<Reason>,
+) -> Result<Option<usize>, String> {
     let has = |option: &str| words.iter().skip(1).any(|w| w.text == option);
     let start = match name {
         "builtin" | "nohup" => 1,
@@ -108,20 +112,41 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
             1
         }
         "command" => {
-            let start = skip_options(words, 1, &Options { flags: &["-p", "-v", "-V"], valued: &[] })?;
-            if words[1..start].iter().any(|w| w.text.contains('v') || w.text.contains('V')) {
+            let start = skip_options(
+                words,
+                1,
+                &Options {
+                    flags: "-p -v -V",
+                    valued: "",
+                },
+            )?;
+            if words[1..start]
+                .iter()
+                .any(|w| w.text.contains('v') || w.text.contains('V'))
+            {
                 // `command -v x` looks `x` up; it does not run it.
                 return Ok(None);
             }
             start
         }
-        "exec" => skip_options(words, 1, &Options { flags: &["-c", "-l"], valued: &["-a"] })?,
+        "exec" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: "-c -l",
+                valued: "-a",
+            },
+        )?,
         "env" => {
             let options = Options {
-                flags: &["-i", "-0", "-v", "--ignore-environment", "--null", "--debug"],
-                valued: &["-u", "-C", "--unset", "--chdir"],
+                flags: "-i -0 -v --ignore-environment --null --debug",
+                valued: "-u -C --unset --chdir",
             };
-            if words.iter().skip(1).any(|w| w.text.starts_with("-S") || w.text.starts_with("--split-string")) {
+            if words
+                .iter()
+                .skip(1)
+                .any(|w| w.text.starts_with("-S") || w.text.starts_with("--split-string"))
+            {
                 return Err("`env -S` splits a string into a command".into());
             }
             let mut start = skip_options(words, 1, &options)?;
@@ -141,37 +166,96 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
             start
         }
         "time" => {
-            if has("-o") || has("-a") || words.iter().any(|w| w.text.starts_with("--output") || w.text.starts_with("--append")) {
+            if has("-o")
+                || has("-a")
+                || words
+                    .iter()
+                    .any(|w| w.text.starts_with("--output") || w.text.starts_with("--append"))
+            {
                 return Err("`time -o` writes a file".into());
             }
-            skip_options(words, 1, &Options {
-                flags: &["-p", "-v", "-q", "--verbose", "--portability", "--quiet"],
-                valued: &["-f", "--format"],
-            })?
+            skip_options(
+                words,
+                1,
+                &Options {
+                    flags: "-p -v -q --verbose --portability --quiet",
+                    valued: "-f --format",
+                },
+            )?
         }
-        "nice" => skip_options(words, 1, &Options { flags: &[], valued: &["-n", "--adjustment", "-NUM"] })?,
-        "ionice" => skip_options(words, 1, &Options { flags: &["-t"], valued: &["-c", "-n", "--class", "--classdata"] })?,
-        "setsid" => skip_options(words, 1, &Options { flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"], valued: &[] })?,
-        "stdbuf" => skip_options(words, 1, &Options {
-            flags: &[],
-            valued: &["-i", "-o", "-e", "--input", "--output", "--error"],
-        })?,
+        "nice" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: "",
+                valued: "-n --adjustment -NUM",
+            },
+        )?,
+        "ionice" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: "-t",
+                valued: "-c -n --class --classdata",
+            },
+        )?,
+        "setsid" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: "-c -f -w --ctty --fork --wait",
+                valued: "",
+            },
+        )?,
+        "stdbuf" => skip_options(
+            words,
+            1,
+            &Options {
+                flags: "",
+                valued: "-i -o -e --input --output --error",
+            },
+        )?,
         "timeout" => {
-            let start = skip_options(words, 1, &Options {
-                flags: &["-v", "-f", "--verbose", "--foreground", "--preserve-status"],
-                valued: &["-s", "-k", "--signal", "--kill-after"],
-            })?;
+            let start = skip_options(
+                words,
+                1,
+                &Options {
+                    flags: "-v -f --verbose --foreground --preserve-status",
+                    valued: "-s -k --signal --kill-after",
+                },
+            )?;
             // The duration comes before the command.
             start + 1
         }
         "sudo" | "doas" => {
-            if name == "sudo" && ["-s", "-i", "-e", "-l", "-v", "-K", "--shell", "--login", "--edit", "--list", "--validate"].iter().any(|o| has(o)) {
-                return Err(format!("`{name}` with these options does more than run the next command"));
+            if name == "sudo"
+                && [
+                    "-s",
+                    "-i",
+                    "-e",
+                    "-l",
+                    "-v",
+                    "-K",
+                    "--shell",
+                    "--login",
+                    "--edit",
+                    "--list",
+                    "--validate",
+                ]
+                .iter()
+                .any(|o| has(o))
+            {
+                return Err(format!(
+                    "`{name}` with these options does more than run the next command"
+                ));
             }
             let options = if name == "sudo" {
                 SUDO
             } else {
-                Options { flags: &["-n", "-s"], valued: &["-u", "-C", "-a"] }
+                Options {
+                    flags: "-n -s",
+                    valued: "-u -C -a",
+                }
             };
             if name == "doas" && has("-s") {
                 return Err("`doas -s` runs a shell".into());
@@ -179,26 +263,27 @@ fn wrapped_start(name: &str, words: &[Word], reasons: &mut Vec<Reason>) -> Resul
             reasons.push(Reason::Other(format!("`{name}` runs it as another user")));
             let mut start = skip_options(words, 1, &options)?;
             while words.get(start).is_some_and(|w| is_assignment(&w.text)) {
-                reasons.push(Reason::Other(format!("`{name}` sets a variable for the command")));
+                reasons.push(Reason::Other(format!(
+                    "`{name}` sets a variable for the command"
+                )));
                 start += 1;
             }
             start
         }
         "xargs" => {
             reasons.push(Reason::XargsInput);
-            skip_options(words, 1, &Options {
-                // `-i`, `-e`, `-l` and `--replace`, `--eof`, `--max-lines` take an optional
-                // value that is only ever attached: as flags they never swallow the command.
-                flags: &[
-                    "-0", "-r", "-t", "-x", "-p", "-o", "-i", "-e", "-l", "--null",
-                    "--no-run-if-empty", "--verbose", "--exit", "--interactive", "--open-tty",
-                    "--replace", "--eof", "--max-lines",
-                ],
-                valued: &[
-                    "-n", "-L", "-P", "-d", "-I", "-s", "-a", "-E", "--max-args", "--max-procs",
-                    "--delimiter", "--max-chars", "--arg-file", "--process-slot-var",
-                ],
-            })?
+            skip_options(
+                words,
+                1,
+                &Options {
+                    // `-i`, `-e`, `-l` and `--replace`, `--eof`, `--max-lines` take an optional
+                    // value that is only ever attached: as flags they never swallow the command.
+                    flags: "-0 -r -t -x -p -o -i -e -l --null --no-run-if-empty --verbose --exit \
+                        --interactive --open-tty --replace --eof --max-lines",
+                    valued: "-n -L -P -d -I -s -a -E --max-args --max-procs --delimiter \
+                        --max-chars --arg-file --process-slot-var",
+                },
+            )?
         }
         _ => return Ok(None),
     };
@@ -223,7 +308,7 @@ pub(super) enum Script {
     Dynamic,
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"];
+const SHELLS: &str = "sh bash zsh dash ksh mksh ash busybox";
 
 /// The scripts `words` runs: `bash -c SCRIPT`, `eval WORDS`.
 pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
@@ -239,12 +324,16 @@ pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
         let text: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
         return vec![Script::Literal(text.join(" "))];
     }
-    if !SHELLS.contains(&name) {
+    if !listed(SHELLS, name) {
         return Vec::new();
     }
     let mut at = 1;
     // `busybox sh -c …`
-    if name == "busybox" && words.get(1).is_some_and(|w| SHELLS.contains(&w.text.as_str())) {
+    if name == "busybox"
+        && words
+            .get(1)
+            .is_some_and(|w| listed(SHELLS, w.text.as_str()))
+    {
         at = 2;
     }
     let mut inline = false;
@@ -261,7 +350,11 @@ pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
         if short {
             inline |= arg.contains('c');
             // `-o option` and `-O shopt` take the next word.
-            at += if arg.contains('o') || arg.contains('O') { 2 } else { 1 };
+            at += if arg.contains('o') || arg.contains('O') {
+                2
+            } else {
+                1
+            };
         } else if arg.starts_with("--") {
             at += 1;
         } else {
@@ -304,4 +397,9 @@ pub(super) fn find_exec(words: &[Word]) -> Vec<Vec<Word>> {
     found.extend(current);
     found.retain(|c| !c.is_empty());
     found
+}
+
+/// Whether `name` is one of the space-separated names of `list`.
+fn listed(list: &str, name: &str) -> bool {
+    list.split_ascii_whitespace().any(|item| item == name)
 }

@@ -9,7 +9,9 @@ fn corpus(text: &str) -> Vec<&str> {
 
 #[test]
 fn the_corpora_read_only_mostly_accepted_and_writing_never() {
-    let read_only = corpus(include_str!("../../../tests/fixtures/commands/read_only.txt"));
+    let read_only = corpus(include_str!(
+        "../../../tests/fixtures/commands/read_only.txt"
+    ));
     let writing = corpus(include_str!(
         "../../../tests/fixtures/commands/not_read_only.txt"
     ));
