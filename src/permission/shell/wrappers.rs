@@ -106,7 +106,12 @@ fn wrapped_start(
 ) -> Result<Option<usize>, String> {
     let has = |option: &str| words.iter().skip(1).any(|w| w.text == option);
     let start = match name {
-        "builtin" | "nohup" => 1,
+        "builtin" => 1,
+        "nohup" => {
+            // With output on a terminal it writes `nohup.out`.
+            reasons.push(Reason::Other("`nohup` may write `nohup.out`".into()));
+            1
+        }
         "coproc" => {
             reasons.push(Reason::Other("`coproc` runs it in the background".into()));
             1
