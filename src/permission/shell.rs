@@ -78,8 +78,8 @@ impl ParsedCommand {
     }
 }
 
-/// Why one simple command is not plain, as data: the read-only classifier tolerates the first
-/// two kinds for some programs, everyone else treats any reason as "not plain".
+/// Why one simple command is not plain, as data: the read-only classifier tolerates all but
+/// `Other` for some programs; everyone else treats any reason as "not plain".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
     /// A word with a glob the shell expands to file names (`src/*.rs`). `leading_literal` is
@@ -88,6 +88,9 @@ pub enum Reason {
     Glob { word: String, leading_literal: bool },
     /// The command was peeled from `xargs`, which appends words read from its input.
     XargsInput,
+    /// Its only redirections throw output away or join stdout and stderr (`2>/dev/null`,
+    /// `>/dev/null`, `2>&1`): no file is read or written.
+    DiscardsOutput(String),
     /// Anything else: an expansion, a substitution, a redirection, an assignment, a wrapper
     /// option that is not understood...
     Other(String),
@@ -98,6 +101,9 @@ impl fmt::Display for Reason {
         match self {
             Reason::Glob { word, .. } => write!(f, "the shell expands the glob `{word}`"),
             Reason::XargsInput => f.write_str("`xargs` adds arguments read from its input"),
+            Reason::DiscardsOutput(redirects) => {
+                write!(f, "it redirects its output (`{redirects}`)")
+            }
             Reason::Other(why) => f.write_str(why),
         }
     }

@@ -48,22 +48,33 @@ fn check_command(part: &AnalysedCommand) -> Result<(), String> {
             } => {
                 if !spec.is_some_and(|s| s.globs) {
                     return Err(format!(
-                        "`{program}` is given the glob `{word}`, and the files it expands to could change what `{program}` does"
+                        "`{program}` is given the glob `{word}`, and the files it expands to could change \
+                         what `{program}` does"
+                    ));
+                }
+                if !leading_literal && word.starts_with('-') {
+                    return Err(format!(
+                        "the glob `{word}` could expand to a file name starting with `-`, read as an \
+                         option"
                     ));
                 }
                 if !leading_literal {
                     return Err(format!(
-                        "the glob `{word}` could expand to a file name starting with `-`, read as an option (write `./{word}`)"
+                        "the glob `{word}` could expand to a file name starting with `-`, read as an \
+                         option (write `./{word}`)"
                     ));
                 }
             }
             Reason::XargsInput => {
                 if !commands::XARGS_SAFE.contains(&program) {
                     return Err(format!(
-                        "`xargs {program}` adds arguments from its input, and only commands whose every option only reads may take them"
+                        "`xargs {program}` adds arguments from its input, and only commands whose every \
+                         option only reads may take them"
                     ));
                 }
             }
+            // Output thrown away or joined: nothing is read or written.
+            Reason::DiscardsOutput(_) => {}
             Reason::Other(why) => return Err(format!("`{program}`: {why}")),
         }
     }

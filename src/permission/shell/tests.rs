@@ -43,7 +43,7 @@ fn wrappers_are_peeled_to_the_program_they_run() {
         ("env -i rm x", &["rm", "x"], true),
         ("env -u HOME rm x", &["rm", "x"], true),
         ("env A=1 rm x", &["rm", "x"], false),
-        ("nohup rm x", &["rm", "x"], true),
+        ("nohup rm x", &["rm", "x"], false),
         ("time rm x", &["rm", "x"], true),
         ("nice -n 5 rm x", &["rm", "x"], true),
         ("nice rm x", &["rm", "x"], true),
@@ -56,6 +56,11 @@ fn wrappers_are_peeled_to_the_program_they_run() {
         ("doas rm x", &["rm", "x"], false),
         ("xargs rm", &["rm"], false),
         ("xargs -0 -n 1 rm -f", &["rm", "-f"], false),
+        // Options whose value can only be attached never swallow the program.
+        ("xargs -i rm cat", &["rm", "cat"], false),
+        ("xargs --replace rm cat", &["rm", "cat"], false),
+        ("xargs -I {} rm {}", &["rm", "{}"], false),
+        ("coproc rm x", &["rm", "x"], false),
         ("command env nice -n1 /bin/rm x", &["/bin/rm", "x"], true),
         // `command -v` looks a program up; it runs nothing.
         ("command -v rm", &["command", "-v", "rm"], true),
@@ -270,4 +275,45 @@ fn inline_scripts_nest_only_so_deep() {
 
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[test]
+fn output_only_discarded_is_told_apart_from_other_redirections() {
+    for line in [
+        "ls 2>/dev/null",
+        "ls >/dev/null 2>&1",
+        "ls &>/dev/null",
+        "ls 2>&1 | head",
+        "ls >&2",
+    ] {
+        let analysis = analyse(line);
+        assert!(
+            matches!(
+                analysis.commands[0].reasons[..],
+                [Reason::DiscardsOutput(_)]
+            ),
+            "{line}: {analysis:?}"
+        );
+        assert!(!parse(line).is_plain(), "{line}");
+    }
+    for line in [
+        "ls > out",
+        "ls 2>/dev/nullx",
+        "ls 2>$F",
+        "ls 3>&1",
+        "ls >&3",
+        "cat < /dev/null",
+        "ls 2>/dev/null > out",
+        "cat <<< hi",
+        "ls > /dev/*",
+    ] {
+        let analysis = analyse(line);
+        assert!(
+            analysis.commands[0]
+                .reasons
+                .iter()
+                .any(|r| matches!(r, Reason::Other(_))),
+            "{line}: {analysis:?}"
+        );
+    }
 }

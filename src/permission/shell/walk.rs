@@ -117,6 +117,7 @@ impl<'s> Walker<'s> {
         let first = self.commands.len();
         let mut has_body = false;
         let mut redirects = Vec::new();
+        let mut all_discard = true;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             if node
@@ -126,6 +127,7 @@ impl<'s> Walker<'s> {
                 has_body = true;
                 self.statement(child, depth + 1);
             } else {
+                all_discard &= discards_output(child, self.src);
                 redirects.push(short(words::text(child, self.src)));
                 self.nested(child, depth + 1);
             }
@@ -133,11 +135,16 @@ impl<'s> Walker<'s> {
         if !has_body {
             self.mark("it is a redirection without a command");
         }
-        let why = format!("it redirects input or output (`{}`)", redirects.join(" "));
+        let text = redirects.join(" ");
+        let reason = if all_discard {
+            Reason::DiscardsOutput(text)
+        } else {
+            Reason::Other(format!("it redirects input or output (`{text}`)"))
+        };
         // Every command of the body (and the substitutions inside it) has its output redirected.
         let end = self.commands.len();
         for command in self.commands.get_mut(first..end).into_iter().flatten() {
-            command.reasons.push(Reason::Other(why.clone()));
+            command.reasons.push(reason.clone());
         }
     }
 
@@ -163,6 +170,9 @@ impl<'s> Walker<'s> {
                 let child = cursor.node();
                 match cursor.field_name() {
                     Some("name") | Some("argument") => words.push(words::word(child, self.src)),
+                    Some("redirect") if discards_output(child, self.src) => {
+                        reasons.push(Reason::DiscardsOutput(short(words::text(child, self.src))))
+                    }
                     Some("redirect") => reasons.push(Reason::Other(format!(
                         "it redirects input or output (`{}`)",
                         short(words::text(child, self.src))
@@ -242,5 +252,45 @@ impl<'s> Walker<'s> {
                 self.mark("it runs a shell script that is only known when it runs")
             }
         }
+    }
+}
+
+/// Whether `redirect` only throws output away or joins stdout and stderr: `[1|2]>/dev/null`,
+/// `[1|2]>>/dev/null`, `&>/dev/null`, `[1|2]>&1`, `[1|2]>&2`.
+fn discards_output(redirect: Node<'_>, src: &str) -> bool {
+    if redirect.kind() != "file_redirect" {
+        return false;
+    }
+    let mut descriptor = None;
+    let mut operator = None;
+    let mut destination = None;
+    let mut cursor = redirect.walk();
+    for child in redirect.children(&mut cursor) {
+        match child.kind() {
+            "file_descriptor" if descriptor.is_none() && operator.is_none() => {
+                descriptor = Some(words::text(child, src))
+            }
+            _ if !child.is_named() && operator.is_none() => operator = Some(child.kind()),
+            _ if child.is_named() && operator.is_some() && destination.is_none() => {
+                destination = Some(child)
+            }
+            _ => return false,
+        }
+    }
+    if !matches!(descriptor, None | Some("1" | "2")) {
+        return false;
+    }
+    let Some(destination) = destination else {
+        return false;
+    };
+    match operator {
+        Some(">" | ">>" | "&>" | "&>>") => {
+            let word = words::word(destination, src);
+            word.dynamic.is_none() && !word.glob && word.text == "/dev/null"
+        }
+        Some(">&") => {
+            destination.kind() == "number" && matches!(words::text(destination, src), "1" | "2")
+        }
+        _ => false,
     }
 }

@@ -8,8 +8,8 @@ use super::words::Word;
 /// The options of one wrapper: those without a value and those taking one (as the next word,
 /// attached to a short option, or after `=` for a long one).
 struct Options {
-    flags: &'static [&'static str],
-    valued: &'static [&'static str],
+    flags: &'static str,
+    valued: &'static str,
 }
 
 /// Where the wrapped command starts, or why the options are not understood.
@@ -28,9 +28,9 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
         }
         if let Some(long) = arg.strip_prefix("--") {
             let name = format!("--{}", long.split('=').next().unwrap_or(long));
-            if options.flags.contains(&name.as_str()) && !long.contains('=') {
+            if listed(options.flags, name.as_str()) && !long.contains('=') {
                 at += 1;
-            } else if options.valued.contains(&name.as_str()) {
+            } else if listed(options.valued, name.as_str()) {
                 at += if long.contains('=') { 1 } else { 2 };
             } else {
                 return Err(format!("the wrapper option `{arg}` is not understood"));
@@ -40,16 +40,16 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
         let mut consumed = 1;
         for (i, c) in arg.char_indices().skip(1) {
             let short = format!("-{c}");
-            if options.flags.contains(&short.as_str()) {
+            if listed(options.flags, short.as_str()) {
                 continue;
             }
-            if options.valued.contains(&short.as_str()) {
+            if listed(options.valued, short.as_str()) {
                 if i + c.len_utf8() == arg.len() {
                     consumed = 2;
                 }
                 break;
             }
-            if c.is_ascii_digit() && options.valued.contains(&"-NUM") {
+            if c.is_ascii_digit() && listed(options.valued, "-NUM") {
                 break;
             }
             return Err(format!("the wrapper option `{arg}` is not understood"));
@@ -60,45 +60,10 @@ fn skip_options(words: &[Word], from: usize, options: &Options) -> Result<usize,
 }
 
 const SUDO: Options = Options {
-    flags: &[
-        "-A",
-        "-b",
-        "-E",
-        "-H",
-        "-k",
-        "-n",
-        "-P",
-        "-S",
-        "--askpass",
-        "--background",
-        "--preserve-env",
-        "--set-home",
-        "--non-interactive",
-        "--stdin",
-        "--reset-timestamp",
-    ],
-    valued: &[
-        "-u",
-        "-g",
-        "-C",
-        "-D",
-        "-h",
-        "-p",
-        "-r",
-        "-t",
-        "-T",
-        "-U",
-        "--user",
-        "--group",
-        "--chdir",
-        "--host",
-        "--prompt",
-        "--role",
-        "--type",
-        "--command-timeout",
-        "--other-user",
-        "--close-from",
-    ],
+    flags: "-A -b -E -H -k -n -P -S --askpass --background --preserve-env --set-home \
+        --non-interactive --stdin --reset-timestamp",
+    valued: "-u -g -C -D -p -r -t -T -U --user --group --chdir --host --prompt --role --type \
+        --command-timeout --other-user --close-from",
 };
 
 /// Strips wrappers off `words` until the program actually run comes first; what a wrapper
@@ -141,14 +106,23 @@ fn wrapped_start(
 ) -> Result<Option<usize>, String> {
     let has = |option: &str| words.iter().skip(1).any(|w| w.text == option);
     let start = match name {
-        "builtin" | "nohup" => 1,
+        "builtin" => 1,
+        "nohup" => {
+            // With output on a terminal it writes `nohup.out`.
+            reasons.push(Reason::Other("`nohup` may write `nohup.out`".into()));
+            1
+        }
+        "coproc" => {
+            reasons.push(Reason::Other("`coproc` runs it in the background".into()));
+            1
+        }
         "command" => {
             let start = skip_options(
                 words,
                 1,
                 &Options {
-                    flags: &["-p", "-v", "-V"],
-                    valued: &[],
+                    flags: "-p -v -V",
+                    valued: "",
                 },
             )?;
             if words[1..start]
@@ -164,21 +138,14 @@ fn wrapped_start(
             words,
             1,
             &Options {
-                flags: &["-c", "-l"],
-                valued: &["-a"],
+                flags: "-c -l",
+                valued: "-a",
             },
         )?,
         "env" => {
             let options = Options {
-                flags: &[
-                    "-i",
-                    "-0",
-                    "-v",
-                    "--ignore-environment",
-                    "--null",
-                    "--debug",
-                ],
-                valued: &["-u", "-C", "--unset", "--chdir"],
+                flags: "-i -0 -v --ignore-environment --null --debug",
+                valued: "-u -C --unset --chdir",
             };
             if words
                 .iter()
@@ -216,8 +183,8 @@ fn wrapped_start(
                 words,
                 1,
                 &Options {
-                    flags: &["-p", "-v", "-q", "--verbose", "--portability", "--quiet"],
-                    valued: &["-f", "--format"],
+                    flags: "-p -v -q --verbose --portability --quiet",
+                    valued: "-f --format",
                 },
             )?
         }
@@ -225,32 +192,32 @@ fn wrapped_start(
             words,
             1,
             &Options {
-                flags: &[],
-                valued: &["-n", "--adjustment", "-NUM"],
+                flags: "",
+                valued: "-n --adjustment -NUM",
             },
         )?,
         "ionice" => skip_options(
             words,
             1,
             &Options {
-                flags: &["-t"],
-                valued: &["-c", "-n", "--class", "--classdata"],
+                flags: "-t",
+                valued: "-c -n --class --classdata",
             },
         )?,
         "setsid" => skip_options(
             words,
             1,
             &Options {
-                flags: &["-c", "-f", "-w", "--ctty", "--fork", "--wait"],
-                valued: &[],
+                flags: "-c -f -w --ctty --fork --wait",
+                valued: "",
             },
         )?,
         "stdbuf" => skip_options(
             words,
             1,
             &Options {
-                flags: &[],
-                valued: &["-i", "-o", "-e", "--input", "--output", "--error"],
+                flags: "",
+                valued: "-i -o -e --input --output --error",
             },
         )?,
         "timeout" => {
@@ -258,8 +225,8 @@ fn wrapped_start(
                 words,
                 1,
                 &Options {
-                    flags: &["-v", "-f", "--verbose", "--foreground", "--preserve-status"],
-                    valued: &["-s", "-k", "--signal", "--kill-after"],
+                    flags: "-v -f --verbose --foreground --preserve-status",
+                    valued: "-s -k --signal --kill-after",
                 },
             )?;
             // The duration comes before the command.
@@ -291,8 +258,8 @@ fn wrapped_start(
                 SUDO
             } else {
                 Options {
-                    flags: &["-n", "-s"],
-                    valued: &["-u", "-C", "-a"],
+                    flags: "-n -s",
+                    valued: "-u -C -a",
                 }
             };
             if name == "doas" && has("-s") {
@@ -314,42 +281,12 @@ fn wrapped_start(
                 words,
                 1,
                 &Options {
-                    flags: &[
-                        "-0",
-                        "-r",
-                        "-t",
-                        "-x",
-                        "-p",
-                        "-o",
-                        "--null",
-                        "--no-run-if-empty",
-                        "--verbose",
-                        "--exit",
-                        "--interactive",
-                        "--open-tty",
-                    ],
-                    valued: &[
-                        "-n",
-                        "-L",
-                        "-l",
-                        "-P",
-                        "-d",
-                        "-I",
-                        "-i",
-                        "-s",
-                        "-a",
-                        "-E",
-                        "-e",
-                        "--max-args",
-                        "--max-lines",
-                        "--max-procs",
-                        "--delimiter",
-                        "--replace",
-                        "--max-chars",
-                        "--arg-file",
-                        "--eof",
-                        "--process-slot-var",
-                    ],
+                    // `-i`, `-e`, `-l` and `--replace`, `--eof`, `--max-lines` take an optional
+                    // value that is only ever attached: as flags they never swallow the command.
+                    flags: "-0 -r -t -x -p -o -i -e -l --null --no-run-if-empty --verbose --exit \
+                        --interactive --open-tty --replace --eof --max-lines",
+                    valued: "-n -L -P -d -I -s -a -E --max-args --max-procs --delimiter \
+                        --max-chars --arg-file --process-slot-var",
                 },
             )?
         }
@@ -376,7 +313,7 @@ pub(super) enum Script {
     Dynamic,
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"];
+const SHELLS: &str = "sh bash zsh dash ksh mksh ash busybox";
 
 /// The scripts `words` runs: `bash -c SCRIPT`, `eval WORDS`.
 pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
@@ -392,7 +329,7 @@ pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
         let text: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
         return vec![Script::Literal(text.join(" "))];
     }
-    if !SHELLS.contains(&name) {
+    if !listed(SHELLS, name) {
         return Vec::new();
     }
     let mut at = 1;
@@ -400,7 +337,7 @@ pub(super) fn scripts(words: &[Word]) -> Vec<Script> {
     if name == "busybox"
         && words
             .get(1)
-            .is_some_and(|w| SHELLS.contains(&w.text.as_str()))
+            .is_some_and(|w| listed(SHELLS, w.text.as_str()))
     {
         at = 2;
     }
@@ -465,4 +402,9 @@ pub(super) fn find_exec(words: &[Word]) -> Vec<Vec<Word>> {
     found.extend(current);
     found.retain(|c| !c.is_empty());
     found
+}
+
+/// Whether `name` is one of the space-separated names of `list`.
+fn listed(list: &str, name: &str) -> bool {
+    list.split_ascii_whitespace().any(|item| item == name)
 }

@@ -1,7 +1,10 @@
 //! The allowlist: each read-only program with the options it may be given. What is not listed is
 //! refused; options that write a file or run a program are listed in `refused` only to explain.
 
-use super::options::{Allowed, operands};
+use super::options::{Allowed, listed, operands};
+
+/// A command's own check of its arguments.
+type Check = fn(&[String]) -> Result<(), String>;
 
 pub(super) struct Spec {
     pub name: &'static str,
@@ -11,7 +14,7 @@ pub(super) struct Spec {
     /// Whether a glob may stand among the operands: true when every operand is a file only read.
     pub globs: bool,
     /// A check of its own instead of the option table.
-    pub special: Option<fn(&[String]) -> Result<(), String>>,
+    pub special: Option<Check>,
 }
 
 /// Programs `xargs` may run: every option they have only reads, so words from `xargs`'s input
@@ -44,7 +47,7 @@ const fn spec(name: &'static str, allowed: Allowed) -> Spec {
     }
 }
 
-const fn special(name: &'static str, check: fn(&[String]) -> Result<(), String>) -> Spec {
+const fn special(name: &'static str, check: Check) -> Spec {
     Spec {
         name,
         allowed: Allowed::NONE,
@@ -54,28 +57,22 @@ const fn special(name: &'static str, check: fn(&[String]) -> Result<(), String>)
     }
 }
 
-const fn flags(flags: &'static [&'static str], valued: &'static [&'static str]) -> Allowed {
+const fn flags(flags: &'static str, valued: &'static str) -> Allowed {
     Allowed {
         flags,
         valued,
-        optional: &[],
+        optional: "",
+        attached: "",
         numeric: false,
         refused: &[],
     }
 }
 
 const HEAD_TAIL: Allowed = Allowed {
-    flags: &[
-        "-q",
-        "-v",
-        "-z",
-        "--quiet",
-        "--silent",
-        "--verbose",
-        "--zero-terminated",
-    ],
-    valued: &["-n", "-c", "--lines", "--bytes"],
-    optional: &[],
+    flags: "-q -v -z --quiet --silent --verbose --zero-terminated",
+    valued: "-n -c --lines --bytes",
+    optional: "",
+    attached: "",
     numeric: true,
     refused: &[
         ("-f", "`tail -f` never ends"),
@@ -85,211 +82,38 @@ const HEAD_TAIL: Allowed = Allowed {
 };
 
 const GREP: Allowed = Allowed {
-    flags: &[
-        "-E",
-        "-F",
-        "-G",
-        "-P",
-        "-i",
-        "-y",
-        "-v",
-        "-w",
-        "-x",
-        "-c",
-        "-L",
-        "-l",
-        "-o",
-        "-q",
-        "-s",
-        "-b",
-        "-H",
-        "-h",
-        "-n",
-        "-T",
-        "-Z",
-        "-z",
-        "-r",
-        "-R",
-        "-a",
-        "-I",
-        "-U",
-        "--extended-regexp",
-        "--fixed-strings",
-        "--basic-regexp",
-        "--perl-regexp",
-        "--ignore-case",
-        "--no-ignore-case",
-        "--invert-match",
-        "--word-regexp",
-        "--line-regexp",
-        "--count",
-        "--files-with-matches",
-        "--files-without-match",
-        "--only-matching",
-        "--quiet",
-        "--silent",
-        "--no-messages",
-        "--byte-offset",
-        "--with-filename",
-        "--no-filename",
-        "--line-number",
-        "--initial-tab",
-        "--null",
-        "--null-data",
-        "--recursive",
-        "--dereference-recursive",
-        "--text",
-        "--line-buffered",
-    ],
-    valued: &[
-        "-e",
-        "-f",
-        "-m",
-        "-A",
-        "-B",
-        "-C",
-        "-d",
-        "-D",
-        "--regexp",
-        "--file",
-        "--max-count",
-        "--after-context",
-        "--before-context",
-        "--context",
-        "--include",
-        "--exclude",
-        "--exclude-dir",
-        "--exclude-from",
-        "--label",
-        "--binary-files",
-        "--directories",
-        "--devices",
-    ],
-    optional: &["--color", "--colour"],
+    flags: "-E -F -G -P -i -y -v -w -x -c -L -l -o -q -s -b -H -h -n -T -Z -z -r -R -a -I -U \
+        --extended-regexp --fixed-strings --basic-regexp --perl-regexp --ignore-case \
+        --no-ignore-case --invert-match --word-regexp --line-regexp --count --files-with-matches \
+        --files-without-match --only-matching --quiet --silent --no-messages --byte-offset \
+        --with-filename --no-filename --line-number --initial-tab --null --null-data --recursive \
+        --dereference-recursive --text --line-buffered",
+    valued: "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context \
+        --before-context --context --include --exclude --exclude-dir --exclude-from --label \
+        --binary-files --directories --devices",
+    optional: "--color --colour",
+    attached: "",
     numeric: true,
     refused: &[],
 };
 
 const RG: Allowed = Allowed {
-    flags: &[
-        "-n",
-        "-N",
-        "-i",
-        "-S",
-        "-s",
-        "-w",
-        "-v",
-        "-l",
-        "-c",
-        "-F",
-        "-x",
-        "-o",
-        "-u",
-        "-L",
-        "-H",
-        "-I",
-        "-0",
-        "-a",
-        "-p",
-        "-q",
-        "-U",
-        "-P",
-        "-h",
-        "--line-number",
-        "--no-line-number",
-        "--ignore-case",
-        "--smart-case",
-        "--case-sensitive",
-        "--word-regexp",
-        "--invert-match",
-        "--files-with-matches",
-        "--files-without-match",
-        "--count",
-        "--count-matches",
-        "--fixed-strings",
-        "--line-regexp",
-        "--only-matching",
-        "--follow",
-        "--no-heading",
-        "--heading",
-        "--with-filename",
-        "--no-filename",
-        "--hidden",
-        "--no-ignore",
-        "--no-ignore-vcs",
-        "--no-ignore-dot",
-        "--no-ignore-parent",
-        "--no-ignore-global",
-        "--files",
-        "--type-list",
-        "--json",
-        "--vimgrep",
-        "--stats",
-        "--multiline",
-        "--multiline-dotall",
-        "--pcre2",
-        "--trim",
-        "--column",
-        "--no-column",
-        "--no-messages",
-        "--quiet",
-        "--null",
-        "--text",
-        "--passthru",
-        "--unrestricted",
-        "--pretty",
-        "--no-config",
-        "--sort-files",
-        "--byte-offset",
-        "--crlf",
-        "--no-unicode",
-        "--include-zero",
-        "--line-buffered",
-        "--block-buffered",
-        "--max-columns-preview",
-    ],
-    valued: &[
-        "-g",
-        "-t",
-        "-T",
-        "-e",
-        "-f",
-        "-A",
-        "-B",
-        "-C",
-        "-m",
-        "-M",
-        "-j",
-        "-r",
-        "-E",
-        "-d",
-        "--glob",
-        "--iglob",
-        "--type",
-        "--type-not",
-        "--regexp",
-        "--file",
-        "--after-context",
-        "--before-context",
-        "--context",
-        "--max-count",
-        "--max-columns",
-        "--threads",
-        "--replace",
-        "--encoding",
-        "--max-depth",
-        "--maxdepth",
-        "--max-filesize",
-        "--sort",
-        "--sortr",
-        "--color",
-        "--colors",
-        "--context-separator",
-        "--field-match-separator",
-        "--path-separator",
-        "--type-add",
-    ],
-    optional: &[],
+    flags: "-n -N -i -S -s -w -v -l -c -F -x -o -u -L -H -I -0 -a -p -q -U -P -h --line-number \
+        --no-line-number --ignore-case --smart-case --case-sensitive --word-regexp \
+        --invert-match --files-with-matches --files-without-match --count --count-matches \
+        --fixed-strings --line-regexp --only-matching --follow --no-heading --heading \
+        --with-filename --no-filename --hidden --no-ignore --no-ignore-vcs --no-ignore-dot \
+        --no-ignore-parent --no-ignore-global --files --type-list --json --vimgrep --stats \
+        --multiline --multiline-dotall --pcre2 --trim --column --no-column --no-messages --quiet \
+        --null --text --passthru --unrestricted --pretty --no-config --sort-files --byte-offset \
+        --crlf --no-unicode --include-zero --line-buffered --block-buffered \
+        --max-columns-preview",
+    valued: "-g -t -T -e -f -A -B -C -m -M -j -r -E -d --glob --iglob --type --type-not --regexp \
+        --file --after-context --before-context --context --max-count --max-columns --threads \
+        --replace --encoding --max-depth --maxdepth --max-filesize --sort --sortr --color \
+        --colors --context-separator --field-match-separator --path-separator --type-add",
+    optional: "",
+    attached: "",
     numeric: false,
     refused: &[
         ("--pre", "`rg --pre` runs a program on every file"),
@@ -307,134 +131,27 @@ const RG: Allowed = Allowed {
 };
 
 const LS: Allowed = Allowed {
-    flags: &[
-        "-a",
-        "-A",
-        "-l",
-        "-h",
-        "-R",
-        "-t",
-        "-r",
-        "-S",
-        "-d",
-        "-1",
-        "-F",
-        "-G",
-        "-i",
-        "-p",
-        "-s",
-        "-n",
-        "-k",
-        "-L",
-        "-c",
-        "-u",
-        "-U",
-        "-v",
-        "-X",
-        "-x",
-        "-m",
-        "-B",
-        "-o",
-        "-g",
-        "-Q",
-        "-C",
-        "-H",
-        "-N",
-        "-Z",
-        "-f",
-        "--all",
-        "--almost-all",
-        "--human-readable",
-        "--recursive",
-        "--reverse",
-        "--size",
-        "--directory",
-        "--classify",
-        "--group-directories-first",
-        "--full-time",
-        "--inode",
-        "--numeric-uid-gid",
-        "--dereference",
-        "--literal",
-        "--si",
-        "--ignore-backups",
-        "--no-group",
-        "--author",
-        "--escape",
-        "--quote-name",
-        "--dereference-command-line",
-        "--kibibytes",
-        "--context",
-        "--file-type",
-    ],
-    valued: &[
-        "-I",
-        "-w",
-        "-T",
-        "--time-style",
-        "--sort",
-        "--ignore",
-        "--hide",
-        "--width",
-        "--tabsize",
-        "--indicator-style",
-        "--format",
-        "--block-size",
-        "--time",
-        "--quoting-style",
-    ],
-    optional: &["--color", "--colour", "--hyperlink"],
+    flags: "-a -A -l -h -R -t -r -S -d -1 -F -G -i -p -s -n -k -L -c -u -U -v -X -x -m -B -o -g \
+        -Q -C -H -N -Z -f --all --almost-all --human-readable --recursive --reverse --size \
+        --directory --classify --group-directories-first --full-time --inode --numeric-uid-gid \
+        --dereference --literal --si --ignore-backups --no-group --author --escape --quote-name \
+        --dereference-command-line --kibibytes --context --file-type",
+    valued: "-I -w -T --time-style --sort --ignore --hide --width --tabsize --indicator-style \
+        --format --block-size --time --quoting-style",
+    optional: "--color --colour --hyperlink",
+    attached: "",
     numeric: false,
     refused: &[],
 };
 
 const SORT: Allowed = Allowed {
-    flags: &[
-        "-b",
-        "-d",
-        "-f",
-        "-g",
-        "-i",
-        "-M",
-        "-h",
-        "-n",
-        "-R",
-        "-r",
-        "-V",
-        "-c",
-        "-C",
-        "-s",
-        "-u",
-        "-z",
-        "-m",
-        "--ignore-leading-blanks",
-        "--dictionary-order",
-        "--ignore-case",
-        "--general-numeric-sort",
-        "--ignore-nonprinting",
-        "--month-sort",
-        "--human-numeric-sort",
-        "--numeric-sort",
-        "--random-sort",
-        "--reverse",
-        "--version-sort",
-        "--check",
-        "--stable",
-        "--unique",
-        "--zero-terminated",
-        "--merge",
-    ],
-    valued: &[
-        "-k",
-        "-t",
-        "-S",
-        "--key",
-        "--field-separator",
-        "--buffer-size",
-        "--parallel",
-        "--sort",
-    ],
-    optional: &[],
+    flags: "-b -d -f -g -i -M -h -n -R -r -V -c -C -s -u -z -m --ignore-leading-blanks \
+        --dictionary-order --ignore-case --general-numeric-sort --ignore-nonprinting \
+        --month-sort --human-numeric-sort --numeric-sort --random-sort --reverse --version-sort \
+        --check --stable --unique --zero-terminated --merge",
+    valued: "-k -t -S --key --field-separator --buffer-size --parallel --sort",
+    optional: "",
+    attached: "",
     numeric: false,
     refused: &[
         ("-o", "`sort -o` writes its output to a file"),
@@ -455,51 +172,18 @@ const SORT: Allowed = Allowed {
 };
 
 const UNIQ: Allowed = Allowed {
-    flags: &[
-        "-c",
-        "-d",
-        "-D",
-        "-i",
-        "-u",
-        "-z",
-        "--count",
-        "--repeated",
-        "--ignore-case",
-        "--unique",
-        "--zero-terminated",
-    ],
-    valued: &[
-        "-f",
-        "-s",
-        "-w",
-        "--skip-fields",
-        "--skip-chars",
-        "--check-chars",
-    ],
-    optional: &["--all-repeated", "--group"],
+    flags: "-c -d -D -i -u -z --count --repeated --ignore-case --unique --zero-terminated",
+    valued: "-f -s -w --skip-fields --skip-chars --check-chars",
+    optional: "--all-repeated --group",
+    attached: "",
     numeric: false,
     refused: &[],
 };
 
 const CHECKSUM: Allowed = flags(
-    &[
-        "-b",
-        "-t",
-        "-c",
-        "-w",
-        "-z",
-        "--binary",
-        "--text",
-        "--check",
-        "--quiet",
-        "--status",
-        "--strict",
-        "--warn",
-        "--tag",
-        "--zero",
-        "--ignore-missing",
-    ],
-    &[],
+    "-b -t -c -w -z --binary --text --check --quiet --status --strict --warn --tag --zero \
+        --ignore-missing",
+    "",
 );
 
 /// Every listed program, by name.
@@ -508,26 +192,9 @@ static SPECS: &[Spec] = &[
     spec(
         "cat",
         flags(
-            &[
-                "-A",
-                "-b",
-                "-e",
-                "-E",
-                "-n",
-                "-s",
-                "-t",
-                "-T",
-                "-u",
-                "-v",
-                "--number",
-                "--number-nonblank",
-                "--show-all",
-                "--show-ends",
-                "--show-tabs",
-                "--squeeze-blank",
-                "--show-nonprinting",
-            ],
-            &[],
+            "-A -b -e -E -n -s -t -T -u -v --number --number-nonblank --show-all --show-ends \
+                --show-tabs --squeeze-blank --show-nonprinting",
+            "",
         ),
     ),
     spec("head", HEAD_TAIL),
@@ -535,19 +202,8 @@ static SPECS: &[Spec] = &[
     spec(
         "wc",
         flags(
-            &[
-                "-l",
-                "-w",
-                "-c",
-                "-m",
-                "-L",
-                "--lines",
-                "--words",
-                "--bytes",
-                "--chars",
-                "--max-line-length",
-            ],
-            &[],
+            "-l -w -c -m -L --lines --words --bytes --chars --max-line-length",
+            "",
         ),
     ),
     spec("grep", GREP),
@@ -563,94 +219,29 @@ static SPECS: &[Spec] = &[
     spec(
         "cut",
         flags(
-            &[
-                "-s",
-                "-z",
-                "-n",
-                "--complement",
-                "--only-delimited",
-                "--zero-terminated",
-            ],
-            &[
-                "-b",
-                "-c",
-                "-f",
-                "-d",
-                "--bytes",
-                "--characters",
-                "--fields",
-                "--delimiter",
-                "--output-delimiter",
-            ],
+            "-s -z -n --complement --only-delimited --zero-terminated",
+            "-b -c -f -d --bytes --characters --fields --delimiter --output-delimiter",
         ),
     ),
-    spec(
-        "nl",
-        flags(
-            &["-p"],
-            &["-b", "-n", "-w", "-s", "-v", "-i", "-h", "-f", "-d"],
-        ),
-    ),
-    spec("tac", flags(&["-b", "-r"], &["-s"])),
+    spec("nl", flags("-p", "-b -n -w -s -v -i -h -f -d")),
+    spec("tac", flags("-b -r", "-s")),
     spec("rev", Allowed::NONE),
     Spec {
         globs: false,
-        ..spec("tr", flags(&["-c", "-C", "-d", "-s", "-t"], &[]))
+        ..spec("tr", flags("-c -C -d -s -t", ""))
     },
     spec(
         "diff",
         Allowed {
-            flags: &[
-                "-u",
-                "-c",
-                "-r",
-                "-N",
-                "-q",
-                "-s",
-                "-i",
-                "-w",
-                "-b",
-                "-B",
-                "-a",
-                "-y",
-                "-p",
-                "-t",
-                "-T",
-                "-E",
-                "-Z",
-                "--brief",
-                "--recursive",
-                "--new-file",
-                "--ignore-case",
-                "--ignore-all-space",
-                "--ignore-space-change",
-                "--ignore-blank-lines",
-                "--text",
-                "--side-by-side",
-                "--show-c-function",
-                "--minimal",
-                "--report-identical-files",
-                "--expand-tabs",
-                "--initial-tab",
-                "--strip-trailing-cr",
-                "--suppress-common-lines",
-                "--left-column",
-                "--speed-large-files",
-                "--ignore-tab-expansion",
-                "--ignore-trailing-space",
-                "--unidirectional-new-file",
-            ],
-            valued: &[
-                "-U",
-                "-C",
-                "-W",
-                "-x",
-                "--label",
-                "--width",
-                "--exclude",
-                "--line-format",
-            ],
-            optional: &["--unified", "--context", "--color"],
+            flags: "-u -c -r -N -q -s -i -w -b -B -a -y -p -t -T -E -Z --brief --recursive \
+                --new-file --ignore-case --ignore-all-space --ignore-space-change \
+                --ignore-blank-lines --text --side-by-side --show-c-function --minimal \
+                --report-identical-files --expand-tabs --initial-tab --strip-trailing-cr \
+                --suppress-common-lines --left-column --speed-large-files --ignore-tab-expansion \
+                --ignore-trailing-space --unidirectional-new-file",
+            valued: "-U -C -W -x --label --width --exclude --line-format",
+            optional: "--unified --context --color",
+            attached: "",
             numeric: false,
             refused: &[],
         },
@@ -658,166 +249,60 @@ static SPECS: &[Spec] = &[
     spec(
         "cmp",
         flags(
-            &[
-                "-b",
-                "-l",
-                "-s",
-                "--print-bytes",
-                "--verbose",
-                "--quiet",
-                "--silent",
-            ],
-            &["-i", "-n", "--ignore-initial", "--bytes"],
+            "-b -l -s --print-bytes --verbose --quiet --silent",
+            "-i -n --ignore-initial --bytes",
         ),
     ),
     spec(
         "comm",
         flags(
-            &[
-                "-1",
-                "-2",
-                "-3",
-                "-i",
-                "-z",
-                "--check-order",
-                "--nocheck-order",
-                "--total",
-                "--zero-terminated",
-            ],
-            &["--output-delimiter"],
+            "-1 -2 -3 -i -z --check-order --nocheck-order --total --zero-terminated",
+            "--output-delimiter",
         ),
     ),
     spec(
         "stat",
         flags(
-            &[
-                "-L",
-                "-f",
-                "-t",
-                "--dereference",
-                "--file-system",
-                "--terse",
-            ],
-            &["-c", "--format", "--printf"],
+            "-L -f -t --dereference --file-system --terse",
+            "-c --format --printf",
         ),
     ),
     spec(
         "file",
         flags(
-            &[
-                "-b",
-                "-i",
-                "-L",
-                "-h",
-                "-z",
-                "-k",
-                "-N",
-                "-E",
-                "--mime",
-                "--mime-type",
-                "--mime-encoding",
-                "--brief",
-                "--dereference",
-                "--no-dereference",
-                "--keep-going",
-                "--uncompress",
-            ],
-            &[],
+            "-b -i -L -h -k -N -E --mime --mime-type --mime-encoding --brief --dereference \
+                --no-dereference --keep-going",
+            "",
         ),
     ),
     spec(
         "du",
         flags(
-            &[
-                "-s",
-                "-h",
-                "-a",
-                "-c",
-                "-k",
-                "-m",
-                "-b",
-                "-x",
-                "-L",
-                "-l",
-                "-0",
-                "--summarize",
-                "--human-readable",
-                "--apparent-size",
-                "--total",
-                "--si",
-                "--all",
-                "--one-file-system",
-                "--dereference",
-                "--count-links",
-                "--null",
-                "--bytes",
-            ],
-            &[
-                "-d",
-                "-B",
-                "-t",
-                "--max-depth",
-                "--exclude",
-                "--block-size",
-                "--threshold",
-            ],
+            "-s -h -a -c -k -m -b -x -L -l -0 --summarize --human-readable --apparent-size \
+                --total --si --all --one-file-system --dereference --count-links --null --bytes",
+            "-d -B -t --max-depth --exclude --block-size --threshold",
         ),
     ),
     spec(
         "df",
         Allowed {
-            optional: &["--output"],
+            optional: "--output",
             ..flags(
-                &[
-                    "-h",
-                    "-T",
-                    "-i",
-                    "-l",
-                    "-a",
-                    "-k",
-                    "-m",
-                    "-P",
-                    "-H",
-                    "--human-readable",
-                    "--print-type",
-                    "--inodes",
-                    "--local",
-                    "--all",
-                    "--total",
-                    "--si",
-                    "--portability",
-                ],
-                &["-t", "-x", "-B", "--type", "--exclude-type", "--block-size"],
+                "-h -T -i -l -a -k -m -P -H --human-readable --print-type --inodes --local --all \
+                    --total --si --portability",
+                "-t -x -B --type --exclude-type --block-size",
             )
         },
     ),
-    spec("which", flags(&["-a"], &[])),
-    spec("whereis", flags(&["-b", "-m", "-s", "-u"], &[])),
-    spec("type", flags(&["-a", "-t", "-p", "-P", "-f"], &[])),
+    spec("which", flags("-a", "")),
+    spec("whereis", flags("-b -m -s -u", "")),
+    spec("type", flags("-a -t -p -P -f", "")),
     spec(
         "uname",
         flags(
-            &[
-                "-a",
-                "-s",
-                "-n",
-                "-r",
-                "-v",
-                "-m",
-                "-p",
-                "-i",
-                "-o",
-                "--all",
-                "--kernel-name",
-                "--nodename",
-                "--kernel-release",
-                "--kernel-version",
-                "--machine",
-                "--processor",
-                "--hardware-platform",
-                "--operating-system",
-            ],
-            &[],
+            "-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release \
+                --kernel-version --machine --processor --hardware-platform --operating-system",
+            "",
         ),
     ),
     Spec {
@@ -827,69 +312,32 @@ static SPECS: &[Spec] = &[
     spec(
         "id",
         flags(
-            &[
-                "-u", "-g", "-G", "-n", "-r", "-z", "--user", "--group", "--groups", "--name",
-                "--real",
-            ],
-            &[],
+            "-u -g -G -n -r -z --user --group --groups --name --real",
+            "",
         ),
     ),
     Spec {
         max_operands: Some(0),
-        ..spec("pwd", flags(&["-L", "-P"], &[]))
+        ..spec("pwd", flags("-L -P", ""))
     },
     spec(
         "realpath",
         flags(
-            &[
-                "-e",
-                "-m",
-                "-s",
-                "-q",
-                "-L",
-                "-P",
-                "-z",
-                "--canonicalize-existing",
-                "--canonicalize-missing",
-                "--no-symlinks",
-                "--strip",
-                "--quiet",
-                "--logical",
-                "--physical",
-                "--zero",
-            ],
-            &["--relative-to", "--relative-base"],
+            "-e -m -s -q -L -P -z --canonicalize-existing --canonicalize-missing --no-symlinks \
+                --strip --quiet --logical --physical --zero",
+            "--relative-to --relative-base",
         ),
     ),
     spec(
         "readlink",
         flags(
-            &[
-                "-f",
-                "-e",
-                "-m",
-                "-n",
-                "-q",
-                "-s",
-                "-v",
-                "-z",
-                "--canonicalize",
-                "--canonicalize-existing",
-                "--canonicalize-missing",
-                "--no-newline",
-                "--quiet",
-                "--silent",
-                "--verbose",
-                "--zero",
-            ],
-            &[],
+            "-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing \
+                --canonicalize-missing --no-newline --quiet --silent --verbose --zero",
+            "",
         ),
     ),
-    spec(
-        "basename",
-        flags(&["-a", "-z", "--multiple", "--zero"], &["-s", "--suffix"]),
-    ),
-    spec("dirname", flags(&["-z", "--zero"], &[])),
+    spec("basename", flags("-a -z --multiple --zero", "-s --suffix")),
+    spec("dirname", flags("-z --zero", "")),
     spec("md5sum", CHECKSUM),
     spec("sha1sum", CHECKSUM),
     spec("sha224sum", CHECKSUM),
@@ -901,57 +349,12 @@ static SPECS: &[Spec] = &[
     spec(
         "tree",
         Allowed {
-            flags: &[
-                "-a",
-                "-d",
-                "-f",
-                "-i",
-                "-l",
-                "-x",
-                "-s",
-                "-h",
-                "-D",
-                "-F",
-                "-C",
-                "-n",
-                "-J",
-                "-p",
-                "-u",
-                "-g",
-                "-t",
-                "-r",
-                "-v",
-                "-U",
-                "-c",
-                "-q",
-                "-N",
-                "-Q",
-                "-A",
-                "-S",
-                "--noreport",
-                "--dirsfirst",
-                "--gitignore",
-                "--du",
-                "--prune",
-                "--matchdirs",
-                "--ignore-case",
-                "--inodes",
-                "--device",
-                "--si",
-                "--filesfirst",
-                "--fflinks",
-                "--noreport",
-            ],
-            valued: &[
-                "-L",
-                "-I",
-                "-P",
-                "--charset",
-                "--filelimit",
-                "--sort",
-                "--timefmt",
-            ],
-            optional: &[],
+            flags: "-a -d -f -i -l -x -s -h -D -F -C -n -J -p -u -g -t -r -v -U -c -q -N -Q -A \
+                -S --noreport --dirsfirst --gitignore --du --prune --matchdirs --ignore-case \
+                --inodes --device --si --filesfirst --fflinks --noreport",
+            valued: "-L -I -P --charset --filelimit --sort --timefmt",
+            optional: "",
+            attached: "",
             numeric: false,
             refused: &[
                 ("-o", "`tree -o` writes its output to a file"),
@@ -964,64 +367,43 @@ static SPECS: &[Spec] = &[
             ],
         },
     ),
-    spec(
-        "od",
-        flags(
-            &["-b", "-c", "-d", "-o", "-s", "-x", "-v"],
-            &["-A", "-t", "-N", "-j", "-w"],
-        ),
-    ),
-    spec(
-        "hexdump",
-        flags(&["-C", "-b", "-c", "-d", "-o", "-x", "-v"], &["-n", "-s"]),
-    ),
+    spec("od", flags("-b -c -d -o -s -x -v", "-A -t -N -j -w")),
+    spec("hexdump", flags("-C -b -c -d -o -x -v", "-n -s")),
     Spec {
         max_operands: Some(1),
-        ..spec(
-            "xxd",
-            flags(
-                &["-p", "-u", "-b", "-i", "-e", "-a", "-ps", "-C"],
-                &["-l", "-s", "-c", "-g", "-o"],
-            ),
-        )
+        ..spec("xxd", flags("-p -u -b -i -e -a -ps -C", "-l -s -c -g -o"))
     },
     spec(
         "strings",
         flags(
-            &["-a", "-d", "-f", "-w", "--all", "--print-file-name"],
-            &["-n", "-t", "-e", "--bytes", "--radix", "--encoding"],
+            "-a -d -f -w --all --print-file-name",
+            "-n -t -e --bytes --radix --encoding",
         ),
     ),
     spec(
         "column",
         flags(
-            &["-t", "-n", "-x", "-e", "--table"],
-            &["-s", "-c", "-o", "-N", "--separator", "--output-separator"],
+            "-t -n -x -e --table",
+            "-s -c -o -N --separator --output-separator",
         ),
     ),
-    spec(
-        "paste",
-        flags(&["-s", "-z", "--serial"], &["-d", "--delimiters"]),
-    ),
-    spec("fold", flags(&["-b", "-s"], &["-w", "--width"])),
-    spec("expand", flags(&["-i", "--initial"], &["-t", "--tabs"])),
+    spec("paste", flags("-s -z --serial", "-d --delimiters")),
+    spec("fold", flags("-b -s", "-w --width")),
+    spec("expand", flags("-i --initial", "-t --tabs")),
     Spec {
         globs: false,
         ..spec(
             "seq",
             Allowed {
                 numeric: true,
-                ..flags(
-                    &["-w", "--equal-width"],
-                    &["-s", "-f", "--separator", "--format"],
-                )
+                ..flags("-w --equal-width", "-s -f --separator --format")
             },
         )
     },
     Spec {
         max_operands: Some(1),
         globs: false,
-        ..spec("cd", flags(&["-L", "-P"], &[]))
+        ..spec("cd", flags("-L -P", ""))
     },
     special("echo", |_| Ok(())),
     special("true", |_| Ok(())),
@@ -1070,9 +452,10 @@ fn check_printf(args: &[String]) -> Result<(), String> {
 /// `date` prints; with `-s`/`--set` or an operand other than `+FORMAT` it sets the clock.
 fn check_date(args: &[String]) -> Result<(), String> {
     let allowed = Allowed {
-        flags: &["-u", "-R", "--utc", "--universal", "--rfc-email", "--debug"],
-        valued: &["-d", "-r", "--date", "--reference", "--rfc-3339"],
-        optional: &["--iso-8601"],
+        flags: "-u -R --utc --universal --rfc-email --debug",
+        valued: "-d -r --date --reference --rfc-3339",
+        optional: "--iso-8601",
+        attached: "",
         numeric: false,
         refused: &[
             ("-s", "`date -s` sets the system clock"),
@@ -1100,33 +483,12 @@ fn check_date(args: &[String]) -> Result<(), String> {
 /// `jq FILTER [FILES]`: no module search paths, no filter files from elsewhere.
 fn check_jq(args: &[String]) -> Result<(), String> {
     let allowed = Allowed {
-        flags: &[
-            "-r",
-            "-c",
-            "-e",
-            "-s",
-            "-n",
-            "-S",
-            "-j",
-            "-a",
-            "-C",
-            "-M",
-            "-R",
-            "--raw-output",
-            "--compact-output",
-            "--exit-status",
-            "--slurp",
-            "--null-input",
-            "--sort-keys",
-            "--join-output",
-            "--ascii-output",
-            "--color-output",
-            "--monochrome-output",
-            "--raw-input",
-            "--tab",
-        ],
-        valued: &["--indent"],
-        optional: &[],
+        flags: "-r -c -e -s -n -S -j -a -C -M -R --raw-output --compact-output --exit-status \
+            --slurp --null-input --sort-keys --join-output --ascii-output --color-output \
+            --monochrome-output --raw-input --tab",
+        valued: "--indent",
+        optional: "",
+        attached: "",
         numeric: false,
         refused: &[("-L", "`jq -L` loads modules from a directory")],
     };
@@ -1147,79 +509,13 @@ fn check_jq(args: &[String]) -> Result<(), String> {
 /// `find PATHS EXPRESSION`: only tests and printing actions; nothing that runs, deletes or
 /// writes a file.
 pub(super) fn check_find(args: &[String]) -> Result<(), String> {
-    const TESTS_WITH_VALUE: &[&str] = &[
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-type",
-        "-xtype",
-        "-size",
-        "-mtime",
-        "-mmin",
-        "-atime",
-        "-amin",
-        "-ctime",
-        "-cmin",
-        "-newer",
-        "-anewer",
-        "-cnewer",
-        "-perm",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-links",
-        "-inum",
-        "-samefile",
-        "-maxdepth",
-        "-mindepth",
-        "-regextype",
-        "-printf",
-        "-lname",
-        "-ilname",
-        "-fstype",
-        "-used",
-    ];
-    const TESTS: &[&str] = &[
-        "-empty",
-        "-nouser",
-        "-nogroup",
-        "-readable",
-        "-writable",
-        "-executable",
-        "-true",
-        "-false",
-        "-depth",
-        "-mount",
-        "-xdev",
-        "-follow",
-        "-noleaf",
-        "-daystart",
-        "-print",
-        "-print0",
-        "-ls",
-        "-prune",
-        "-quit",
-        "-not",
-        "-and",
-        "-or",
-        "-a",
-        "-o",
-        "!",
-        "(",
-        ")",
-        ",",
-        "-H",
-        "-L",
-        "-P",
-        "-ignore_readdir_race",
-        "-noignore_readdir_race",
-    ];
+    const TESTS_WITH_VALUE: &str = "-name -iname -path -ipath -wholename -iwholename -regex \
+        -iregex -type -xtype -size -mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer \
+        -perm -user -group -uid -gid -links -inum -samefile -maxdepth -mindepth -regextype \
+        -printf -lname -ilname -fstype -used";
+    const TESTS: &str = "-empty -nouser -nogroup -readable -writable -executable -true -false \
+        -depth -mount -xdev -follow -noleaf -daystart -print -print0 -ls -prune -quit -not -and \
+        -or -a -o ! ( ) , -H -L -P -ignore_readdir_race -noignore_readdir_race";
     const WRITES: &[(&str, &str)] = &[
         ("-exec", "`find -exec` runs a command"),
         ("-execdir", "`find -execdir` runs a command"),
@@ -1238,12 +534,12 @@ pub(super) fn check_find(args: &[String]) -> Result<(), String> {
         if let Some((_, why)) = WRITES.iter().find(|(name, _)| *name == arg) {
             return Err((*why).to_owned());
         }
-        if TESTS.contains(&arg) {
+        if listed(TESTS, arg) {
             continue;
         }
         // `-newerXY REFERENCE` (`-newermt 2024-01-01`).
         let newer = arg.len() == 8 && arg.starts_with("-newer");
-        if TESTS_WITH_VALUE.contains(&arg) || newer {
+        if listed(TESTS_WITH_VALUE, arg) || newer {
             if args.get(at).is_none() {
                 return Err(format!("`find {arg}` lacks its value"));
             }

@@ -3,209 +3,42 @@
 //! `--exec-path`) are refused: configuration can run programs (`core.fsmonitor`,
 //! `diff.external`, `core.pager`), and another directory brings its own configuration.
 
-use super::options::{Allowed, operands};
+use super::options::{Allowed, listed, operands};
 
 /// Options of `git log`, `git show`, `git diff` and their kin: formatting, limiting and diff
 /// options. `--output`, `--ext-diff` and `--textconv` are not among them.
-const LOG_FLAGS: &[&str] = &[
-    "--oneline",
-    "--stat",
-    "--shortstat",
-    "--numstat",
-    "--name-only",
-    "--name-status",
-    "--patch",
-    "-p",
-    "-u",
-    "--no-patch",
-    "-s",
-    "--graph",
-    "--all",
-    "--abbrev-commit",
-    "--no-abbrev-commit",
-    "--reverse",
-    "--first-parent",
-    "--merges",
-    "--no-merges",
-    "--follow",
-    "--relative-date",
-    "--cached",
-    "--staged",
-    "--no-color",
-    "--summary",
-    "--full-history",
-    "--simplify-by-decoration",
-    "--pickaxe-all",
-    "--find-renames",
-    "-M",
-    "--no-renames",
-    "--minimal",
-    "--patience",
-    "--histogram",
-    "--raw",
-    "--check",
-    "--exit-code",
-    "--quiet",
-    "--left-right",
-    "--cherry-pick",
-    "--cherry-mark",
-    "--boundary",
-    "--topo-order",
-    "--date-order",
-    "--no-walk",
-    "--source",
-    "--parents",
-    "--children",
-    "-z",
-    "--no-prefix",
-    "--function-context",
-    "-W",
-    "--ignore-blank-lines",
-    "--ignore-cr-at-eol",
-    "--ignore-all-space",
-    "-w",
-    "--ignore-space-change",
-    "-b",
-    "--ignore-space-at-eol",
-    "--full-index",
-    "--binary",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--merge-base",
-    "-R",
-    "--text",
-    "-a",
-    "--compact-summary",
-    "--mailmap",
-    "--use-mailmap",
-    "--no-mailmap",
-    "--notes",
-    "--no-notes",
-    "--no-decorate",
-    "--cumulative",
-    "--name-rev",
-    "-m",
-    "-c",
-    "--cc",
-    "--combined-all-paths",
-    "--remove-empty",
-    "--dense",
-    "--sparse",
-    "--ancestry-path",
-    "--branches",
-    "--tags",
-    "--remotes",
-    "--no-merges",
-    "--invert-grep",
-    "-i",
-    "--regexp-ignore-case",
-    "--all-match",
-    "--basic-regexp",
-    "--extended-regexp",
-    "-E",
-    "--fixed-strings",
-    "-F",
-    "--perl-regexp",
-    "-P",
-    "--count",
-    "--log-size",
-    "--walk-reflogs",
-    "-g",
-    "--date-order",
-    "--author-date-order",
-    "--no-min-parents",
-    "--no-max-parents",
-    "--show-linear-break",
-    "--irreversible-delete",
-    "-D",
-    "--no-indent-heuristic",
-    "--indent-heuristic",
-    "--no-relative",
-    "--ita-invisible-in-index",
-    "--ita-visible-in-index",
-    "--shortstat",
-    "--dirstat",
-    "--expand-tabs",
-    "--no-expand-tabs",
-    "--no-standard-notes",
-    "-t",
-    "-r",
-    "--root",
-    "--always",
-    "--show-pulls",
-    "--single-worktree",
-    "--numbered",
-    "--no-index",
-];
+const LOG_FLAGS: &str = "--oneline --stat --shortstat --numstat --name-only --name-status \
+    --patch -p -u --no-patch -s --graph --all --abbrev-commit --no-abbrev-commit --reverse \
+    --first-parent --merges --no-merges --follow --relative-date --cached --staged --no-color \
+    --summary --full-history --simplify-by-decoration --pickaxe-all --no-renames --minimal \
+    --patience --histogram --raw --check --exit-code --quiet --left-right --cherry-pick \
+    --cherry-mark --boundary --topo-order --date-order --no-walk --source --parents --children \
+    -z --no-prefix --function-context -W --ignore-blank-lines --ignore-cr-at-eol \
+    --ignore-all-space -w --ignore-space-change -b --ignore-space-at-eol --full-index --binary \
+    --no-ext-diff --no-textconv --merge-base -R --text -a --compact-summary --mailmap \
+    --use-mailmap --no-mailmap --notes --no-notes --no-decorate --cumulative --name-rev -m -c \
+    --cc --combined-all-paths --remove-empty --dense --sparse --ancestry-path --branches --tags \
+    --remotes --no-merges --invert-grep -i --regexp-ignore-case --all-match --basic-regexp \
+    --extended-regexp -E --fixed-strings -F --perl-regexp -P --count --log-size --walk-reflogs \
+    -g --date-order --author-date-order --no-min-parents --no-max-parents --show-linear-break \
+    --irreversible-delete -D --no-indent-heuristic --indent-heuristic --no-relative \
+    --ita-invisible-in-index --ita-visible-in-index --shortstat --dirstat --expand-tabs \
+    --no-expand-tabs --no-standard-notes -t -r --root --always --show-pulls --single-worktree \
+    --numbered --no-index";
 
-const LOG_VALUED: &[&str] = &[
-    "-n",
-    "--max-count",
-    "--skip",
-    "--since",
-    "--after",
-    "--until",
-    "--before",
-    "--author",
-    "--committer",
-    "--grep",
-    "-S",
-    "-G",
-    "-U",
-    "--unified",
-    "--diff-filter",
-    "--format",
-    "--pretty",
-    "--date",
-    "--abbrev",
-    "-L",
-    "--min-parents",
-    "--max-parents",
-    "--stat-width",
-    "--stat-name-width",
-    "--stat-count",
-    "--inter-hunk-context",
-    "--anchored",
-    "--encoding",
-    "--exclude",
-    "--glob",
-    "-l",
-    "--diff-algorithm",
-    "--src-prefix",
-    "--dst-prefix",
-    "--line-prefix",
-    "--find-object",
-    "--word-diff-regex",
-    "-B",
-    "-C",
-];
+/// Short options that take the next word as their value, as git reads them.
+const LOG_VALUED: &str = "-n -S -G -L";
 
-const LOG_OPTIONAL: &[&str] = &[
-    "--decorate",
-    "--color",
-    "--word-diff",
-    "--color-words",
-    "--color-moved",
-    "--stat",
-    "--dirstat",
-    "--relative",
-    "--submodule",
-    "--ignore-submodules",
-    "--branches",
-    "--tags",
-    "--remotes",
-    "--find-renames",
-    "--find-copies",
-    "--break-rewrites",
-    "--pretty",
-    "--abbrev",
-    "--notes",
-    "--show-notes",
-    "--first-parent",
-    "--diff-merges",
-    "--decorate-refs",
-    "--decorate-refs-exclude",
-];
+/// Long options with a value. Git accepts many of them only as `--name=value`; listing them as
+/// optional keeps `--name` alone from swallowing the next word, which is then checked itself.
+const LOG_OPTIONAL: &str = "--decorate --color --word-diff --color-words --color-moved --stat \
+    --dirstat --relative --submodule --ignore-submodules --branches --tags --remotes \
+    --find-renames --find-copies --break-rewrites --pretty --abbrev --notes --show-notes \
+    --first-parent --diff-merges --decorate-refs --decorate-refs-exclude --max-count --skip \
+    --since --after --until --before --author --committer --grep --unified --diff-filter \
+    --format --date --min-parents --max-parents --stat-width --stat-name-width --stat-count \
+    --inter-hunk-context --anchored --encoding --exclude --glob --diff-algorithm --src-prefix \
+    --dst-prefix --line-prefix --find-object --word-diff-regex";
 
 const LOG_REFUSED: &[(&str, &str)] = &[
     ("--output", "`git --output` writes a file"),
@@ -227,55 +60,239 @@ const LOG: Allowed = Allowed {
     flags: LOG_FLAGS,
     valued: LOG_VALUED,
     optional: LOG_OPTIONAL,
+    attached: "-U -B -C -M -l",
     numeric: true,
     refused: LOG_REFUSED,
 };
 
-const fn allowed(flags: &'static [&'static str], valued: &'static [&'static str]) -> Allowed {
+const fn allowed(flags: &'static str, valued: &'static str) -> Allowed {
     Allowed {
         flags,
         valued,
-        optional: &[],
+        optional: "",
+        attached: "",
         numeric: false,
         refused: &[],
     }
 }
 
+/// Subcommands that only read (names separated by spaces), each with the options it may be
+/// given.
+const SUBCOMMANDS: &[(&str, Allowed)] = &[
+    (
+        "status",
+        Allowed {
+            optional: "--porcelain --untracked-files --ignored --ignore-submodules --column \
+                --find-renames",
+            ..allowed(
+                "-s --short -b --branch --long -z --show-stash --ahead-behind --no-ahead-behind \
+                    -v --verbose --no-renames -uno -unormal -uall -u",
+                "",
+            )
+        },
+    ),
+    (
+        "blame annotate",
+        Allowed {
+            optional: "--date --since --abbrev",
+            attached: "-M -C",
+            ..allowed(
+                "-l -t -s -e -w -p -f -n -c -b --porcelain --line-porcelain --root --show-name \
+                    --show-number --show-email --show-stats --minimal --incremental",
+                "-L --ignore-rev",
+            )
+        },
+    ),
+    (
+        "grep",
+        Allowed {
+            optional: "--color --max-depth --threads",
+            attached: "",
+            numeric: true,
+            refused: &[
+                (
+                    "-O",
+                    "`git grep -O` opens the matches with a program of its argument's choosing",
+                ),
+                (
+                    "--open-files-in-pager",
+                    "`git grep --open-files-in-pager` runs a program",
+                ),
+                ("--ext-grep", "`git grep --ext-grep` is not supported"),
+                (
+                    "--textconv",
+                    "`git grep --textconv` runs configured conversion programs",
+                ),
+            ],
+            ..allowed(
+                "-n -i -I -w -v -l -L -c -E -F -G -P -h -H -p -W -o -q -z -a --line-number \
+                    --ignore-case --word-regexp --invert-match --files-with-matches --name-only \
+                    --files-without-match --count --extended-regexp --fixed-strings \
+                    --basic-regexp --perl-regexp --heading --break --show-function \
+                    --function-context --cached --untracked --no-index --exclude-standard \
+                    --no-exclude-standard --only-matching --quiet --all-match --and --or --not ( \
+                    ) --full-name --recurse-submodules --text --column --null --no-color",
+                "-e -f -A -B -C -m --max-count --after-context --before-context --context",
+            )
+        },
+    ),
+    (
+        "ls-files",
+        Allowed {
+            optional: "--abbrev",
+            ..allowed(
+                "-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others \
+                    --ignored --stage --unmerged --killed --exclude-standard --directory \
+                    --no-empty-directory --error-unmatch --full-name --recurse-submodules --eol \
+                    --deduplicate --sparse",
+                "-x --exclude -X --exclude-from --exclude-per-directory --format --with-tree",
+            )
+        },
+    ),
+    (
+        "ls-tree",
+        Allowed {
+            optional: "--abbrev",
+            ..allowed(
+                "-r -d -t -l -z --name-only --name-status --object-only --full-name --full-tree \
+                    --long",
+                "--format",
+            )
+        },
+    ),
+    (
+        "rev-parse",
+        Allowed {
+            optional: "--short --abbrev-ref --branches --tags --remotes --path-format \
+                --disambiguate",
+            ..allowed(
+                "--show-toplevel --git-dir --verify -q --quiet --is-inside-work-tree \
+                    --is-inside-git-dir --is-bare-repository --is-shallow-repository \
+                    --show-prefix --show-cdup --symbolic-full-name --symbolic --all \
+                    --absolute-git-dir --git-common-dir --show-superproject-working-tree \
+                    --show-object-format --revs-only --no-revs --flags --no-flags --sq --not \
+                    --local-env-vars --shared-index-path",
+                "--default --prefix --git-path --resolve-git-dir",
+            )
+        },
+    ),
+    (
+        "describe",
+        Allowed {
+            optional: "--dirty --broken --abbrev",
+            ..allowed(
+                "--tags --always --long --exact-match --contains --all --first-parent --debug",
+                "--match --exclude --candidates",
+            )
+        },
+    ),
+    (
+        "cat-file",
+        allowed(
+            "-t -s -p -e --allow-unknown-type --mailmap --use-mailmap",
+            "",
+        ),
+    ),
+    (
+        "merge-base",
+        allowed(
+            "--all --octopus --independent --is-ancestor --fork-point -a",
+            "",
+        ),
+    ),
+    (
+        "show-ref",
+        allowed(
+            "--head --tags --heads --branches -d --dereference -s --hash --verify -q --quiet \
+                --exists",
+            "",
+        ),
+    ),
+    (
+        "for-each-ref",
+        allowed(
+            "--ignore-case --omit-empty -s --shell -p --perl --python --tcl",
+            "--format --sort --count --points-at --exclude",
+        ),
+    ),
+    (
+        "name-rev",
+        allowed(
+            "--name-only --tags --all --always --no-undefined",
+            "--refs --exclude",
+        ),
+    ),
+    (
+        "count-objects",
+        allowed("-v -H --verbose --human-readable", ""),
+    ),
+    (
+        "check-ignore",
+        allowed(
+            "-v -n -q -z --verbose --non-matching --quiet --no-index",
+            "",
+        ),
+    ),
+    ("check-attr", allowed("-a --all --cached -z", "--source")),
+];
+
+/// `git branch` in its listing forms.
+const BRANCH: Allowed = Allowed {
+    optional: "--merged --no-merged --contains --no-contains --color --column",
+    ..allowed(
+        "-a -r -v -vv --all --remotes --verbose --show-current --no-color --ignore-case -i \
+            --omit-empty",
+        "--points-at --sort --format",
+    )
+};
+
+/// `git tag` in its listing forms.
+const TAG: Allowed = Allowed {
+    optional: "--column --color --merged --no-merged --contains --no-contains",
+    ..allowed(
+        "-i --ignore-case --omit-empty",
+        "--points-at --sort --format",
+    )
+};
+
+/// Options before the subcommand that change nothing but output and path matching.
+const GLOBAL_FLAGS: &str = "--no-pager -P --no-optional-locks --literal-pathspecs \
+    --no-replace-objects --glob-pathspecs --noglob-pathspecs --icase-pathspecs";
+
+/// `git shortlog`'s own summary options, read-only like the log options it also takes.
+const SHORTLOG_FLAGS: &str = "-e --email -s -n -sn -ns -sne -nse --summary --numbered";
+
 /// `args` are the words after `git`.
 pub(super) fn check(args: &[String]) -> Result<(), String> {
     let mut at = 0;
     while let Some(arg) = args.get(at) {
-        match arg.as_str() {
-            "--no-pager"
-            | "-P"
-            | "--no-optional-locks"
-            | "--literal-pathspecs"
-            | "--no-replace-objects"
-            | "--glob-pathspecs"
-            | "--noglob-pathspecs"
-            | "--icase-pathspecs" => at += 1,
-            "--version" | "version" if at + 1 == args.len() => return Ok(()),
-            "-c" | "--config-env" => {
-                return Err(format!(
-                    "`git {arg}` sets configuration, which can run programs (core.fsmonitor, diff.external, core.pager)"
-                ));
-            }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" | "--bare" => {
-                return Err(format!(
-                    "`git {arg}` points git at another directory, whose own configuration can run programs"
-                ));
-            }
-            a if a.starts_with("--config-env") || a.starts_with("-c") => {
-                return Err(format!(
-                    "`git {a}` sets configuration, which can run programs"
-                ));
-            }
-            a if a.starts_with('-') => {
-                return Err(format!(
-                    "`git {a}` is not a global option known to only read"
-                ));
-            }
-            _ => break,
+        let arg = arg.as_str();
+        if listed(GLOBAL_FLAGS, arg) {
+            at += 1;
+        } else if (arg == "--version" || arg == "version") && at + 1 == args.len() {
+            return Ok(());
+        } else if arg.starts_with("-c") || arg.starts_with("--config-env") {
+            return Err(format!(
+                "`git {arg}` sets configuration, which can run programs \
+                 (core.fsmonitor, diff.external, core.pager)"
+            ));
+        } else if listed(
+            "-C --git-dir --work-tree --namespace --exec-path --bare",
+            arg,
+        ) || arg.starts_with("--git-dir=")
+            || arg.starts_with("--work-tree=")
+            || arg.starts_with("--exec-path=")
+        {
+            return Err(format!(
+                "`git {arg}` points git at another directory, whose own configuration can run \
+                 programs"
+            ));
+        } else if arg.starts_with('-') {
+            return Err(format!(
+                "`git {arg}` is not a global option known to only read"
+            ));
+        } else {
+            break;
         }
     }
     let Some(sub) = args.get(at) else {
@@ -285,144 +302,47 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
     let program = format!("git {sub}");
     let p = program.as_str();
     match sub.as_str() {
-        "log" | "show" | "diff" | "whatchanged" | "rev-list" | "diff-tree" | "diff-index"
-        | "diff-files" | "shortlog" => {
-            if sub == "shortlog" {
-                // Shortlog's own short options mean something else; they are read-only too.
-                let filtered: Vec<String> = rest
-                    .iter()
-                    .filter(|a| !matches!(a.as_str(), "-e" | "--email" | "-s" | "-n" | "-sn" | "-ns" | "--summary" | "--numbered"))
-                    .cloned()
-                    .collect();
-                return operands(p, &LOG, &filtered).map(|_| ());
-            }
-            operands(p, &LOG, rest).map(|_| ())
+        "shortlog" => {
+            let log_options: Vec<String> = rest
+                .iter()
+                .filter(|a| !listed(SHORTLOG_FLAGS, a))
+                .cloned()
+                .collect();
+            operands(p, &LOG, &log_options).map(|_| ())
         }
-        "status" => operands(p, &Allowed {
-            optional: &["--porcelain", "--untracked-files", "--ignored", "--ignore-submodules", "--column", "--find-renames"],
-            ..allowed(
-                &[
-                    "-s", "--short", "-b", "--branch", "--long", "-z", "--show-stash",
-                    "--ahead-behind", "--no-ahead-behind", "-v", "--verbose", "--no-renames",
-                    "-uno", "-unormal", "-uall", "-u",
-                ],
-                &[],
-            )
-        }, rest).map(|_| ()),
-        "blame" | "annotate" => operands(p, &allowed(
-            &[
-                "-l", "-t", "-s", "-e", "-w", "-M", "-C", "-p", "-f", "-n", "-c", "-b",
-                "--porcelain", "--line-porcelain", "--root", "--show-name", "--show-number",
-                "--show-email", "--show-stats", "--minimal", "--incremental",
-            ],
-            &["-L", "--date", "--since", "--abbrev", "--ignore-rev"],
-        ), rest).map(|_| ()),
-        "grep" => operands(p, &Allowed {
-            optional: &["--color", "--max-depth", "--threads"],
-            numeric: true,
-            refused: &[
-                ("-O", "`git grep -O` opens the matches with a program of its argument's choosing"),
-                ("--open-files-in-pager", "`git grep --open-files-in-pager` runs a program"),
-                ("--ext-grep", "`git grep --ext-grep` is not supported"),
-                ("--textconv", "`git grep --textconv` runs configured conversion programs"),
-            ],
-            ..allowed(
-                &[
-                    "-n", "-i", "-I", "-w", "-v", "-l", "-L", "-c", "-E", "-F", "-G", "-P", "-h",
-                    "-H", "-p", "-W", "-o", "-q", "-z", "-a", "--line-number", "--ignore-case",
-                    "--word-regexp", "--invert-match", "--files-with-matches", "--name-only",
-                    "--files-without-match", "--count", "--extended-regexp", "--fixed-strings",
-                    "--basic-regexp", "--perl-regexp", "--heading", "--break", "--show-function",
-                    "--function-context", "--cached", "--untracked", "--no-index",
-                    "--exclude-standard", "--no-exclude-standard", "--only-matching", "--quiet",
-                    "--all-match", "--and", "--or", "--not", "(", ")", "--full-name",
-                    "--recurse-submodules", "--text", "--column", "--null", "--no-color",
-                ],
-                &["-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--after-context", "--before-context", "--context"],
-            )
-        }, rest).map(|_| ()),
-        "ls-files" => operands(p, &Allowed {
-            optional: &["--abbrev"],
-            ..allowed(
-                &[
-                    "-c", "-d", "-m", "-o", "-i", "-s", "-u", "-k", "-z", "-t", "-v", "-f",
-                    "--cached", "--deleted", "--modified", "--others", "--ignored", "--stage",
-                    "--unmerged", "--killed", "--exclude-standard", "--directory",
-                    "--no-empty-directory", "--error-unmatch", "--full-name",
-                    "--recurse-submodules", "--eol", "--deduplicate", "--sparse",
-                ],
-                &["-x", "--exclude", "-X", "--exclude-from", "--exclude-per-directory", "--format", "--with-tree"],
-            )
-        }, rest).map(|_| ()),
-        "ls-tree" => operands(p, &Allowed {
-            optional: &["--abbrev"],
-            ..allowed(
-                &["-r", "-d", "-t", "-l", "-z", "--name-only", "--name-status", "--object-only", "--full-name", "--full-tree", "--long"],
-                &["--format"],
-            )
-        }, rest).map(|_| ()),
-        "rev-parse" => operands(p, &Allowed {
-            optional: &["--short", "--abbrev-ref", "--branches", "--tags", "--remotes", "--path-format", "--disambiguate"],
-            ..allowed(
-                &[
-                    "--show-toplevel", "--git-dir", "--verify", "-q", "--quiet",
-                    "--is-inside-work-tree", "--is-inside-git-dir", "--is-bare-repository",
-                    "--is-shallow-repository", "--show-prefix", "--show-cdup",
-                    "--symbolic-full-name", "--symbolic", "--all", "--absolute-git-dir",
-                    "--git-common-dir", "--show-superproject-working-tree", "--show-object-format",
-                    "--revs-only", "--no-revs", "--flags", "--no-flags", "--sq", "--not",
-                    "--local-env-vars", "--shared-index-path",
-                ],
-                &["--default", "--prefix", "--git-path", "--resolve-git-dir"],
-            )
-        }, rest).map(|_| ()),
-        "describe" => operands(p, &Allowed {
-            optional: &["--dirty", "--broken", "--abbrev"],
-            ..allowed(
-                &["--tags", "--always", "--long", "--exact-match", "--contains", "--all", "--first-parent", "--debug"],
-                &["--match", "--exclude", "--candidates"],
-            )
-        }, rest).map(|_| ()),
-        "cat-file" => operands(p, &allowed(&["-t", "-s", "-p", "-e", "--allow-unknown-type", "--mailmap", "--use-mailmap"], &[]), rest).map(|_| ()),
-        "merge-base" => operands(p, &allowed(&["--all", "--octopus", "--independent", "--is-ancestor", "--fork-point", "-a"], &[]), rest).map(|_| ()),
-        "show-ref" => operands(p, &allowed(&["--head", "--tags", "--heads", "--branches", "-d", "--dereference", "-s", "--hash", "--verify", "-q", "--quiet", "--exists"], &["--abbrev"]), rest).map(|_| ()),
-        "for-each-ref" => operands(p, &allowed(&["--ignore-case", "--omit-empty", "-s", "--shell", "-p", "--perl", "--python", "--tcl"], &["--format", "--sort", "--count", "--points-at", "--merged", "--no-merged", "--contains", "--no-contains", "--exclude"]), rest).map(|_| ()),
-        "name-rev" => operands(p, &allowed(&["--name-only", "--tags", "--all", "--always", "--no-undefined"], &["--refs", "--exclude"]), rest).map(|_| ()),
-        "count-objects" => operands(p, &allowed(&["-v", "-H", "--verbose", "--human-readable"], &[]), rest).map(|_| ()),
-        "check-ignore" => operands(p, &allowed(&["-v", "-n", "-q", "-z", "--verbose", "--non-matching", "--quiet", "--no-index"], &[]), rest).map(|_| ()),
-        "check-attr" => operands(p, &allowed(&["-a", "--all", "--cached", "-z"], &["--source"]), rest).map(|_| ()),
+        "log" | "show" | "diff" | "whatchanged" | "rev-list" | "diff-tree" | "diff-index"
+        | "diff-files" => operands(p, &LOG, rest).map(|_| ()),
         "reflog" => reflog(rest),
-        "branch" => listing(p, rest, &Allowed {
-            optional: &["--merged", "--no-merged", "--color", "--column"],
-            ..allowed(
-                &["-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current", "--no-color", "--ignore-case", "-i", "--omit-empty"],
-                &["--contains", "--no-contains", "--points-at", "--sort", "--format"],
-            )
-        }),
-        "tag" => listing(p, rest, &Allowed {
-            optional: &["--column", "--color", "--merged", "--no-merged"],
-            ..allowed(
-                &["-i", "--ignore-case", "--omit-empty"],
-                &["--contains", "--no-contains", "--points-at", "--sort", "--format"],
-            )
-        }),
-        "remote" => match rest.first().map(String::as_str) {
-            None | Some("-v") | Some("--verbose") if rest.len() <= 1 => Ok(()),
-            Some("get-url") => operands(p, &allowed(&["--push", "--all"], &[]), &rest[1..]).map(|_| ()),
-            _ => Err("`git remote` with these arguments changes remotes or contacts a server; only `git remote`, `git remote -v` and `git remote get-url` are accepted".into()),
-        },
+        "branch" => listing(p, rest, &BRANCH),
+        "tag" => listing(p, rest, &TAG),
+        // Remote URLs can embed credentials (`https://user:token@host/…`): names only.
+        "remote" if rest.is_empty() => Ok(()),
+        "remote" => Err("`git remote` is accepted alone only: remote URLs can hold \
+                         credentials, and the other forms change remotes or contact a server"
+            .into()),
         "stash" => match rest.first().map(String::as_str) {
             Some("list") => operands("git stash list", &LOG, &rest[1..]).map(|_| ()),
             Some("show") => operands("git stash show", &LOG, &rest[1..]).map(|_| ()),
-            _ => Err("`git stash` changes the working tree; only `git stash list` and `git stash show` are accepted".into()),
+            _ => Err(
+                "`git stash` changes the working tree; only `git stash list` and \
+                      `git stash show` are accepted"
+                    .into(),
+            ),
         },
         "worktree" => match rest {
             [list] if list == "list" => Ok(()),
             [list, opt] if list == "list" && (opt == "--porcelain" || opt == "-v") => Ok(()),
             _ => Err("only `git worktree list` is accepted".into()),
         },
-        "config" => config(rest),
-        other => Err(format!("`git {other}` is not a read-only git command")),
+        "config" => Err(
+            "`git config` is not accepted: configuration can hold credentials, \
+                         and most of its forms write"
+                .into(),
+        ),
+        other => match SUBCOMMANDS.iter().find(|(names, _)| listed(names, other)) {
+            Some((_, allowed)) => operands(p, allowed, rest).map(|_| ()),
+            None => Err(format!("`git {other}` is not a read-only git command")),
+        },
     }
 }
 
@@ -458,46 +378,8 @@ fn reflog(rest: &[String]) -> Result<(), String> {
         Some("show") => operands("git reflog show", &LOG, &rest[1..]).map(|_| ()),
         Some(first) if first.starts_with('-') => operands("git reflog", &LOG, rest).map(|_| ()),
         Some(other) => Err(format!(
-            "`git reflog {other}` is not accepted (`expire` and `delete` rewrite history); use `git reflog show {other}`"
+            "`git reflog {other}` is not accepted (`expire` and `delete` rewrite history); \
+             use `git reflog show {other}`"
         )),
     }
-}
-
-/// `git config` only when it reads: `--get`, `--get-all`, `--get-regexp`, `--list`.
-fn config(rest: &[String]) -> Result<(), String> {
-    let reads = rest.iter().any(|a| {
-        matches!(
-            a.as_str(),
-            "--get" | "--get-all" | "--get-regexp" | "--list" | "-l"
-        )
-    });
-    if !reads {
-        return Err("`git config` without `--get` or `--list` can write configuration".into());
-    }
-    operands(
-        "git config",
-        &allowed(
-            &[
-                "--get",
-                "--get-all",
-                "--get-regexp",
-                "--list",
-                "-l",
-                "--local",
-                "--global",
-                "--system",
-                "--show-origin",
-                "--show-scope",
-                "--name-only",
-                "-z",
-                "--null",
-                "--bool",
-                "--int",
-                "--path",
-            ],
-            &[],
-        ),
-        rest,
-    )
-    .map(|_| ())
 }

@@ -5,11 +5,16 @@
 /// unambiguous prefix (`--out` for `--output`), and such a prefix is simply not on the list.
 pub(super) struct Allowed {
     /// Options without a value: `-l`, `--all`.
-    pub flags: &'static [&'static str],
+    pub flags: &'static str,
     /// Options with a value: the next word, attached to a short one (`-n5`), or after `=`.
-    pub valued: &'static [&'static str],
+    pub valued: &'static str,
     /// Long options whose value is optional and only given after `=` (`--color[=WHEN]`).
-    pub optional: &'static [&'static str],
+    pub optional: &'static str,
+    /// Short options whose value is optional and only attached (`git diff -U5`, `-U`): they
+    /// never take the next word. Listing an option here or among the flags, never as valued
+    /// when it is not, keeps a misreading on the safe side: the next word is checked as an
+    /// option of its own.
+    pub attached: &'static str,
     /// Whether `-NUM` is accepted (`head -20`, `grep -3`, `git log -5`).
     pub numeric: bool,
     /// Options refused with a specific reason (the rest of the unknown ones get a generic one).
@@ -18,9 +23,10 @@ pub(super) struct Allowed {
 
 impl Allowed {
     pub(super) const NONE: Allowed = Allowed {
-        flags: &[],
-        valued: &[],
-        optional: &[],
+        flags: "",
+        valued: "",
+        optional: "",
+        attached: "",
         numeric: false,
         refused: &[],
     };
@@ -52,7 +58,7 @@ pub(super) fn operands<'a>(
                 None => (arg.clone(), None),
             };
             let name = name.as_str();
-            let known = if allowed.valued.contains(&name) {
+            let known = if listed(allowed.valued, name) {
                 if value.is_none() {
                     if args.get(at).is_none() {
                         return Err(format!("`{program} {name}` lacks its value"));
@@ -60,10 +66,10 @@ pub(super) fn operands<'a>(
                     at += 1;
                 }
                 true
-            } else if allowed.optional.contains(&name) {
+            } else if listed(allowed.optional, name) {
                 true
             } else {
-                allowed.flags.contains(&name) && value.is_none()
+                listed(allowed.flags, name) && value.is_none()
             };
             if !known {
                 return Err(refusal(program, name, allowed));
@@ -73,16 +79,19 @@ pub(super) fn operands<'a>(
         if allowed.numeric && arg[1..].chars().all(|c| c.is_ascii_digit()) {
             continue;
         }
-        if allowed.flags.contains(&arg.as_str()) {
+        if listed(allowed.flags, arg.as_str()) {
             continue;
         }
         // A cluster of short options (`-la`, `-n5`, `-A3`).
         for (i, c) in arg.char_indices().skip(1) {
             let short = format!("-{c}");
-            if allowed.flags.contains(&short.as_str()) {
+            if listed(allowed.flags, short.as_str()) {
                 continue;
             }
-            if allowed.valued.contains(&short.as_str()) {
+            if listed(allowed.attached, short.as_str()) {
+                break;
+            }
+            if listed(allowed.valued, short.as_str()) {
                 if i + c.len_utf8() == arg.len() {
                     if args.get(at).is_none() {
                         return Err(format!("`{program} {short}` lacks its value"));
@@ -101,7 +110,14 @@ fn refusal(program: &str, option: &str, allowed: &Allowed) -> String {
     match allowed.refused.iter().find(|(name, _)| *name == option) {
         Some((_, why)) => (*why).to_owned(),
         None => format!(
-            "`{program} {option}` is not an option known to only read (only listed read-only options are accepted)"
+            "`{program} {option}` is not an option known to only read (only listed read-only \
+             options are accepted)"
         ),
     }
+}
+
+/// Whether `name` is one of the space-separated names of `list` (tables of options are kept as
+/// such strings: one line holds many options, and the lookup is as cheap as a slice's).
+pub(crate) fn listed(list: &str, name: &str) -> bool {
+    list.split_ascii_whitespace().any(|item| item == name)
 }
