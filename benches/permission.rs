@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::hint::black_box;
 
 use divan::Bencher;
-use harness9::permission::decide;
 use harness9::permission::rules::{PermissionRules, project_file};
 use harness9::permission::shell;
+use harness9::permission::{CallInput, decide};
 use harness9::planning::{Mode, readonly};
 use harness9::tools::Bash;
 
@@ -82,7 +82,7 @@ fn rules() -> (tempfile::TempDir, PermissionRules) {
     let settings = serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
     std::fs::create_dir_all(work.join(".harness9")).unwrap();
     std::fs::write(project_file(&work), settings.to_string()).unwrap();
-    let rules = PermissionRules::new(&work, &work.join("home"));
+    let rules = PermissionRules::new(&work, &work.join("home"), true);
     (dir, rules)
 }
 
@@ -97,5 +97,11 @@ fn decide_bash_200_rules(bencher: Bencher, which: &str) {
         long_line()
     };
     let arguments = serde_json::json!({ "command": command });
-    bencher.bench_local(|| decide(&Bash, &arguments, Mode::Default, &work, &allowed, &rules));
+    bencher.bench_local(|| {
+        decide(
+            &CallInput::new(&Bash, &arguments, Mode::Default, &work),
+            &allowed,
+            &rules,
+        )
+    });
 }
