@@ -231,7 +231,7 @@ mod permission {
             serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
         std::fs::create_dir_all(work.join(".harness9")).unwrap();
         std::fs::write(project_file(&work), settings.to_string()).unwrap();
-        let rules = PermissionRules::new(&work, &work.join("home"));
+        let rules = PermissionRules::new(&work, &work.join("home"), true);
         (dir, rules)
     }
 

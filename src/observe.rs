@@ -114,7 +114,7 @@ where
 }
 
 #[cfg(feature = "otel")]
-mod otel {
+pub mod otel {
     //! OTLP/HTTP export of the engine's spans, configured by the standard `OTEL_EXPORTER_OTLP_*`
     //! variables.
 

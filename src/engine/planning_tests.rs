@@ -211,7 +211,7 @@ async fn todo_write_refuses_several_items_jumping_to_completed() {
 async fn allow_like_this_writes_a_rule_that_covers_the_next_call() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().canonicalize().unwrap();
-    let rules = Arc::new(rules::PermissionRules::new(&work, &work.join("home")));
+    let rules = Arc::new(rules::PermissionRules::new(&work, &work.join("home"), true));
     let provider = Arc::new(ScriptedProvider::new([
         calls_reply("", vec![call("1", "bash", r#"{"command":"echo first"}"#)]),
         calls_reply("", vec![call("2", "bash", r#"{"command":"echo second"}"#)]),
@@ -269,7 +269,7 @@ async fn a_deny_rule_refuses_even_in_yolo_and_a_broken_settings_file_is_reported
     .unwrap();
     std::fs::create_dir_all(work.join("home")).unwrap();
     std::fs::write(work.join("home/settings.json"), "{ broken").unwrap();
-    let rules = Arc::new(rules::PermissionRules::new(&work, &work.join("home")));
+    let rules = Arc::new(rules::PermissionRules::new(&work, &work.join("home"), true));
     let provider = Arc::new(ScriptedProvider::new([
         calls_reply(
             "",

@@ -243,7 +243,7 @@ pub struct PermissionRules {
 }
 
 impl PermissionRules {
-    pub fn new(workdir: &Path, home: &Path) -> Self {
+    pub fn new(workdir: &Path, home: &Path, _trusted: bool) -> Self {
         PermissionRules {
             sources: Mutex::new([
                 Source::new(project_file(workdir)),
@@ -258,6 +258,7 @@ impl PermissionRules {
         Self::new(
             Path::new("/nonexistent-harness9"),
             Path::new("/nonexistent-harness9"),
+            false,
         )
     }
 
@@ -411,7 +412,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(project_file(&work), "{ not json").unwrap();
-        let permissions = PermissionRules::new(&work, &home);
+        let permissions = PermissionRules::new(&work, &home, true);
         let ls = Subject {
             tool: "bash",
             text: Some("ls -la"),
@@ -450,7 +451,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("w");
         std::fs::create_dir_all(&work).unwrap();
-        let permissions = PermissionRules::new(&work, &dir.path().join("h"));
+        let permissions = PermissionRules::new(&work, &dir.path().join("h"), true);
         let path = permissions.add_allow("bash(cargo test*)").unwrap();
         permissions.add_allow("bash(cargo test*)").unwrap();
         let written: serde_json::Value =
