@@ -5,5 +5,6 @@ mod providers;
 mod sessions;
 mod support;
 mod tools;
+mod trust;
 mod tui;
 mod workflows;
