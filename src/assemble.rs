@@ -1,6 +1,9 @@
 //! Wiring, the same for `exec` and the TUI: from `Settings` to an engine bound to a stored
 //! session (new, the latest of this directory, or a chosen one), with its todo list persisted,
-//! the project's skills and AGENTS.md in the prompt, and summarising compaction.
+//! the project's skills and AGENTS.md in the prompt, and summarising compaction. A session
+//! stored in `yolo` comes back in `default` unless the command line names `yolo` again.
+
+mod saving;
 
 use std::sync::Arc;
 
@@ -13,6 +16,8 @@ use crate::memory::{
 use crate::observe::TracingObserver;
 use crate::planning::{Mode, TodoStore};
 use crate::tools;
+
+pub use saving::{SavingSession, Unsaved};
 
 /// Which session a run works in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +46,26 @@ pub struct Assembly {
     pub session: SessionRecord,
     pub todos: Arc<TodoStore>,
     pub skills: Arc<SkillIndex>,
+    /// The stored session as the engine writes it, to ask at the end what could not be saved.
+    pub saving: Arc<SavingSession<SqliteSession>>,
+    /// Worth telling the user (a `yolo` session resumed in `default`).
+    pub notices: Vec<String>,
+}
+
+/// The mode a stored session resumes in: its own, except that `yolo` is never resumed (it is
+/// only ever chosen by `--mode yolo` or in the TUI). The notice says so when it applies.
+pub fn resumed_mode(stored: &str) -> (Mode, Option<String>) {
+    match Mode::parse(stored).unwrap_or_default() {
+        Mode::Yolo => (
+            Mode::Default,
+            Some(
+                "this session was in yolo mode; it resumes in default mode (--mode yolo, or \
+                 Shift+Tab in the TUI, chooses it again)"
+                    .into(),
+            ),
+        ),
+        mode => (mode, None),
+    }
 }
 
 /// `$HARNESS9_HOME/sessions.db`, opened and migrated.
@@ -67,7 +92,12 @@ pub async fn assemble(
                 mode: settings.mode.to_string(),
             })
             .await
-            .map_err(setup)?,
+            .map_err(|e| {
+                AssembleError::Setup(format!(
+                    "cannot create the session in {}: {e}; nothing was sent to the model",
+                    settings.home.join("sessions.db").display()
+                ))
+            })?,
         SessionChoice::Continue => store.latest(&workdir).await.map_err(setup)?.ok_or_else(|| {
             AssembleError::Session(format!(
                 "there is no earlier session in {workdir} to continue; start one without --continue"
@@ -78,18 +108,22 @@ pub async fn assemble(
             other => setup(other),
         })?,
     };
-    // A resumed session comes back in its own mode unless the command line names one.
+    // A resumed session comes back in its own mode unless the command line names one (and
+    // never in yolo by itself).
+    let mut notices = Vec::new();
     let mode = if settings.mode_given {
-        if settings.mode.as_str() != session.mode {
-            store
-                .set_mode(&session.id, settings.mode.as_str())
-                .await
-                .map_err(setup)?;
-        }
         settings.mode
     } else {
-        Mode::parse(&session.mode).unwrap_or_default()
+        let (mode, notice) = resumed_mode(&session.mode);
+        notices.extend(notice);
+        mode
     };
+    if mode.as_str() != session.mode {
+        store
+            .set_mode(&session.id, mode.as_str())
+            .await
+            .map_err(setup)?;
+    }
 
     // An unreadable stored list is reported by the first run and left in sessions.db as it is.
     let todos = Arc::new(TodoStore::default());
@@ -111,6 +145,10 @@ pub async fn assemble(
         ))
     })?;
     let registry = tools::standard_registry(Arc::clone(&skills));
+    let saving = Arc::new(SavingSession::new(SqliteSession::new(
+        store.clone(),
+        session.id.clone(),
+    )));
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
@@ -123,16 +161,12 @@ pub async fn assemble(
         }))
         .mode(mode)
         .todo_store(Arc::clone(&todos))
-        .session(Arc::new(SqliteSession::new(
-            store.clone(),
-            session.id.clone(),
-        )))
+        .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)
         .observer(Arc::new(TracingObserver))
         .permission_rules(Arc::new(crate::permission::rules::PermissionRules::new(
             &settings.workdir,
             &settings.home,
-            // trust: every folder counts as trusted until Folder trust is wired (issue 11).
-            true,
+            settings.trusted,
         )))
         .build();
     Ok(Assembly {
@@ -141,5 +175,7 @@ pub async fn assemble(
         session,
         todos,
         skills,
+        saving,
+        notices,
     })
 }

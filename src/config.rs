@@ -1,8 +1,11 @@
 //! Everything the program is told before it starts working: the command line, the environment
-//! and `<workdir>/.env`, resolved into one `Settings`. The process environment is never modified:
-//! `.env` values are looked up beside it, so they cannot leak into commands the agent runs.
+//! and `<workdir>/.env`, resolved into one `Settings`. `.env` values are looked up beside the
+//! process environment, never put into it, so they cannot leak into commands the agent runs; a
+//! folder's `.env` sets only the provider's variables, and in an untrusted folder its base URL
+//! never receives a key from elsewhere.
 
 mod cli;
+pub mod trust;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -46,25 +49,46 @@ pub enum ConfigError {
     NoHome,
 }
 
-/// Variables from the process environment, falling back to `<workdir>/.env`.
+/// Where a variable's value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The process environment (or a secret taken out of it at start).
+    Process,
+    /// The working directory's `.env`: written by whoever wrote the folder.
+    Dotenv,
+}
+
+/// Variables from the process environment, falling back to `<workdir>/.env`. A folder's `.env`
+/// may set the provider's variables only: anything else it holds is ignored (and listed, so the
+/// front ends can say so), since it could move `$HARNESS9_HOME` into the folder or change `PATH`.
 #[derive(Debug, Default, Clone)]
 pub struct Environment {
     process: HashMap<String, String>,
     dotenv: HashMap<String, String>,
+    /// Names in `.env` that were ignored, sorted.
+    ignored: Vec<String>,
+}
+
+/// Whether a folder's `.env` may set `name` (CONTRACT "Environment"): an allowlist.
+pub fn dotenv_may_set(name: &str) -> bool {
+    name.starts_with("OPENAI_")
+        || name.starts_with("ANTHROPIC_")
+        || name == "HARNESS9_PROVIDER"
+        || name == "HARNESS9_MODEL"
 }
 
 impl Environment {
-    /// The process environment plus `dotenv_path` when it exists. A malformed `.env` line is
-    /// reported on stderr and skipped; a missing file is not an error.
-    pub fn load(dotenv_path: &Path) -> Self {
-        let process = std::env::vars().collect();
-        let mut dotenv = HashMap::new();
+    /// The process environment, plus `secrets` (the variables `hardening` took out of it), plus
+    /// the allowed variables of `dotenv_path` when it exists. A malformed `.env` line is reported
+    /// on stderr and skipped; a missing file is not an error.
+    pub fn load(dotenv_path: &Path, secrets: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut process: HashMap<String, String> = std::env::vars().collect();
+        process.extend(secrets);
+        let mut dotenv = Vec::new();
         if let Ok(iter) = dotenvy::from_path_iter(dotenv_path) {
             for item in iter {
                 match item {
-                    Ok((key, value)) => {
-                        dotenv.insert(key, value);
-                    }
+                    Ok(pair) => dotenv.push(pair),
                     Err(e) => eprintln!(
                         "harness9: skipping a line of {}: {e}",
                         dotenv_path.display()
@@ -72,33 +96,69 @@ impl Environment {
                 }
             }
         }
-        Environment { process, dotenv }
+        Self::build(process, dotenv)
     }
 
-    /// An environment made of the given pairs only (tests, embedding).
+    /// An environment made of the given pairs only (tests, embedding); `dotenv` is filtered as
+    /// a folder's `.env` is.
     pub fn from_pairs<'a>(
         process: impl IntoIterator<Item = (&'a str, &'a str)>,
         dotenv: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Self {
-        let own = |pairs: Vec<(&str, &str)>| {
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect()
-        };
+        let own = |(k, v): (&str, &str)| (k.to_owned(), v.to_owned());
+        Self::build(
+            process.into_iter().map(own).collect(),
+            dotenv.into_iter().map(own).collect(),
+        )
+    }
+
+    fn build(process: HashMap<String, String>, pairs: Vec<(String, String)>) -> Self {
+        let mut dotenv = HashMap::new();
+        let mut ignored = Vec::new();
+        for (key, value) in pairs {
+            if dotenv_may_set(&key) {
+                dotenv.insert(key, value);
+            } else {
+                ignored.push(key);
+            }
+        }
+        ignored.sort();
+        ignored.dedup();
         Environment {
-            process: own(process.into_iter().collect()),
-            dotenv: own(dotenv.into_iter().collect()),
+            process,
+            dotenv,
+            ignored,
         }
     }
 
     /// A variable's value; the environment wins over `.env`, and empty counts as unset.
     pub fn get(&self, name: &str) -> Option<&str> {
+        self.get_with_origin(name).map(|(value, _)| value)
+    }
+
+    /// A variable's value and where it came from.
+    pub fn get_with_origin(&self, name: &str) -> Option<(&str, Origin)> {
+        let set = |v: &String| !v.trim().is_empty();
+        if let Some(value) = self.process.get(name).filter(|v| set(v)) {
+            return Some((value, Origin::Process));
+        }
+        self.dotenv
+            .get(name)
+            .filter(|v| set(v))
+            .map(|value| (value.as_str(), Origin::Dotenv))
+    }
+
+    /// A variable of the process environment only (never the folder's `.env`).
+    pub fn process_var(&self, name: &str) -> Option<&str> {
         self.process
             .get(name)
-            .or_else(|| self.dotenv.get(name))
             .map(String::as_str)
             .filter(|v| !v.trim().is_empty())
+    }
+
+    /// The names in the folder's `.env` that were ignored.
+    pub fn ignored_dotenv(&self) -> &[String] {
+        &self.ignored
     }
 }
 
@@ -119,6 +179,13 @@ pub struct Settings {
     /// 0 = unlimited.
     pub max_concurrent_tools: usize,
     pub context_window: u64,
+    /// Folder trust (CONTRACT "Folder trust"): `--trust`, or a folder the user trusted before.
+    pub trusted: bool,
+    /// Whether the folder's trust came from an earlier answer or `--trust` (so the TUI need not
+    /// ask), rather than being the untrusted default.
+    pub trust_decided: bool,
+    /// What was ignored while resolving, for the front end to show (a `notice`, a stderr line).
+    pub notices: Vec<String>,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -143,16 +210,55 @@ pub fn resolve_workdir(options: &RunOptions) -> Result<PathBuf, ConfigError> {
     Ok(path)
 }
 
-/// Combines the command line and the environment into `Settings`.
+/// Combines the command line and the environment into `Settings`; the folder is trusted with
+/// `--trust` or when the user trusted it before.
 pub fn resolve(
     options: &RunOptions,
     workdir: PathBuf,
     env: &Environment,
 ) -> Result<Settings, ConfigError> {
+    let home = resolve_home(env)?;
+    let decided = options.trust || trust::is_trusted(&home, &workdir);
+    let mut settings = resolve_trusted(options, workdir, env, decided)?;
+    settings.trust_decided = decided;
+    Ok(settings)
+}
+
+/// `resolve` with the folder's trust given (the TUI, once the user answered).
+pub fn resolve_trusted(
+    options: &RunOptions,
+    workdir: PathBuf,
+    env: &Environment,
+    trusted: bool,
+) -> Result<Settings, ConfigError> {
     let dotenv = workdir.join(".env").display().to_string();
+    let mut notices = Vec::new();
+    if !env.ignored_dotenv().is_empty() {
+        notices.push(format!(
+            "ignored {} in {dotenv}: a folder's .env may set only OPENAI_*, ANTHROPIC_*, \
+             HARNESS9_PROVIDER and HARNESS9_MODEL",
+            env.ignored_dotenv().join(", ")
+        ));
+    }
     let kind = choose_provider(options, env, &dotenv)?;
-    let key = env.get(kind.key_variable());
-    let base_url = env.get(kind.base_url_variable());
+    let key = env.get_with_origin(kind.key_variable());
+    let mut base_url = env.get_with_origin(kind.base_url_variable());
+    // An untrusted folder must not send a key it did not supply to a server it names.
+    if !trusted && let (Some((_, Origin::Dotenv)), Some((_, Origin::Process))) = (base_url, key) {
+        notices.push(format!(
+            "ignored {} from {dotenv}: this folder is not trusted and {} comes from the \
+             environment, so it is sent only to {} (--trust to use the folder's server)",
+            kind.base_url_variable(),
+            kind.key_variable(),
+            env.process_var(kind.base_url_variable())
+                .unwrap_or(kind.default_base_url())
+        ));
+        base_url = env
+            .process_var(kind.base_url_variable())
+            .map(|url| (url, Origin::Process));
+    }
+    let key = key.map(|(value, _)| value);
+    let base_url = base_url.map(|(value, _)| value);
     // A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) usually needs no key.
     let keyless_ok = kind == ProviderKind::OpenAi && base_url.is_some();
     if key.is_none() && !keyless_ok {
@@ -176,6 +282,9 @@ pub fn resolve(
     validate_thinking(&provider)?;
 
     let home = resolve_home(env)?;
+    if !trusted {
+        notices.extend(untrusted_notice(&workdir));
+    }
     let context_window = options
         .context_window
         .or_else(|| known_context_window(&provider.model))
@@ -193,12 +302,36 @@ pub fn resolve(
         max_concurrent_tools: options.max_concurrent_tools.unwrap_or(0),
         context_window,
         provider,
+        trusted,
+        trust_decided: trusted,
+        notices,
     })
 }
 
-/// `$HARNESS9_HOME`, else `~/.harness9`.
+/// What an untrusted folder's own files would have changed and do not, when it has any.
+fn untrusted_notice(workdir: &Path) -> Option<String> {
+    let present: Vec<&str> = [
+        ".harness9/settings.json",
+        ".harness9/settings.local.json",
+        ".mcp.json",
+    ]
+    .into_iter()
+    .filter(|name| workdir.join(name).exists())
+    .collect();
+    if present.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "this folder is not trusted: the allow rules, hooks and MCP servers of {} are ignored \
+         (its deny and ask rules apply); --trust, or trusting it in the TUI, lifts this",
+        present.join(", ")
+    ))
+}
+
+/// `$HARNESS9_HOME` (from the process environment only, never a folder's `.env`), else
+/// `~/.harness9`.
 pub fn resolve_home(env: &Environment) -> Result<PathBuf, ConfigError> {
-    Ok(match env.get("HARNESS9_HOME") {
+    Ok(match env.process_var("HARNESS9_HOME") {
         Some(home) => PathBuf::from(home),
         None => directories::BaseDirs::new()
             .ok_or(ConfigError::NoHome)?

@@ -1,7 +1,9 @@
 //! The headless front end, `harness9 exec`: one task, then exit. Text mode prints the answer on
 //! stdout and `[engine]` lines on stderr; `--json` prints one CONTRACT event per line on stdout
 //! and nothing else. Nobody can answer an approval here, so such calls are refused with the flag
-//! that would allow them. SIGINT and SIGTERM cancel the run cleanly (exit 130).
+//! that would allow them. SIGINT and SIGTERM cancel the run cleanly (exit 130). Text mode
+//! strips terminal control sequences from everything it prints; a run whose turns could not all
+//! be saved exits 1 and says what was lost.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -10,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{self, AssembleError, SessionChoice};
 use crate::config::{ExecArgs, Settings};
-use crate::engine::{AgentEngine, ApprovalDecision, EngineError, EventKind};
+use crate::engine::{AgentEngine, ApprovalDecision, EngineError, Event, EventKind};
+use crate::terminal_text::sanitize;
 
 /// How a run ended, as an exit status (CONTRACT.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,25 +62,42 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
     let assembly = match assembled {
         Ok(assembly) => assembly,
         Err(error) => {
-            eprintln!("harness9: {error}");
+            // Nothing reached the model: a run that cannot be stored does not start.
+            report_error(args.json, &error.to_string());
             return match error {
                 AssembleError::Session(_) => Outcome::Usage,
                 AssembleError::Setup(_) => Outcome::Failed,
             };
         }
     };
+    for notice in settings.notices.iter().chain(&assembly.notices) {
+        if args.json {
+            print_event(&Event {
+                turn: 0,
+                kind: EventKind::Notice(notice.clone()),
+            });
+        } else {
+            eprintln!("harness9: {}", sanitize(notice));
+        }
+    }
     let cancel = CancellationToken::new();
     cancel_on_signals(cancel.clone());
-    let outcome = if args.json {
+    let mut outcome = if args.json {
         run_json(&assembly.engine, prompt, cancel).await
     } else {
         run_text(&assembly.engine, &prompt, cancel).await
     };
     // Every write (the last turn, the todo list) is on disk before the process ends.
     if let Err(error) = assembly.store.flush().await {
-        eprintln!("harness9: {error}");
+        eprintln!("harness9: {}", sanitize(&error.to_string()));
     }
-    if !args.json {
+    let unsaved = assembly.saving.unsaved();
+    if !unsaved.is_empty() {
+        report_error(args.json, &lost_turns(&unsaved, &assembly.session.id));
+        if outcome == Outcome::Done {
+            outcome = Outcome::Failed;
+        }
+    } else if !args.json {
         eprintln!(
             "harness9: session {} (continue it with: harness9 exec --session {} PROMPT)",
             assembly.session.id, assembly.session.id
@@ -86,10 +106,53 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
     outcome
 }
 
+/// What a run lost to a store that would not take its writes.
+fn lost_turns(unsaved: &crate::assemble::Unsaved, session_id: &str) -> String {
+    let mut lost = Vec::new();
+    if unsaved.messages > 0 {
+        lost.push(format!(
+            "the last {} message(s) of this run (the prompt, answers or tool results)",
+            unsaved.messages
+        ));
+    }
+    if unsaved.compaction {
+        lost.push("a compaction of the conversation".to_owned());
+    }
+    format!(
+        "could not save {} to sessions.db of session {session_id}: they are lost{}",
+        lost.join(" and "),
+        unsaved
+            .error
+            .as_deref()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default()
+    )
+}
+
+/// A failure outside the engine's own events: on stderr, and as the `error` event that ends a
+/// `--json` run.
+fn report_error(json: bool, message: &str) {
+    eprintln!("harness9: {}", sanitize(message));
+    if json {
+        print_event(&Event {
+            turn: 0,
+            kind: EventKind::Error(message.to_owned()),
+        });
+    }
+}
+
+fn print_event(event: &Event) {
+    let line = event.to_json().to_string();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
 async fn run_text(engine: &AgentEngine, prompt: &str, cancel: CancellationToken) -> Outcome {
+    // The answer is the model's text, shown raw: it must not drive the terminal.
     let print = |text: &str| {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{}", sanitize(text));
         let _ = out.flush();
     };
     match engine.run(prompt, cancel.clone(), &print).await {
@@ -99,7 +162,7 @@ async fn run_text(engine: &AgentEngine, prompt: &str, cancel: CancellationToken)
             Outcome::Interrupted
         }
         Err(error) => {
-            eprintln!("harness9: {error}");
+            eprintln!("harness9: {}", sanitize(&error.to_string()));
             Outcome::Failed
         }
     }
@@ -109,12 +172,7 @@ async fn run_json(engine: &Arc<AgentEngine>, prompt: String, cancel: Cancellatio
     let mut events = engine.run_stream(prompt, cancel.clone());
     let mut outcome = Outcome::Failed;
     while let Some(event) = events.recv().await {
-        let line = event.to_json().to_string();
-        {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
+        print_event(&event);
         match &event.kind {
             EventKind::ApprovalRequired(request) => {
                 request.respond(ApprovalDecision::NoApprover);
@@ -122,7 +180,7 @@ async fn run_json(engine: &Arc<AgentEngine>, prompt: String, cancel: Cancellatio
             EventKind::Done(_) => outcome = Outcome::Done,
             EventKind::Error(_) if cancel.is_cancelled() => outcome = Outcome::Interrupted,
             EventKind::Error(message) => {
-                eprintln!("harness9: {message}");
+                eprintln!("harness9: {}", sanitize(message));
                 outcome = Outcome::Failed;
             }
             _ => {}

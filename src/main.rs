@@ -9,12 +9,18 @@ use harness9::config::{self, Cli, Command, Environment};
 use harness9::{exec, sessions_cmd, tui};
 
 fn main() -> ExitCode {
+    // First, while the process has one thread: nothing may copy the keys before they are taken
+    // out of the environment, and no thread may read the environment while it changes.
+    let hardened = harness9::hardening::harden();
     let cli = Cli::parse();
+    for problem in &hardened.problems {
+        eprintln!("harness9: {problem}");
+    }
     let workdir = match config::resolve_workdir(&cli.options) {
         Ok(dir) => dir,
         Err(e) => return usage_error(&e),
     };
-    let env = Environment::load(&workdir.join(".env"));
+    let env = Environment::load(&workdir.join(".env"), hardened.secrets);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -35,7 +41,7 @@ fn main() -> ExitCode {
     }
     // Configuration problems are reported before anything else happens (and before a TUI
     // would take over the terminal).
-    let settings = match config::resolve(&cli.options, workdir, &env) {
+    let settings = match config::resolve(&cli.options, workdir.clone(), &env) {
         Ok(settings) => settings,
         Err(e) => return usage_error(&e),
     };
@@ -55,7 +61,10 @@ fn main() -> ExitCode {
                 (false, Some(key)) => (SessionChoice::Resume(key.to_owned()), false),
                 (false, None) => (SessionChoice::New, false),
             };
-            let result = runtime.block_on(tui::run(settings, choice, picker));
+            // Once the user trusts the folder, its settings are resolved again as trusted.
+            let options = cli.options.clone();
+            let trusted = move || config::resolve_trusted(&options, workdir, &env, true);
+            let result = runtime.block_on(tui::run(settings, choice, picker, Box::new(trusted)));
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(tui::exit_code(result))
         }

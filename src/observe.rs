@@ -76,7 +76,7 @@ pub fn init_stderr_logging() -> LogGuard {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(|| CleanStderr)
         .with_ansi(false)
         .event_format(MessageOnly);
     let registry = tracing_subscriber::registry().with(filter).with(stderr);
@@ -90,6 +90,22 @@ pub fn init_stderr_logging() -> LogGuard {
     {
         let _ = registry.try_init();
         LogGuard {}
+    }
+}
+
+/// Stderr with terminal control sequences stripped: log lines carry provider errors, tool
+/// names and paths, which a model or a server chose.
+struct CleanStderr;
+
+impl std::io::Write for CleanStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let clean = crate::terminal_text::sanitize(&String::from_utf8_lossy(buf));
+        std::io::stderr().write_all(clean.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
     }
 }
 
@@ -114,7 +130,7 @@ where
 }
 
 #[cfg(feature = "otel")]
-mod otel {
+pub mod otel {
     //! OTLP/HTTP export of the engine's spans, configured by the standard `OTEL_EXPORTER_OTLP_*`
     //! variables.
 

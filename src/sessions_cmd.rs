@@ -1,4 +1,6 @@
 //! `harness9 sessions`: stored sessions newest first, as a table or as JSON (CONTRACT.md).
+//! Titles, names and snippets come from model and user text: the table strips terminal control
+//! sequences from them (JSON escapes them by itself).
 
 use std::io::Write;
 use std::path::Path;
@@ -91,8 +93,9 @@ fn write_table(
             label = format!("{label}  ({})", s.workdir);
         }
         if !hit.snippet.is_empty() && hit.snippet != s.label() {
-            label = format!("{label}  — {}", hit.snippet.replace('\n', " "));
+            label = format!("{label}  — {}", hit.snippet);
         }
+        let label = crate::terminal_text::sanitize(&label).replace(['\n', '\t'], " ");
         writeln!(
             out,
             "{:<12}  {:>9}  {:>5}  {label}",

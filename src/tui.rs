@@ -4,6 +4,7 @@
 //! or animating, so an idle screen costs nothing. Every frame is one synchronized update.
 
 mod app;
+mod dialog_guard;
 mod engine_events;
 pub mod highlight;
 mod keymap;
@@ -16,6 +17,7 @@ mod status_line;
 mod terminal;
 mod tool_view;
 mod transcript;
+mod trust_prompt;
 mod view;
 mod workflows;
 mod wrap;
@@ -58,16 +60,54 @@ pub fn exit_code(result: Result<(), AssembleError>) -> u8 {
     }
 }
 
+/// Settings resolved again for a folder the user just trusted.
+pub type TrustedSettings = Box<dyn FnOnce() -> Result<Settings, crate::config::ConfigError> + Send>;
+
 /// Runs the TUI in the working directory of `settings`. With `open_picker`, the session
-/// picker is shown first (`harness9 --resume` without an id).
+/// picker is shown first (`harness9 --resume` without an id). A folder whose trust is not
+/// decided is asked about first; if the user trusts it, `trusted` gives the settings to use.
 pub async fn run(
     settings: Settings,
     choice: SessionChoice,
     open_picker: bool,
+    trusted: TrustedSettings,
+) -> Result<(), AssembleError> {
+    let outcome = run_screen(settings, choice, open_picker, trusted).await;
+    // Whatever way it ended, the terminal is the user's again.
+    terminal::restore();
+    outcome
+}
+
+async fn run_screen(
+    mut settings: Settings,
+    choice: SessionChoice,
+    open_picker: bool,
+    trusted: TrustedSettings,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
     let _logs = terminal::init_file_logging(&settings.home);
     highlight::warm_up();
+    let mut term = None;
+    if !settings.trust_decided {
+        terminal::install_panic_hook(settings.home.join("logs"));
+        let mut screen = enter_terminal()?;
+        match trust_prompt::ask(&mut screen, &settings).await {
+            Ok(Some(true)) => {
+                settings = trusted().map_err(|e| AssembleError::Session(e.to_string()))?;
+                if let Err(error) =
+                    crate::config::trust::remember(&settings.home, &settings.workdir)
+                {
+                    settings
+                        .notices
+                        .push(format!("this folder is trusted for this run only: {error}"));
+                }
+            }
+            Ok(Some(false)) => {}
+            Ok(None) => return Ok(()),
+            Err(error) => return Err(AssembleError::Setup(error.to_string())),
+        }
+        term = Some(screen);
+    }
     let store = assemble::open_store(&settings)?;
     let assembly = assemble::assemble(&settings, store, choice).await?;
     let messages = match &assembly.engine.session() {
@@ -105,8 +145,13 @@ pub async fn run(
     });
     app.flash = None;
     for problem in load_problems {
-        app.transcript
-            .notice(problem, crate::tui::transcript::Tone::Warning);
+        app.transcript.notice(problem, Tone::Warning);
+    }
+    // What was ignored or changed at start (the folder's .env, an untrusted folder's files, a
+    // yolo session resumed in default) stays readable in the transcript.
+    for notice in settings.notices.iter().chain(&assembly.notices) {
+        app.transcript.notice(notice.clone(), Tone::Warning);
+        app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
     }
     let first_commands = if open_picker {
         app.open_picker()
@@ -114,11 +159,13 @@ pub async fn run(
         Vec::new()
     };
 
-    terminal::install_panic_hook(settings.home.join("logs"));
-    let mut term = terminal::enter().map_err(|e| {
-        terminal::restore();
-        AssembleError::Setup(format!("cannot use this terminal: {e}"))
-    })?;
+    let mut term = match term {
+        Some(term) => term,
+        None => {
+            terminal::install_panic_hook(settings.home.join("logs"));
+            enter_terminal()?
+        }
+    };
     let mut runner = Runner {
         settings: &settings,
         assembly: &assembly,
@@ -151,6 +198,13 @@ pub async fn run(
     outcome.map_err(|e| AssembleError::Setup(e.to_string()))
 }
 
+fn enter_terminal() -> Result<terminal::Term, AssembleError> {
+    terminal::enter().map_err(|e| {
+        terminal::restore();
+        AssembleError::Setup(format!("cannot use this terminal: {e}"))
+    })
+}
+
 /// The next engine event, or never when no run is going.
 async fn next_engine_event(rx: &mut Option<mpsc::Receiver<Event>>) -> Option<Event> {
     match rx {
@@ -159,7 +213,7 @@ async fn next_engine_event(rx: &mut Option<mpsc::Receiver<Event>>) -> Option<Eve
     }
 }
 
-fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
+pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
     crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
     term.draw(|frame| view::draw(app, frame))?;
     crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;
@@ -381,6 +435,8 @@ impl Runner<'_> {
             } => self.query_sessions(query, all, generation),
             Command::SetAutoContinue(on) => engine.set_auto_continue(on),
             Command::ClearTodos => self.assembly.todos.replace(Vec::new()),
+            // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
+            Command::TrustFolder(_) => {}
             Command::ListFiles => {
                 let workdir = self.settings.workdir.clone();
                 tokio::task::spawn_blocking(move || {
@@ -440,7 +496,7 @@ impl Runner<'_> {
         engine.set_session(Some(std::sync::Arc::new(
             crate::memory::SqliteSession::new(store.clone(), record.id.clone()),
         )));
-        let mode = crate::planning::Mode::parse(&record.mode).unwrap_or_default();
+        let (mode, yolo_notice) = assemble::resumed_mode(&record.mode);
         engine.set_plan_mode(mode);
         let mut problems = Vec::new();
         let todos = store.load_todos(&record.id).await.unwrap_or_else(|error| {
@@ -465,6 +521,7 @@ impl Runner<'_> {
             todos,
             queue,
         });
+        problems.extend(yolo_notice);
         // Left in sessions.db as stored; the user is told why the list or queue is empty.
         if !problems.is_empty() {
             let _ = send.send(AppEvent::Flash(problems.join("; ")));

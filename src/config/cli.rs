@@ -114,4 +114,9 @@ pub struct RunOptions {
     /// Reasoning effort for OpenAI-compatible reasoning models.
     #[arg(long, global = true, value_parser = ["low", "medium", "high"])]
     pub reasoning_effort: Option<String>,
+
+    /// Treat the working directory as trusted: its settings' allow rules, hooks, MCP servers
+    /// and `.env` base URLs apply (for this run; the TUI does not ask).
+    #[arg(long, global = true)]
+    pub trust: bool,
 }

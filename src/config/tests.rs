@@ -53,8 +53,9 @@ fn no_key_names_the_variables_and_env_example() {
 
 #[test]
 fn environment_wins_over_dotenv() {
+    // Trusted: the folder's base URL may receive the environment's key.
     let settings = resolve_with(
-        &[],
+        &["--trust"],
         &[
             ("OPENAI_API_KEY", "env-key"),
             ("HARNESS9_MODEL", "from-env"),
@@ -154,4 +155,66 @@ fn command_line_surface_parses() {
             ..
         }))
     ));
+}
+
+#[test]
+fn a_folders_dotenv_sets_only_the_providers_variables() {
+    let settings = resolve_with(
+        &[],
+        &[("OPENAI_API_KEY", "k"), ("HARNESS9_HOME", "/real-home")],
+        &[
+            ("HARNESS9_HOME", "/work/repo/.h9"),
+            ("HARNESS9_SERVE_TOKEN", "t"),
+            ("PATH", "/work/repo/bin"),
+            ("HARNESS9_MODEL", "from-file"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(settings.home, PathBuf::from("/real-home"));
+    assert_eq!(settings.provider.model, "from-file");
+    let notice = settings.notices.join("\n");
+    assert!(
+        notice.contains("HARNESS9_HOME, HARNESS9_SERVE_TOKEN, PATH"),
+        "{notice}"
+    );
+    // Even with no HARNESS9_HOME in the environment, the folder's never counts.
+    let env = Environment::from_pairs([], [("HARNESS9_HOME", "/work/repo/.h9")]);
+    assert_ne!(
+        resolve_home(&env).ok(),
+        Some(PathBuf::from("/work/repo/.h9"))
+    );
+}
+
+#[test]
+fn an_untrusted_folder_cannot_send_the_environments_key_to_its_own_server() {
+    let process = [
+        ("OPENAI_API_KEY", "env-key"),
+        ("HARNESS9_HOME", "/nonexistent-home"),
+    ];
+    let dotenv = [("OPENAI_BASE_URL", "http://attacker.example/v1")];
+    let settings = resolve_with(&[], &process, &dotenv).unwrap();
+    assert!(!settings.trusted);
+    assert_eq!(settings.provider.api_key.expose(), "env-key");
+    assert_eq!(settings.provider.base_url, "https://api.openai.com/v1");
+    assert!(
+        settings.notices.join("\n").contains("OPENAI_BASE_URL"),
+        "{:?}",
+        settings.notices
+    );
+    // The folder's own key may go to the folder's own server.
+    let settings = resolve_with(
+        &[],
+        &[("HARNESS9_HOME", "/nonexistent-home")],
+        &[
+            ("OPENAI_API_KEY", "file-key"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(settings.provider.api_key.expose(), "file-key");
+    assert_eq!(settings.provider.base_url, "http://127.0.0.1:9/v1");
+    // Trusted (`--trust`), the folder's base URL is used with the environment's key.
+    let settings = resolve_with(&["--trust"], &process, &dotenv).unwrap();
+    assert!(settings.trusted);
+    assert_eq!(settings.provider.base_url, "http://attacker.example/v1");
 }

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::style::{Color, Style};
 use ratatui_textarea::TextArea;
 
+use super::dialog_guard::{Clock, DialogGuard};
 use super::keymap::{self, Action, Layer};
 use super::transcript::{EntryKind, Transcript};
 use crate::engine::{ApprovalDecision, ApprovalRequest, TokenUpdate};
@@ -54,6 +55,8 @@ pub enum Command {
     SetAutoContinue(bool),
     /// Empty the todo list (a discarded plan).
     ClearTodos,
+    /// The user answered the folder trust question: trust it (and remember), or not for now.
+    TrustFolder(bool),
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -147,6 +150,12 @@ pub struct App {
     /// Feedback typed after choosing "keep planning".
     pub review_feedback: Option<TextArea<'static>>,
     pub auto_continue: bool,
+    /// The folder whose trust is being asked (CONTRACT "Folder trust"), while it is.
+    pub trust: Option<String>,
+    /// The time keys are read at (tests set it).
+    pub clock: Clock,
+    /// How long the dialog on top has been on screen.
+    pub(super) dialogs: DialogGuard,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -196,6 +205,9 @@ impl App {
             review_pending: false,
             review_feedback: None,
             auto_continue: false,
+            trust: None,
+            clock: Clock::system(),
+            dialogs: DialogGuard::default(),
         }
     }
 
@@ -210,7 +222,9 @@ impl App {
     }
 
     pub fn layer(&self) -> Layer {
-        if self.help {
+        if self.trust.is_some() {
+            Layer::Trust
+        } else if self.help {
             Layer::Help
         } else if self.picker.is_some() {
             Layer::Picker
@@ -270,6 +284,9 @@ impl App {
         }
         if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
             self.last_ctrl_c = None;
+        }
+        if !self.dialog_takes(action) {
+            return Vec::new();
         }
         self.apply(action)
     }
@@ -340,6 +357,7 @@ impl App {
                 return vec![Command::SetMode(self.session.mode)];
             }
             Action::Help => self.help = true,
+            Action::TrustFolder(trusted) => return self.answer_trust(trusted),
             Action::ToggleTodos => self.show_todos = !self.show_todos,
             Action::ToggleExpand => self.expanded = !self.expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),

@@ -12,6 +12,8 @@ pub enum Layer {
     Approval,
     DenyReason,
     Help,
+    /// The folder trust question, asked before the first prompt.
+    Trust,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +61,8 @@ pub enum Action {
     PlanStep,
     PlanKeep,
     PlanDiscard,
+    /// Folder trust: trust this folder (remembered), or not for now.
+    TrustFolder(bool),
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
@@ -109,6 +113,11 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
         _ => {}
     }
     match layer {
+        Layer::Trust => match key.code {
+            KeyCode::Char('t' | 'T') => Action::TrustFolder(true),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
+            _ => Action::Ignore,
+        },
         Layer::Help => match key.code {
             KeyCode::Esc | KeyCode::Char('q' | '?') | KeyCode::F(1) | KeyCode::Enter => {
                 Action::Close

@@ -1,5 +1,5 @@
 //! The overlays drawn as layers over the transcript: the approval (the call as a person reads
-//! it, and exactly what each answer covers) and the keys. `boxed` draws the frame they share.
+//! it, and exactly what each answer covers), the folder trust question and the keys. `boxed` draws the frame they share.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -202,6 +202,52 @@ pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Fr
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
+    boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
+}
+
+/// The folder trust question (CONTRACT "Folder trust"): what trusting lets the folder do.
+pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
+    let width = area.width.saturating_sub(4).clamp(20, 90);
+    let inner_width = width.saturating_sub(4);
+    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let mut lines = vec![
+        Line::styled(
+            truncate(workdir, inner_width as usize),
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Line::default(),
+    ];
+    lines.extend(wrap(
+        &[Span::raw(
+            "A trusted folder's own files may widen what harness9 does: the allow rules of its \
+             .harness9/settings*.json, its hooks and .mcp.json servers, and the base URLs in \
+             its .env. Until you trust it they are ignored (its deny and ask rules apply).",
+        )],
+        inner_width,
+        &[],
+        &[],
+    ));
+    lines.push(Line::default());
+    for (k, what) in [
+        (
+            "t",
+            "trust this folder (remembered in $HARNESS9_HOME/trusted.json)",
+        ),
+        ("n", "do not trust it for now (Esc): asked again next time"),
+    ] {
+        lines.extend(wrap(
+            &[Span::raw(what)],
+            inner_width,
+            &[Span::styled(format!(" {k}  "), key)],
+            &[Span::raw("    ")],
+        ));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = centered(area, width, height);
+    let title = Span::styled(
+        " Trust this folder? ",
+        Style::new().add_modifier(Modifier::BOLD),
+    );
     boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
 }
 

@@ -67,8 +67,17 @@ pub fn install_panic_hook(log_dir: PathBuf) {
     }));
 }
 
-/// File logs in `<home>/logs/` (the TUI never logs to the terminal). The guard flushes them.
-pub fn init_file_logging(home: &Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+/// Keeps the TUI's log writer (and, with the `otel` feature, its span exporter) alive; dropping
+/// it flushes them.
+pub struct FileLogs {
+    _writer: tracing_appender::non_blocking::WorkerGuard,
+    #[cfg(feature = "otel")]
+    _otel: Option<crate::observe::otel::Guard>,
+}
+
+/// File logs in `<home>/logs/` (the TUI never logs to the terminal), and with the `otel`
+/// feature and `OTEL_EXPORTER_OTLP_ENDPOINT` set, the engine's spans exported as `exec` does.
+pub fn init_file_logging(home: &Path) -> Option<FileLogs> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
 
@@ -82,10 +91,19 @@ pub fn init_file_logging(home: &Path) -> Option<tracing_appender::non_blocking::
         .with_writer(writer)
         .with_ansi(false)
         .with_target(false);
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(layer)
-        .try_init()
-        .ok()?;
-    Some(guard)
+    let registry = tracing_subscriber::registry().with(filter).with(layer);
+    #[cfg(feature = "otel")]
+    {
+        let (otel, otel_guard) = crate::observe::otel::layer().unzip();
+        registry.with(otel).try_init().ok()?;
+        Some(FileLogs {
+            _writer: guard,
+            _otel: otel_guard,
+        })
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        registry.try_init().ok()?;
+        Some(FileLogs { _writer: guard })
+    }
 }

@@ -66,6 +66,11 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     if app.help {
         draw_help(frame, body);
     }
+    if let Some(workdir) = &app.trust {
+        super::overlays::draw_trust(workdir, frame, body);
+    }
+    // What this frame shows is on screen from now: a dialog's keys count from its first frame.
+    app.dialog_drawn();
 }
 
 /// Queued prompts, shown above the input.

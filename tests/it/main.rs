@@ -7,5 +7,6 @@ mod sessions;
 mod stored_state;
 mod support;
 mod tools;
+mod trust;
 mod tui;
 mod workflows;

@@ -143,7 +143,26 @@ impl Drop for Pty {
     }
 }
 
+/// The environment of a TUI run in a folder the user trusted before (so the folder trust
+/// question, tested on its own, does not come first).
 pub fn env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
+    trust_folder(run);
+    untrusted_env(run, mock)
+}
+
+/// Records the run's folder in `$HARNESS9_HOME/trusted.json`, as answering the question does.
+pub fn trust_folder(run: &Run) {
+    std::fs::create_dir_all(&run.home).unwrap();
+    let folder = run.workdir.canonicalize().unwrap();
+    std::fs::write(
+        run.home.join("trusted.json"),
+        serde_json::json!({ "trusted": [folder] }).to_string(),
+    )
+    .unwrap();
+}
+
+/// The environment of a TUI run whose folder's trust is not decided yet.
+pub fn untrusted_env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
     vec![
         ("HOME", run.home.display().to_string()),
         ("HARNESS9_HOME", run.home.display().to_string()),
@@ -211,7 +230,8 @@ fn a_bash_call_asks_and_y_runs_it() {
     let overlay = pty.wait_for_all(&["Approve bash?", "$ echo hello-from-the-pty", "allow once"]);
     assert!(overlay.contains("$ echo hello-from-the-pty"), "{overlay}");
     assert!(overlay.contains("allow once"));
-    pty.send("y");
+    // The dialog takes keys once it has been on screen for 250 ms.
+    press_until(&mut pty, "y", "✓ bash");
     let screen = pty.wait_for_all(&[
         "It printed the greeting.",
         "✓ bash  echo hello-from-the-pty",
@@ -252,7 +272,7 @@ fn n_denies_and_the_model_is_told() {
     let mut pty = start(&run, &mock);
     pty.send("make a file\r");
     pty.wait_for("Approve bash?");
-    pty.send("n");
+    press_until(&mut pty, "n", "✗ bash");
     let screen = pty.wait_for_all(&["Understood, I did not run it.", "✗ bash"]);
     assert!(screen.contains("✗ bash"), "{screen}");
     assert!(!run.workdir.join("should-not-exist").exists());
@@ -372,4 +392,131 @@ fn a_session_without_a_prompt_is_not_kept() {
         .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
         .unwrap();
     assert_eq!(count, 0);
+}
+
+/// Sends `key` until the screen shows `text`, giving each press up to 100 ms to show: keys
+/// that come too soon after a dialog appeared are dropped by design, so one press may not do.
+pub fn press_until(pty: &mut Pty, key: &str, text: &str) -> String {
+    press_until_screen(pty, key, |screen| screen.contains(text))
+}
+
+/// `press_until` with any condition on the screen.
+pub fn press_until_screen(pty: &mut Pty, key: &str, done: impl Fn(&str) -> bool) -> String {
+    let until = Instant::now() + PATIENCE;
+    loop {
+        pty.send(key);
+        let press = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < press {
+            let screen = pty.screen();
+            if done(&screen) {
+                return screen;
+            }
+            std::thread::yield_now();
+        }
+        assert!(
+            Instant::now() < until,
+            "timed out pressing {key:?}; the screen:\n{}",
+            pty.screen()
+        );
+    }
+}
+
+#[test]
+fn a_new_folder_is_asked_about_once_and_the_answer_is_remembered() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let mut pty = Pty::spawn(harness9(), &[], &run.workdir, &untrusted_env(&run, &mock));
+    let screen = pty.wait_for_all(&["Trust this folder?", "do not trust it for now"]);
+    assert!(screen.contains("trust this folder"), "{screen}");
+    let trusted = run.home.join("trusted.json");
+    assert!(!trusted.exists());
+    press_until_screen(&mut pty, "t", |screen| {
+        !screen.contains("Trust this folder?")
+    });
+    wait_for("trusted.json", || trusted.exists());
+    let text = std::fs::read_to_string(&trusted).unwrap();
+    let folder = run.workdir.canonicalize().unwrap();
+    assert!(text.contains(folder.to_str().unwrap()), "{text}");
+    pty.send("\x04");
+    drop(pty);
+
+    let pty = Pty::spawn(harness9(), &[], &run.workdir, &untrusted_env(&run, &mock));
+    let screen = pty.wait_for("Ask harness9 to do something");
+    assert!(!screen.contains("Trust this folder?"), "{screen}");
+}
+
+/// An OpenAI stream that says `text` in a few pieces, then calls `bash` with `command`.
+fn text_then_bash(text: &str, command: &str) -> Vec<u8> {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        serde_json::json!({
+            "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    };
+    let mut out = String::new();
+    for word in text.split_inclusive(' ') {
+        out.push_str(&format!(
+            "data: {}\n\n",
+            chunk(serde_json::json!({"content": word}), None)
+        ));
+    }
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    let call = serde_json::json!({"tool_calls": [{"index": 0, "id": "call_v", "type": "function",
+        "function": {"name": "bash", "arguments": arguments}}]});
+    out.push_str(&format!("data: {}\n\n", chunk(call, None)));
+    out.push_str(&format!(
+        "data: {}\n\n",
+        chunk(serde_json::json!({}), Some("tool_calls"))
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
+#[test]
+fn a_y_typed_while_the_model_streams_does_not_answer_the_approval_that_appears() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Paced {
+        body: text_then_bash(
+            "Let me tidy up the workspace for you first, one moment please.",
+            "touch victim",
+        ),
+        pieces: 12,
+        gap: Duration::from_millis(20),
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Understood, I left it alone."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("tidy up\r");
+    // Typing on while the answer streams, as a person writing the next sentence would.
+    let until = Instant::now() + PATIENCE;
+    while !pty.screen().contains("Approve bash?") {
+        pty.send("y");
+        assert!(Instant::now() < until, "no approval: {}", pty.screen());
+        std::thread::yield_now();
+    }
+    // The moment it appears, more of the same typing.
+    pty.send("yy");
+    let screen = pty.screen();
+    assert!(screen.contains("$ touch victim"), "{screen}");
+    // Answered on purpose, once it has been on screen long enough: no.
+    let screen = press_until(&mut pty, "n", "✗ bash");
+    assert!(!run.workdir.join("victim").exists(), "{screen}");
+    wait_for("the second request", || mock.requests().len() >= 2);
+    let body = &mock.requests()[1].body;
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("The user denied this `bash` call."),
+        "{tool}"
+    );
 }
