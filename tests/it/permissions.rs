@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::exec::{Run, json_lines};
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
-use crate::tui::start;
+use crate::tui::{press_until_screen, start};
 
 /// Scripts one tool call per turn, then a closing text.
 fn script(mock: &MockLlm, calls: &[(&str, &str)]) {
@@ -195,7 +195,8 @@ fn allow_always_remembers_the_exact_command() {
     let mut pty = start(&run, &mock);
     pty.send("make two files, twice\r");
     pty.wait_for_all(&["Approve bash?", "this exact command"]);
-    pty.send("a");
+    // The dialog takes keys once it has been on screen for 250 ms; a second dialog would wait.
+    press_until_screen(&mut pty, "a", |screen| !screen.contains("Approve bash?"));
     pty.wait_for("Finished.");
     let results = tool_results(&mock);
     assert_eq!(results.len(), 2, "{results:?}");
@@ -224,7 +225,7 @@ fn always_allow_writes_the_local_file_and_never_rewrites_a_broken_one() {
     let mut pty = start(&run, &mock);
     pty.send("make dirs\r");
     pty.wait_for("bash(mkdir*)");
-    pty.send("r");
+    press_until_screen(&mut pty, "r", |screen| !screen.contains("Approve bash?"));
     pty.wait_for("Finished.");
     assert!(run.workdir.join("second").is_dir(), "the rule covered it");
     let local = run.workdir.join(".harness9/settings.local.json");
@@ -246,7 +247,7 @@ fn always_allow_writes_the_local_file_and_never_rewrites_a_broken_one() {
     let mut pty = start(&run, &mock);
     pty.send("make a dir\r");
     pty.wait_for("bash(mkdir*)");
-    pty.send("r");
+    press_until_screen(&mut pty, "r", |screen| !screen.contains("Approve bash?"));
     pty.wait_for("Finished.");
     assert!(run.workdir.join("third").is_dir(), "allowed once");
     assert_eq!(
