@@ -241,7 +241,8 @@ mod permission {
         let work = dir.path().canonicalize().unwrap();
         let allowed = HashSet::new();
         let arguments = serde_json::json!({"command": "cargo test -p parser && git status"});
-        bencher.bench_local(|| decide(&Bash, &arguments, Mode::Default, &work, &allowed, &rules));
+        let bash = Bash::default();
+        bencher.bench_local(|| decide(&bash, &arguments, Mode::Default, &work, &allowed, &rules));
     }
 
     #[divan::bench(sample_count = 50)]

@@ -12,6 +12,7 @@ use crate::memory::{
 };
 use crate::observe::TracingObserver;
 use crate::planning::{Mode, TodoStore};
+use crate::sandbox::{Sandbox, SandboxInputs};
 use crate::tools;
 
 /// Which session a run works in.
@@ -41,6 +42,8 @@ pub struct Assembly {
     pub session: SessionRecord,
     pub todos: Arc<TodoStore>,
     pub skills: Arc<SkillIndex>,
+    /// The commands' sandbox: front ends show its `notices()` once and its `label()`.
+    pub sandbox: Arc<Sandbox>,
 }
 
 /// `$HARNESS9_HOME/sessions.db`, opened and migrated.
@@ -106,7 +109,17 @@ pub async fn assemble(
             settings.provider.kind
         ))
     })?;
-    let registry = tools::standard_registry(Arc::clone(&skills));
+    // The binary re-executes itself as the sandbox helper; without it, commands cannot be
+    // sandboxed (the probe then says so).
+    let helper = std::env::current_exe().unwrap_or_default();
+    let sandbox = Arc::new(Sandbox::resolve(&SandboxInputs {
+        flag: settings.sandbox,
+        workdir: settings.workdir.clone(),
+        home: settings.home.clone(),
+        helper,
+    }));
+    let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
+    let registry = tools::standard_registry(Arc::clone(&skills), bash);
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
@@ -135,5 +148,6 @@ pub async fn assemble(
         session,
         todos,
         skills,
+        sandbox,
     })
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use cli::{Cli, Command, ExecArgs, RunOptions, SessionsArgs};
+pub use cli::{Cli, Command, ExecArgs, RunOptions, SandboxArgs, SessionsArgs};
 
 use crate::planning::Mode;
 use crate::provider::{
@@ -119,6 +119,8 @@ pub struct Settings {
     /// 0 = unlimited.
     pub max_concurrent_tools: usize,
     pub context_window: u64,
+    /// `--sandbox`, when given (the settings files and the kernel decide the rest).
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -193,6 +195,7 @@ pub fn resolve(
         max_concurrent_tools: options.max_concurrent_tools.unwrap_or(0),
         context_window,
         provider,
+        sandbox: options.sandbox,
     })
 }
 
