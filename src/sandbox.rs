@@ -327,8 +327,8 @@ impl Sandbox {
             &self.writable_roots,
             &self.home,
         );
-        let snapshot = (mode == SandboxMode::WorkspaceWrite)
-            .then(|| ProtectedSnapshot::take(&self.workdir));
+        let snapshot =
+            (mode == SandboxMode::WorkspaceWrite).then(|| ProtectedSnapshot::take(&self.workdir));
         Some(Prepared {
             platform,
             spec,
@@ -411,7 +411,11 @@ pub fn run_one(flag: Option<SandboxMode>, workdir: &Path, home: &Path, command: 
     match status {
         Ok(status) => {
             let code = status.code().unwrap_or(1);
-            if undone.is_empty() { code.clamp(0, 255) as u8 } else { 1 }
+            if undone.is_empty() {
+                code.clamp(0, 255) as u8
+            } else {
+                1
+            }
         }
         Err(e) => {
             eprintln!("harness9: cannot run {}: {e}", program.display());

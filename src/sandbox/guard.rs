@@ -41,9 +41,7 @@ fn env_files(workdir: &Path) -> Vec<PathBuf> {
 pub(super) fn protected_paths(workdir: &Path) -> Vec<PathBuf> {
     candidates(workdir)
         .into_iter()
-        .filter(|p| {
-            std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink())
-        })
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
         .collect()
 }
 

@@ -14,7 +14,6 @@ use std::os::unix::ffi::OsStrExt;
 
 use super::{SETUP_FAILED, Spec};
 
-
 /// Runs the helper; returns the status the process exits with.
 pub fn helper_main(args: &[OsString]) -> i32 {
     match run(args) {
@@ -55,7 +54,13 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     // In the init. If the helper above dies (killed with the call), so does the namespace.
     // SAFETY: plain prctl calls on this process.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
     }
     let code = match confine(&spec) {
         Ok(()) => run_command(&argv),
@@ -87,7 +92,10 @@ fn run_command(argv: &[CString]) -> i32 {
     // SAFETY: still single-threaded.
     let child = unsafe { libc::fork() };
     if child < 0 {
-        eprintln!("harness9 sandbox: fork: {}", std::io::Error::last_os_error());
+        eprintln!(
+            "harness9 sandbox: fork: {}",
+            std::io::Error::last_os_error()
+        );
         return SETUP_FAILED;
     }
     if child == 0 {

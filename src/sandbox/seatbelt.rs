@@ -41,7 +41,10 @@ fn protected_filters(workdir: &Path) -> Vec<String> {
         format!("(subpath {})", quoted(&workdir.join(".git/hooks"))),
         format!("(literal {})", quoted(&workdir.join(".git/config"))),
         format!("(literal {})", quoted(&workdir.join(".mcp.json"))),
-        format!("(regex #\"^{}/\\.env[^/]*(/.*)?$\")", regex_literal(workdir)),
+        format!(
+            "(regex #\"^{}/\\.env[^/]*(/.*)?$\")",
+            regex_literal(workdir)
+        ),
     ]
 }
 

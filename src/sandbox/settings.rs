@@ -166,7 +166,13 @@ mod tests {
             PathBuf::from("/w/.harness9/settings.local.json"),
             section(r#"{"mode": "read-only", "network": false}"#),
         )];
-        let s = combine(workdir, Some(SandboxMode::Off), Some(user), project, &mut notices);
+        let s = combine(
+            workdir,
+            Some(SandboxMode::Off),
+            Some(user),
+            project,
+            &mut notices,
+        );
         assert_eq!(s.mode, SandboxMode::ReadOnly);
         assert!(!s.network);
         assert_eq!(s.writable_roots, vec![PathBuf::from("/opt/cache")]);

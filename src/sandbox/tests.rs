@@ -72,7 +72,9 @@ fn leaving_the_sandbox_is_asked_for_by_the_call_and_reported_to_the_permission_e
     );
     // `"sandbox": true` or a non-boolean is not a request to leave.
     assert!(!leave_requested(&json!({"command": "x", "sandbox": true})));
-    assert!(!leave_requested(&json!({"command": "x", "sandbox": "false"})));
+    assert!(!leave_requested(
+        &json!({"command": "x", "sandbox": "false"})
+    ));
 }
 
 #[test]

@@ -45,7 +45,10 @@ pub struct Bash {
 impl Default for Bash {
     /// Unsandboxed, with the default timeout: for tests and embedders; real runs use `new`.
     fn default() -> Self {
-        Bash::new(Arc::new(Sandbox::disabled(Path::new("."))), Some(DEFAULT_TOOL_TIMEOUT))
+        Bash::new(
+            Arc::new(Sandbox::disabled(Path::new("."))),
+            Some(DEFAULT_TOOL_TIMEOUT),
+        )
     }
 }
 
@@ -74,9 +77,10 @@ impl Bash {
 
     /// How long a call may run: what the model asked, never past the engine's timeout.
     fn limit(&self, requested: Option<u64>) -> Option<Duration> {
-        let session = self
-            .timeout
-            .map(|t| t.saturating_sub(DEADLINE_MARGIN).max(Duration::from_millis(100)));
+        let session = self.timeout.map(|t| {
+            t.saturating_sub(DEADLINE_MARGIN)
+                .max(Duration::from_millis(100))
+        });
         match (requested.map(Duration::from_secs), session) {
             (Some(asked), Some(cap)) => Some(asked.min(cap)),
             (asked, cap) => asked.or(cap),

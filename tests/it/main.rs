@@ -2,6 +2,7 @@
 
 mod exec;
 mod providers;
+mod sandbox;
 mod sessions;
 mod support;
 mod tools;

@@ -23,8 +23,7 @@ pub fn enter_namespaces() -> Result<(), String> {
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     // SAFETY: unshare on this single-threaded process.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0
-    {
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
         return Err(last_error(
             "cannot create a user namespace (unprivileged user namespaces may be disabled)",
         ));

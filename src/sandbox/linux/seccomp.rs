@@ -132,11 +132,16 @@ fn compile(
         arch()?,
     )
     .map_err(|e| format!("seccomp: {e}"))?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| format!("seccomp: {e}"))
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| format!("seccomp: {e}"))
 }
 
 pub fn apply(network: bool) -> Result<(), String> {
-    let clone3 = compile(BTreeMap::from([(libc::SYS_clone3, Vec::new())]), libc::ENOSYS)?;
+    let clone3 = compile(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        libc::ENOSYS,
+    )?;
     let denied = compile(denied(network)?, libc::EPERM)?;
     for program in [&clone3, &denied] {
         seccompiler::apply_filter(program).map_err(|e| format!("seccomp: {e}"))?;
