@@ -66,6 +66,10 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
             };
         }
     };
+    // Said once, before the run (stderr: stdout is the answer or the JSON events).
+    for notice in assembly.sandbox.notices() {
+        eprintln!("harness9: notice: {notice}");
+    }
     let cancel = CancellationToken::new();
     cancel_on_signals(cancel.clone());
     let outcome = if args.json {

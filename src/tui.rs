@@ -100,6 +100,11 @@ pub async fn run(
         queue,
     });
     app.flash = None;
+    app.sandbox = Some(assembly.sandbox.label());
+    for notice in assembly.sandbox.notices() {
+        app.transcript
+            .notice(notice.clone(), transcript::Tone::Warning);
+    }
     let first_commands = if open_picker {
         app.open_picker()
     } else {

@@ -147,6 +147,8 @@ pub struct App {
     /// Feedback typed after choosing "keep planning".
     pub review_feedback: Option<TextArea<'static>>,
     pub auto_continue: bool,
+    /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
+    pub sandbox: Option<String>,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -196,6 +198,7 @@ impl App {
             review_pending: false,
             review_feedback: None,
             auto_continue: false,
+            sandbox: None,
         }
     }
 
