@@ -368,3 +368,60 @@ async fn run(
         exit_code,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::planning::TodoStore;
+
+    #[test]
+    fn the_model_is_told_the_timeout_that_really_applies() {
+        let bash = Bash::new(
+            Arc::new(Sandbox::disabled(Path::new("/"))),
+            Some(Duration::from_secs(60)),
+        );
+        let schema = bash.input_schema().to_string();
+        assert!(schema.contains("default and maximum 60"), "{schema}");
+        assert!(!bash.description().contains("120"));
+        // Asking for more than the engine allows is capped just under the engine's limit, so
+        // the command's own output and message come back rather than a bare engine timeout.
+        let limit = bash.limit(Some(600)).unwrap();
+        assert!(limit < Duration::from_secs(60) && limit > Duration::from_secs(59));
+        assert_eq!(bash.limit(Some(5)), Some(Duration::from_secs(5)));
+        assert_eq!(
+            Bash::new(Arc::new(Sandbox::disabled(Path::new("/"))), None).limit(None),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn a_command_past_the_session_timeout_comes_back_with_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let bash = Bash::new(
+            Arc::new(Sandbox::disabled(dir.path())),
+            Some(Duration::from_millis(1500)),
+        );
+        let ctx = ToolContext {
+            workdir: dir.path().to_owned(),
+            cancel: Default::default(),
+            mode: Mode::Default,
+            todos: Arc::new(TodoStore::default()),
+        };
+        let error = bash
+            .execute(
+                json!({"command": "echo started; exec sleep 30", "timeout_secs": 100}),
+                &ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            error.0.contains("started") && error.0.contains("timed out"),
+            "{}",
+            error.0
+        );
+    }
+}
