@@ -59,10 +59,20 @@ impl Place {
     }
 
     fn sandboxed_env(&self, flags: &[&str], script: &str, env: &[(&str, &str)]) -> Output {
+        self.sandboxed_in(&self.workdir, flags, script, env)
+    }
+
+    fn sandboxed_in(
+        &self,
+        dir: &Path,
+        flags: &[&str],
+        script: &str,
+        env: &[(&str, &str)],
+    ) -> Output {
         Command::new(binary())
             .args(flags)
             .args(["sandbox", "--", "bash", "-c", script])
-            .current_dir(&self.workdir)
+            .current_dir(dir)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &self.user_home)
@@ -113,6 +123,49 @@ fn workspace_write_lets_commands_write_the_workdir_and_tmp_and_commit() {
     assert!(Path::new(&tmp_name).exists());
     assert!(String::from_utf8_lossy(&output.stdout).contains("first"));
     let _ = std::fs::remove_file(&tmp_name);
+}
+
+#[test]
+fn a_linked_worktree_can_commit_but_not_touch_the_repositorys_hooks_or_config() {
+    let place = Place::new();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    git(&place.workdir, &["add", "-A"]);
+    git(&place.workdir, &["commit", "-qm", "base"]);
+    let worktree = place.workdir.parent().unwrap().join("wt");
+    git(
+        &place.workdir,
+        &["worktree", "add", "-q", worktree.to_str().unwrap()],
+    );
+    let output = place.sandboxed_in(
+        &worktree,
+        &[],
+        "echo change > g.txt && git add g.txt && git commit -qm in-worktree && git log --oneline",
+        &[],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("in-worktree"));
+    let main_git = place.workdir.join(".git");
+    let config_before = std::fs::read(main_git.join("config")).unwrap();
+    for script in [
+        format!("echo x > {}/hooks/post-checkout", main_git.display()),
+        format!("echo '[core]' >> {}/config", main_git.display()),
+    ] {
+        let output = place.sandboxed_in(&worktree, &[], &script, &[]);
+        assert!(!output.status.success(), "`{script}`: {}", text(&output));
+    }
+    assert!(!main_git.join("hooks/post-checkout").exists());
+    assert_eq!(
+        std::fs::read(main_git.join("config")).unwrap(),
+        config_before
+    );
 }
 
 #[test]
