@@ -10,7 +10,7 @@ use harness9::permission::rules::{PermissionRules, project_file};
 use harness9::permission::shell;
 use harness9::permission::{CallInput, decide};
 use harness9::planning::{Mode, readonly};
-use harness9::tools::Bash;
+use harness9::tools::{Bash, EditFile};
 
 fn main() {
     divan::main();
@@ -97,9 +97,26 @@ fn decide_bash_200_rules(bencher: Bencher, which: &str) {
         long_line()
     };
     let arguments = serde_json::json!({ "command": command });
+    let bash = Bash::default();
     bencher.bench_local(|| {
         decide(
-            &CallInput::new(&Bash, &arguments, Mode::Default, &work),
+            &CallInput::new(&bash, &arguments, Mode::Default, &work),
+            &allowed,
+            &rules,
+        )
+    });
+}
+
+#[divan::bench]
+fn decide_edit_200_rules(bencher: Bencher) {
+    let (dir, rules) = rules();
+    let work = dir.path().canonicalize().unwrap();
+    let allowed = HashSet::new();
+    let arguments =
+        serde_json::json!({"path": "src/module197/lib.rs", "old_string": "a", "new_string": "b"});
+    bencher.bench_local(|| {
+        decide(
+            &CallInput::new(&EditFile, &arguments, Mode::Default, &work),
             &allowed,
             &rules,
         )

@@ -15,6 +15,7 @@ use crate::memory::{
 };
 use crate::observe::TracingObserver;
 use crate::planning::{Mode, TodoStore};
+use crate::sandbox::{Sandbox, SandboxInputs};
 use crate::tools;
 
 pub use saving::{SavingSession, Unsaved};
@@ -50,6 +51,8 @@ pub struct Assembly {
     pub saving: Arc<SavingSession<SqliteSession>>,
     /// Worth telling the user (a `yolo` session resumed in `default`).
     pub notices: Vec<String>,
+    /// The commands' sandbox: front ends show its `notices()` once and its `label()`.
+    pub sandbox: Arc<Sandbox>,
 }
 
 /// The mode a stored session resumes in: its own, except that `yolo` is never resumed (it is
@@ -144,11 +147,21 @@ pub async fn assemble(
             settings.provider.kind
         ))
     })?;
-    let registry = tools::standard_registry(Arc::clone(&skills));
     let saving = Arc::new(SavingSession::new(SqliteSession::new(
         store.clone(),
         session.id.clone(),
     )));
+    // The binary re-executes itself as the sandbox helper; without it, commands cannot be
+    // sandboxed (the probe then says so).
+    let helper = std::env::current_exe().unwrap_or_default();
+    let sandbox = Arc::new(Sandbox::resolve(&SandboxInputs {
+        flag: settings.sandbox,
+        workdir: settings.workdir.clone(),
+        home: settings.home.clone(),
+        helper,
+    }));
+    let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
+    let registry = tools::standard_registry(Arc::clone(&skills), bash);
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
@@ -177,5 +190,6 @@ pub async fn assemble(
         skills,
         saving,
         notices,
+        sandbox,
     })
 }

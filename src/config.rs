@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use cli::{Cli, Command, ExecArgs, RunOptions, SessionsArgs};
+pub use cli::{Cli, Command, ExecArgs, RunOptions, SandboxArgs, SessionsArgs};
 
 use crate::planning::Mode;
 use crate::provider::{
@@ -186,6 +186,8 @@ pub struct Settings {
     pub trust_decided: bool,
     /// What was ignored while resolving, for the front end to show (a `notice`, a stderr line).
     pub notices: Vec<String>,
+    /// `--sandbox`, when given (the settings files and the kernel decide the rest).
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -305,6 +307,7 @@ pub fn resolve_trusted(
         trusted,
         trust_decided: trusted,
         notices,
+        sandbox: options.sandbox,
     })
 }
 

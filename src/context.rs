@@ -191,10 +191,10 @@ mod tests {
             "---\nname: deploy\ndescription: Ship it\n---\nStep 1: build.\nStep 2: push.\n",
         )
         .unwrap();
-        let registry = crate::tools::standard_registry(Arc::new(SkillIndex::discover(
-            &work,
-            &root.path().join("h"),
-        )));
+        let registry = crate::tools::standard_registry(
+            Arc::new(SkillIndex::discover(&work, &root.path().join("h"))),
+            crate::tools::Bash::default(),
+        );
         let ctx = crate::tools::ToolContext {
             workdir: work.clone(),
             cancel: Default::default(),

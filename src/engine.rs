@@ -348,7 +348,8 @@ impl AgentEngine {
         let call = crate::schema::ToolCall {
             id: format!("shell-{}", crate::memory::new_session_id()),
             name: "bash".into(),
-            arguments: serde_json::json!({ "command": command }).to_string(),
+            // The user typed it: it runs outside the sandbox (CONTRACT.md, Sandbox).
+            arguments: serde_json::json!({ "command": command, "sandbox": false }).to_string(),
         };
         let ctx = crate::tools::ToolContext {
             workdir: self.workdir.clone(),

@@ -70,7 +70,13 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
             };
         }
     };
-    for notice in settings.notices.iter().chain(&assembly.notices) {
+    let sandbox_notices = assembly.sandbox.notices();
+    for notice in settings
+        .notices
+        .iter()
+        .chain(&assembly.notices)
+        .chain(sandbox_notices.iter())
+    {
         if args.json {
             print_event(&Event {
                 turn: 0,

@@ -12,6 +12,7 @@ pub mod observe;
 pub mod permission;
 pub mod planning;
 pub mod provider;
+pub mod sandbox;
 pub mod schema;
 pub mod sessions_cmd;
 pub mod terminal_text;

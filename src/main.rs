@@ -9,6 +9,11 @@ use harness9::config::{self, Cli, Command, Environment};
 use harness9::{exec, sessions_cmd, tui};
 
 fn main() -> ExitCode {
+    // The sandbox helper must start before any thread exists (see `harness9::sandbox`).
+    if let Some(code) = harness9::sandbox::dispatch_helper(&std::env::args_os().collect::<Vec<_>>())
+    {
+        return ExitCode::from(code.clamp(0, 255) as u8);
+    }
     // First, while the process has one thread: nothing may copy the keys before they are taken
     // out of the environment, and no thread may read the environment while it changes.
     let hardened = harness9::hardening::harden();
@@ -31,6 +36,19 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Neither does running one command in the sandbox.
+    if let Some(Command::Sandbox(args)) = &cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        return ExitCode::from(harness9::sandbox::run_one(
+            cli.options.sandbox,
+            &workdir,
+            &home,
+            &args.command,
+        ));
+    }
     // Listing sessions needs no provider.
     if let Some(Command::Sessions(args)) = cli.command {
         let home = match config::resolve_home(&env) {
@@ -53,7 +71,7 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(outcome as u8)
         }
-        Some(Command::Sessions(_)) => ExitCode::SUCCESS,
+        Some(Command::Sessions(_) | Command::Sandbox(_)) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
                 (true, _) => (SessionChoice::Continue, false),

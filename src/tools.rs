@@ -257,11 +257,16 @@ impl Registry {
 #[cfg(test)]
 mod tests;
 
-/// Every built-in tool, registered.
+/// Every built-in tool, registered (`bash` unsandboxed: tests and embedders).
 pub fn builtin_registry() -> Registry {
+    builtin_registry_with(Bash::default())
+}
+
+/// Every built-in tool, with this session's `bash` (its sandbox and timeout).
+pub fn builtin_registry_with(bash: Bash) -> Registry {
     let mut registry = Registry::new();
     let tools: [Arc<dyn Tool>; 8] = [
-        Arc::new(Bash),
+        Arc::new(bash),
         Arc::new(ReadFile),
         Arc::new(WriteFile),
         Arc::new(EditFile),
@@ -277,9 +282,10 @@ pub fn builtin_registry() -> Registry {
     registry
 }
 
-/// The built-in tools and `use_skill` over `skills`: what a real run offers.
-pub fn standard_registry(skills: Arc<crate::context::SkillIndex>) -> Registry {
-    let mut registry = builtin_registry();
+/// The built-in tools, this session's `bash`, and `use_skill` over `skills`: what a real run
+/// offers.
+pub fn standard_registry(skills: Arc<crate::context::SkillIndex>, bash: Bash) -> Registry {
+    let mut registry = builtin_registry_with(bash);
     let _ = registry.register(Arc::new(UseSkill::new(skills)));
     registry
 }

@@ -147,9 +147,17 @@ async fn run_screen(
     for problem in load_problems {
         app.transcript.notice(problem, Tone::Warning);
     }
+    app.sandbox = Some(assembly.sandbox.label());
     // What was ignored or changed at start (the folder's .env, an untrusted folder's files, a
-    // yolo session resumed in default) stays readable in the transcript.
-    for notice in settings.notices.iter().chain(&assembly.notices) {
+    // yolo session resumed in default, a sandbox that cannot be had) stays readable in the
+    // transcript.
+    let sandbox_notices = assembly.sandbox.notices();
+    for notice in settings
+        .notices
+        .iter()
+        .chain(&assembly.notices)
+        .chain(sandbox_notices.iter())
+    {
         app.transcript.notice(notice.clone(), Tone::Warning);
         app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
     }

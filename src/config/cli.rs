@@ -33,6 +33,15 @@ pub enum Command {
     Exec(ExecArgs),
     /// List stored sessions, newest first.
     Sessions(SessionsArgs),
+    /// Run one command in the configured sandbox, to see what it allows.
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +119,10 @@ pub struct RunOptions {
     /// Anthropic extended thinking budget in tokens (at least 1024, below --max-tokens); 0 = off.
     #[arg(long, global = true, value_name = "N")]
     pub thinking_budget: Option<u32>,
+
+    /// What commands run by bash may touch [default: workspace-write where the kernel allows it].
+    #[arg(long, global = true, value_enum)]
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
 
     /// Reasoning effort for OpenAI-compatible reasoning models.
     #[arg(long, global = true, value_parser = ["low", "medium", "high"])]

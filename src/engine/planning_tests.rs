@@ -324,7 +324,7 @@ async fn allow_like_this_writes_a_rule_that_covers_the_next_call() {
     ]));
     let provider_dyn: Arc<dyn crate::provider::LlmProvider> = provider.clone();
     let mut registry = crate::tools::Registry::new();
-    registry.register(Arc::new(Bash)).unwrap();
+    registry.register(Arc::new(Bash::default())).unwrap();
     let engine = Arc::new(
         AgentEngine::builder(provider_dyn, Arc::new(registry), &work)
             .permission_rules(rules)
@@ -381,7 +381,7 @@ async fn a_deny_rule_refuses_even_in_yolo_and_a_broken_settings_file_is_reported
     ]));
     let provider_dyn: Arc<dyn crate::provider::LlmProvider> = provider.clone();
     let mut registry = crate::tools::Registry::new();
-    registry.register(Arc::new(Bash)).unwrap();
+    registry.register(Arc::new(Bash::default())).unwrap();
     let engine = Arc::new(
         AgentEngine::builder(provider_dyn, Arc::new(registry), &work)
             .permission_rules(rules)

@@ -91,6 +91,9 @@ fn short(verdict: &Verdict) -> V {
     }
 }
 
+/// One unsandboxed `bash` for every table (it holds no state).
+static BASH: std::sync::LazyLock<Bash> = std::sync::LazyLock::new(Bash::default);
+
 fn bash(command: &str) -> Value {
     json!({ "command": command })
 }
@@ -128,12 +131,12 @@ fn the_mode_table_of_the_contract() {
         &[
             (case(&ReadFile, path("a.txt"), Default), V::Run),
             (case(&EditFile, write("src/a.rs"), Default), V::Ask),
-            (case(&Bash, bash("touch x"), Default), V::Ask),
+            (case(&*BASH, bash("touch x"), Default), V::Ask),
             (case(&ReadFile, path("a.txt"), AutoEdit), V::Run),
             (case(&EditFile, write("src/a.rs"), AutoEdit), V::Run),
-            (case(&Bash, bash("touch x"), AutoEdit), V::Ask),
+            (case(&*BASH, bash("touch x"), AutoEdit), V::Ask),
             (case(&EditFile, write("src/a.rs"), Yolo), V::Run),
-            (case(&Bash, bash("touch x"), Yolo), V::Run),
+            (case(&*BASH, bash("touch x"), Yolo), V::Run),
             (case(&ReadFile, path("a.txt"), Plan), V::Run),
         ],
     );
@@ -167,9 +170,9 @@ fn a_project_cannot_lift_the_users_deny_nor_allow_in_an_untrusted_folder() {
         &env,
         &trusted,
         &[
-            (case(&Bash, bash("curl http://x"), Mode::Default), V::Deny),
-            (case(&Bash, bash("curl http://x"), Mode::Yolo), V::Deny),
-            (case(&Bash, bash("touch made"), Mode::Default), V::Run),
+            (case(&*BASH, bash("curl http://x"), Mode::Default), V::Deny),
+            (case(&*BASH, bash("curl http://x"), Mode::Yolo), V::Deny),
+            (case(&*BASH, bash("touch made"), Mode::Default), V::Run),
         ],
     );
     let untrusted = env.rules(false);
@@ -177,8 +180,8 @@ fn a_project_cannot_lift_the_users_deny_nor_allow_in_an_untrusted_folder() {
         &env,
         &untrusted,
         &[
-            (case(&Bash, bash("curl http://x"), Mode::Default), V::Deny),
-            (case(&Bash, bash("touch made"), Mode::Default), V::Ask),
+            (case(&*BASH, bash("curl http://x"), Mode::Default), V::Deny),
+            (case(&*BASH, bash("touch made"), Mode::Default), V::Ask),
         ],
     );
 }
@@ -245,15 +248,15 @@ fn secret_files_ask_first_and_plan_mode_refuses_them() {
             case(&Grep, json!({"pattern": "KEY", "path": ".env"}), mode),
             want,
         ));
-        table.push((case(&Bash, bash("cat .env"), mode), want));
-        table.push((case(&Bash, bash("cat ./src/../.env"), mode), want));
-        table.push((case(&Bash, bash("grep -r --file=.env x"), mode), want));
+        table.push((case(&*BASH, bash("cat .env"), mode), want));
+        table.push((case(&*BASH, bash("cat ./src/../.env"), mode), want));
+        table.push((case(&*BASH, bash("grep -r --file=.env x"), mode), want));
         table.push((case(&ReadFile, path("certs/server.pem"), mode), want));
         table.push((case(&ReadFile, path("README.md"), mode), V::Run));
-        table.push((case(&Bash, bash("cat README.md"), mode), V::Run));
+        table.push((case(&*BASH, bash("cat README.md"), mode), V::Run));
     }
     check_table(&env, &rules, &table);
-    let mut granted = case(&Bash, bash("cat .env"), Default);
+    let mut granted = case(&*BASH, bash("cat .env"), Default);
     granted.granted = &["bash:exact:cat .env"];
     assert_eq!(
         judge(&env.work, &rules, &granted),
@@ -273,18 +276,18 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
         &env,
         &rules,
         &[
-            (case(&Bash, bash("ls -la"), Default), V::Run),
-            (case(&Bash, bash("git status"), Default), V::Run),
+            (case(&*BASH, bash("ls -la"), Default), V::Run),
+            (case(&*BASH, bash("git status"), Default), V::Run),
             (
-                case(&Bash, bash("cat src/main.rs | head -5"), Default),
+                case(&*BASH, bash("cat src/main.rs | head -5"), Default),
                 V::Run,
             ),
-            (case(&Bash, bash("cat ~/.netrc"), Default), V::Ask),
-            (case(&Bash, bash("cat private/notes.txt"), Default), V::Ask),
-            (case(&Bash, bash("cat private/notes.txt"), AutoEdit), V::Ask),
-            (case(&Bash, bash("cat private/notes.txt"), Yolo), V::Ask),
-            (case(&Bash, bash("cat private/notes.txt"), Plan), V::Deny),
-            (case(&Bash, bash("rm -rf src"), Default), V::Ask),
+            (case(&*BASH, bash("cat ~/.netrc"), Default), V::Ask),
+            (case(&*BASH, bash("cat private/notes.txt"), Default), V::Ask),
+            (case(&*BASH, bash("cat private/notes.txt"), AutoEdit), V::Ask),
+            (case(&*BASH, bash("cat private/notes.txt"), Yolo), V::Ask),
+            (case(&*BASH, bash("cat private/notes.txt"), Plan), V::Deny),
+            (case(&*BASH, bash("rm -rf src"), Default), V::Ask),
         ],
     );
     // A recursive search prints every file below its root: one holding a secret asks.
@@ -293,9 +296,9 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
         &env,
         &rules,
         &[
-            (case(&Bash, bash("grep -rn KEY src"), Default), V::Run),
+            (case(&*BASH, bash("grep -rn KEY src"), Default), V::Run),
             (
-                case(&Bash, bash("grep -n KEY src/main.rs"), Default),
+                case(&*BASH, bash("grep -n KEY src/main.rs"), Default),
                 V::Run,
             ),
         ],
@@ -307,16 +310,16 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
         &env,
         &rules,
         &[
-            (case(&Bash, bash("grep -rn KEY src"), Default), V::Ask),
-            (case(&Bash, bash("grep -R KEY"), Default), V::Ask),
+            (case(&*BASH, bash("grep -rn KEY src"), Default), V::Ask),
+            (case(&*BASH, bash("grep -R KEY"), Default), V::Ask),
             (
-                case(&Bash, bash("grep --recursive KEY private"), Default),
+                case(&*BASH, bash("grep --recursive KEY private"), Default),
                 V::Ask,
             ),
-            (case(&Bash, bash("grep -rn KEY src"), Plan), V::Deny),
-            (case(&Bash, bash("grep -rn KEY src"), Yolo), V::Run),
+            (case(&*BASH, bash("grep -rn KEY src"), Plan), V::Deny),
+            (case(&*BASH, bash("grep -rn KEY src"), Yolo), V::Run),
             (
-                case(&Bash, bash("grep -n KEY src/main.rs"), Default),
+                case(&*BASH, bash("grep -n KEY src/main.rs"), Default),
                 V::Run,
             ),
         ],
@@ -374,24 +377,24 @@ fn bash_rules_match_every_command_of_the_line() {
         &rules,
         &[
             (
-                case(&Bash, bash("cargo test -p x && touch done"), Default),
+                case(&*BASH, bash("cargo test -p x && touch done"), Default),
                 V::Run,
             ),
             (
-                case(&Bash, bash("cargo test && cargo build"), Default),
+                case(&*BASH, bash("cargo test && cargo build"), Default),
                 V::Ask,
             ),
             (
-                case(&Bash, bash("cargo test; rm -rf target"), Yolo),
+                case(&*BASH, bash("cargo test; rm -rf target"), Yolo),
                 V::Deny,
             ),
-            (case(&Bash, bash("/bin/rm -rf target"), Yolo), V::Deny),
-            (case(&Bash, bash("\"rm\" -rf target"), Yolo), V::Deny),
-            (case(&Bash, bash("\\rm -rf target"), Yolo), V::Deny),
-            (case(&Bash, bash("'rm' -rf target"), Yolo), V::Deny),
-            (case(&Bash, bash("ls | rm -rf x"), Yolo), V::Deny),
-            (case(&Bash, bash("git push origin"), Default), V::Ask),
-            (case(&Bash, bash("git push origin"), AutoEdit), V::Ask),
+            (case(&*BASH, bash("/bin/rm -rf target"), Yolo), V::Deny),
+            (case(&*BASH, bash("\"rm\" -rf target"), Yolo), V::Deny),
+            (case(&*BASH, bash("\\rm -rf target"), Yolo), V::Deny),
+            (case(&*BASH, bash("'rm' -rf target"), Yolo), V::Deny),
+            (case(&*BASH, bash("ls | rm -rf x"), Yolo), V::Deny),
+            (case(&*BASH, bash("git push origin"), Default), V::Ask),
+            (case(&*BASH, bash("git push origin"), AutoEdit), V::Ask),
         ],
     );
 }
@@ -419,11 +422,11 @@ fn bash_rules_see_through_the_grammar() {
         } else {
             V::Deny
         };
-        table.push((case(&Bash, bash(line), Mode::Yolo), want));
+        table.push((case(&*BASH, bash(line), Mode::Yolo), want));
     }
     table.push((
         case(
-            &Bash,
+            &*BASH,
             bash("git status ${x:=\\$\\(touch x\\)} ${x@P}"),
             Mode::Default,
         ),
@@ -438,7 +441,7 @@ fn an_exact_command_answered_allow_always_is_remembered() {
     let env = Env::new();
     let rules = env.rules(true);
     let line = "touch a; touch b";
-    let first = judge(&env.work, &rules, &case(&Bash, bash(line), Mode::Default));
+    let first = judge(&env.work, &rules, &case(&*BASH, bash(line), Mode::Default));
     let Verdict::Ask { scope, .. } = first else {
         panic!("{first:?}")
     };
@@ -447,17 +450,17 @@ fn an_exact_command_answered_allow_always_is_remembered() {
         "{scope:?}"
     );
     let key = [scope.key.as_str()];
-    let mut again = case(&Bash, bash(line), Mode::Default);
+    let mut again = case(&*BASH, bash(line), Mode::Default);
     again.granted = &key;
     assert_eq!(judge(&env.work, &rules, &again), Verdict::Run);
-    let mut other = case(&Bash, bash("touch a; touch c"), Mode::Default);
+    let mut other = case(&*BASH, bash("touch a; touch c"), Mode::Default);
     other.granted = &key;
     assert_eq!(short(&judge(&env.work, &rules, &other)), V::Ask);
     // An allowlisted family is remembered by its prefix.
-    let mut cargo = case(&Bash, bash("cargo test -q"), Mode::Default);
+    let mut cargo = case(&*BASH, bash("cargo test -q"), Mode::Default);
     cargo.granted = &["bash:prefix:cargo test"];
     assert_eq!(judge(&env.work, &rules, &cargo), Verdict::Run);
-    let mut chained = case(&Bash, bash("cargo test && rm -rf /"), Mode::Default);
+    let mut chained = case(&*BASH, bash("cargo test && rm -rf /"), Mode::Default);
     chained.granted = &["bash:prefix:cargo test"];
     assert_eq!(short(&judge(&env.work, &rules, &chained)), V::Ask);
 }
@@ -467,7 +470,7 @@ fn an_exact_command_answered_allow_always_is_remembered() {
 #[test]
 fn suggested_rules_keep_prefixes_to_the_allowlisted_families() {
     let env = Env::new();
-    let suggest = |command: &str| suggested_rule(&Bash, &bash(command), &env.work);
+    let suggest = |command: &str| suggested_rule(&*BASH, &bash(command), &env.work);
     let table: &[(&str, Option<&str>)] = &[
         ("cargo test -p x", Some("bash(cargo test*)")),
         ("git status --short", Some("bash(git status*)")),
@@ -505,14 +508,14 @@ fn suggested_rules_keep_prefixes_to_the_allowlisted_families() {
 fn sandboxed_calls_run_in_auto_edit_and_leaving_the_sandbox_always_asks() {
     let env = Env::new().user(r#"{"permissions": {"allow": ["bash(make*)"]}}"#);
     let rules = env.rules(true);
-    let mut sandboxed = case(&Bash, bash("touch x"), Mode::AutoEdit);
+    let mut sandboxed = case(&*BASH, bash("touch x"), Mode::AutoEdit);
     sandboxed.sandboxed = true;
     assert_eq!(judge(&env.work, &rules, &sandboxed), Verdict::Run);
-    let mut in_default = case(&Bash, bash("touch x"), Mode::Default);
+    let mut in_default = case(&*BASH, bash("touch x"), Mode::Default);
     in_default.sandboxed = true;
     assert_eq!(short(&judge(&env.work, &rules, &in_default)), V::Ask);
     let leave = |command: &str, mode| {
-        let mut c = case(&Bash, json!({"command": command, "sandbox": false}), mode);
+        let mut c = case(&*BASH, json!({"command": command, "sandbox": false}), mode);
         c.granted = &["bash:prefix:ls", "bash:exact:make"];
         c.sandboxed = true;
         short(&judge(&env.work, &rules, &c))

@@ -1,9 +1,14 @@
-//! `bash`: runs a command in the working directory, in a process group of its own with stdin
-//! closed and the API keys removed from its environment. stdout and stderr come back merged in
-//! order, capped to head and tail. When the command ends, times out, is cancelled or the call is
+//! `bash`: runs a command in the working directory, inside the session's sandbox (plan mode:
+//! read-only; `"sandbox": false`, once the user approved it, outside), in a process group of
+//! its own with stdin closed and the API keys removed from its environment. stdout and stderr
+//! come back merged in order, capped to head and tail; a command the sandbox stopped says so
+//! and how to ask to leave it. When the command ends, times out, is cancelled or the call is
 //! dropped, the whole group is killed, so background children never outlive the call.
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,16 +19,74 @@ use tokio::process::Command;
 
 use super::output::HeadTail;
 use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::planning::Mode;
+use crate::sandbox::{Outcome, Prepared, Sandbox, SandboxRequest, denial_hint};
 
 /// Bytes of output kept: the first and last half of this, with a line saying what was cut.
 pub const OUTPUT_LIMIT: usize = 30 * 1024;
-/// How long a command may run when the model names no limit (the engine's own timeout, when
-/// shorter, applies first).
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// The engine's per-call limit when nobody sets one (`--tool-timeout`'s default).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Our own deadline ends this much before the engine's, so a command that runs too long comes
+/// back with its output rather than as a bare "timed out" from the engine.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Variables a command must never see: the model could read them back.
 const HIDDEN_VARIABLES: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
-pub struct Bash;
+/// The `bash` tool of a session: its sandbox and the engine's per-call timeout, which is the
+/// one limit a command has (stated to the model in the schema).
+pub struct Bash {
+    sandbox: Arc<Sandbox>,
+    /// The engine's per-call timeout; `None` = none.
+    timeout: Option<Duration>,
+    /// Plan mode's read-only command check (switched off only to test the sandbox alone).
+    plan_classifier: bool,
+}
+
+impl Default for Bash {
+    /// Unsandboxed, with the default timeout: for tests and embedders; real runs use `new`.
+    fn default() -> Self {
+        Bash::new(
+            Arc::new(Sandbox::disabled(Path::new("."))),
+            Some(DEFAULT_TOOL_TIMEOUT),
+        )
+    }
+}
+
+impl Bash {
+    pub fn new(sandbox: Arc<Sandbox>, timeout: Option<Duration>) -> Bash {
+        Bash {
+            sandbox,
+            timeout,
+            plan_classifier: true,
+        }
+    }
+
+    /// Test builds only: plan mode without its command check, to show the sandbox alone keeps
+    /// plan mode from changing anything.
+    #[cfg(debug_assertions)]
+    pub fn without_plan_classifier(mut self) -> Bash {
+        self.plan_classifier = false;
+        self
+    }
+
+    /// For the permission decision: whether this call runs sandboxed, and whether it asks to
+    /// leave the sandbox.
+    pub fn sandbox_request(&self, arguments: &Value, mode: Mode) -> SandboxRequest {
+        self.sandbox.request(mode, arguments)
+    }
+
+    /// How long a call may run: what the model asked, never past the engine's timeout.
+    fn limit(&self, requested: Option<u64>) -> Option<Duration> {
+        let session = self.timeout.map(|t| {
+            t.saturating_sub(DEADLINE_MARGIN)
+                .max(Duration::from_millis(100))
+        });
+        match (requested.map(Duration::from_secs), session) {
+            (Some(asked), Some(cap)) => Some(asked.min(cap)),
+            (asked, cap) => asked.or(cap),
+        }
+    }
+}
 
 #[derive(Deserialize)]
 struct Args {
@@ -45,15 +108,27 @@ impl Tool for Bash {
          and their output is structured. stdin is closed, so interactive commands (editors, \
          pagers, prompts) fail: pass flags like --yes or --no-pager. Output over ~30 KB keeps \
          its head and tail. Commands are killed, with every process they started, after \
-         `timeout_secs` (default 120) or when the user interrupts."
+         `timeout_secs` (its default and maximum are in the schema) or when the user \
+         interrupts. Commands run in a sandbox (usually: write only inside the working \
+         directory and the temp directory, no network); a command the sandbox stopped says \
+         so, and may be repeated with \"sandbox\": false, which asks the user first."
     }
 
     fn input_schema(&self) -> Value {
+        let timeout = match self.timeout {
+            Some(limit) => format!(
+                "Kill the command after this many seconds (default and maximum {}: the \
+                 session's tool timeout).",
+                limit.as_secs()
+            ),
+            None => "Kill the command after this many seconds (default: no limit).".to_owned(),
+        };
         json!({
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line, run with bash -c."},
-                "timeout_secs": {"type": "integer", "minimum": 1, "description": "Kill the command after this many seconds (default 120)."},
+                "timeout_secs": {"type": "integer", "minimum": 1, "description": timeout},
+                "sandbox": {"type": "boolean", "description": "false: run outside the sandbox. Only after the sandbox stopped a command that needs more; the user is asked first."},
             },
             "required": ["command"],
             "additionalProperties": false,
@@ -69,6 +144,9 @@ impl Tool for Bash {
     }
 
     fn plan_mode_refusal(&self, arguments: &Value) -> Option<String> {
+        if !self.plan_classifier {
+            return None;
+        }
         let command = arguments
             .get("command")
             .and_then(Value::as_str)
@@ -85,17 +163,41 @@ impl Tool for Bash {
     }
 
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let sandbox_mode = self.sandbox.mode_for(ctx.mode, &arguments);
         let args: Args = super::parse_args(arguments)?;
         if args.command.trim().is_empty() {
             return Err(ToolError::new(
                 "`command` is empty: give the command line to run.",
             ));
         }
-        let limit = args
-            .timeout_secs
-            .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TIMEOUT);
-        run(&args.command, ctx, limit).await
+        let limit = self.limit(args.timeout_secs);
+        let prepared = self.sandbox.prepare(sandbox_mode);
+        let network = prepared.as_ref().is_some_and(|p| p.spec.network);
+        let ran = run(&args.command, ctx, limit, prepared.as_ref()).await?;
+        // Only now is every process of the command gone: nothing can race the guard.
+        let undone = prepared
+            .as_ref()
+            .and_then(|p| p.snapshot.as_ref())
+            .map(|snapshot| snapshot.restore())
+            .unwrap_or_default();
+        let hint = prepared.as_ref().and_then(|_| {
+            denial_hint(&Outcome {
+                mode: sandbox_mode,
+                network,
+                exit_code: ran.exit_code,
+                output: &ran.text,
+                undone: &undone,
+            })
+        });
+        let text = match hint {
+            Some(hint) => format!("{}\n{hint}", ran.text),
+            None => ran.text,
+        };
+        if ran.success && undone.is_empty() {
+            Ok(text)
+        } else {
+            Err(ToolError::new(text))
+        }
     }
 }
 
@@ -119,7 +221,20 @@ impl Drop for GroupGuard {
     }
 }
 
-async fn run(command: &str, ctx: &ToolContext, limit: Duration) -> Result<String, ToolError> {
+/// How a command ended, worded for the model.
+struct Ran {
+    text: String,
+    /// The exit code; `None` when it was killed, timed out or cancelled.
+    exit_code: Option<i32>,
+    success: bool,
+}
+
+async fn run(
+    command: &str,
+    ctx: &ToolContext,
+    limit: Option<Duration>,
+    sandbox: Option<&Prepared>,
+) -> Result<Ran, ToolError> {
     let shell = if std::path::Path::new("/bin/bash").exists() {
         "/bin/bash"
     } else {
@@ -127,14 +242,29 @@ async fn run(command: &str, ctx: &ToolContext, limit: Duration) -> Result<String
     };
     // `exec 2>&1` merges stderr into the one pipe, so the two keep their relative order.
     let script = format!("exec 2>&1\n{command}");
-    let mut child = Command::new(shell);
+    let shell_args: Vec<OsString> = vec!["-c".into(), script.into()];
+    let mut child = match sandbox {
+        Some(prepared) => {
+            let (program, argv) = prepared
+                .wrap(shell.as_ref(), &shell_args)
+                .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?;
+            let mut child = Command::new(program);
+            child.args(argv);
+            child
+        }
+        None => {
+            let mut child = Command::new(shell);
+            child.args(&shell_args);
+            child
+        }
+    };
     child
-        .arg("-c")
-        .arg(script)
         .current_dir(&ctx.workdir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        // The sandbox helper reports its own failures on stderr; a plain shell has already
+        // sent stderr to stdout.
+        .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
     for name in HIDDEN_VARIABLES {
@@ -144,18 +274,30 @@ async fn run(command: &str, ctx: &ToolContext, limit: Duration) -> Result<String
         .spawn()
         .map_err(|e| ToolError::new(format!("could not start {shell}: {e}")))?;
     let mut guard = GroupGuard(child.id().map(|pid| pid as i32));
-    let mut stdout = child
+    let stdout = child
         .stdout
+        .take()
+        .ok_or_else(|| ToolError::new("could not capture the command's output"))?;
+    let stderr = child
+        .stderr
         .take()
         .ok_or_else(|| ToolError::new("could not capture the command's output"))?;
 
     let reader = tokio::spawn(async move {
         let mut output = HeadTail::new(OUTPUT_LIMIT);
-        let mut buffer = vec![0u8; 64 * 1024];
-        loop {
-            match stdout.read(&mut buffer).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => output.push(&buffer[..n]),
+        let mut out_buffer = vec![0u8; 64 * 1024];
+        let mut err_buffer = vec![0u8; 4 * 1024];
+        let (mut stdout, mut stderr) = (Some(stdout), Some(stderr));
+        while stdout.is_some() || stderr.is_some() {
+            tokio::select! {
+                read = async { stdout.as_mut()?.read(&mut out_buffer).await.ok() }, if stdout.is_some() => match read {
+                    Some(n) if n > 0 => output.push(&out_buffer[..n]),
+                    _ => stdout = None,
+                },
+                read = async { stderr.as_mut()?.read(&mut err_buffer).await.ok() }, if stderr.is_some() => match read {
+                    Some(n) if n > 0 => output.push(&err_buffer[..n]),
+                    _ => stderr = None,
+                },
             }
         }
         output
@@ -163,12 +305,21 @@ async fn run(command: &str, ctx: &ToolContext, limit: Duration) -> Result<String
 
     enum End {
         Exited(std::io::Result<std::process::ExitStatus>),
-        TimedOut,
+        TimedOut(Duration),
         Cancelled,
     }
+    let deadline = async {
+        match limit {
+            Some(limit) => {
+                tokio::time::sleep(limit).await;
+                limit
+            }
+            None => std::future::pending().await,
+        }
+    };
     let end = tokio::select! {
         status = child.wait() => End::Exited(status),
-        _ = tokio::time::sleep(limit) => End::TimedOut,
+        limit = deadline => End::TimedOut(limit),
         _ = ctx.cancel.cancelled() => End::Cancelled,
     };
     // Whatever happened, nothing the command started may outlive the call; this also closes
@@ -184,24 +335,94 @@ async fn run(command: &str, ctx: &ToolContext, limit: Duration) -> Result<String
     } else {
         output
     };
-    match end {
+    let (text, exit_code) = match end {
         End::Exited(Ok(status)) => match status.code() {
-            Some(0) => Ok(format!("{shown}\nexit status: 0")),
-            Some(code) => Err(ToolError::new(format!("{shown}\nexit status: {code}"))),
-            None => Err(ToolError::new(format!(
-                "{shown}\nthe command was killed by a signal"
-            ))),
+            Some(code) => (format!("{shown}\nexit status: {code}"), Some(code)),
+            None => (format!("{shown}\nthe command was killed by a signal"), None),
         },
-        End::Exited(Err(e)) => Err(ToolError::new(format!(
-            "could not wait for the command: {e}"
-        ))),
-        End::TimedOut => Err(ToolError::new(format!(
-            "{shown}\ntimed out after {}s: the command and everything it started were killed. \
-             Pass a larger timeout_secs if it needs longer.",
-            limit.as_secs()
-        ))),
-        End::Cancelled => Err(ToolError::new(format!(
-            "{shown}\ncancelled: the user interrupted the command; it and everything it started were killed."
-        ))),
+        End::Exited(Err(e)) => {
+            return Err(ToolError::new(format!(
+                "could not wait for the command: {e}"
+            )));
+        }
+        End::TimedOut(limit) => (
+            format!(
+                "{shown}\ntimed out after {}s: the command and everything it started were \
+                 killed. Pass a larger timeout_secs if it needs longer (up to the maximum in \
+                 the schema), or split the work.",
+                limit.as_secs_f64().round()
+            ),
+            None,
+        ),
+        End::Cancelled => (
+            format!(
+                "{shown}\ncancelled: the user interrupted the command; it and everything it \
+                 started were killed."
+            ),
+            None,
+        ),
+    };
+    Ok(Ran {
+        success: exit_code == Some(0),
+        text,
+        exit_code,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::planning::TodoStore;
+
+    #[test]
+    fn the_model_is_told_the_timeout_that_really_applies() {
+        let bash = Bash::new(
+            Arc::new(Sandbox::disabled(Path::new("/"))),
+            Some(Duration::from_secs(60)),
+        );
+        let schema = bash.input_schema().to_string();
+        assert!(schema.contains("default and maximum 60"), "{schema}");
+        assert!(!bash.description().contains("120"));
+        // Asking for more than the engine allows is capped just under the engine's limit, so
+        // the command's own output and message come back rather than a bare engine timeout.
+        let limit = bash.limit(Some(600)).unwrap();
+        assert!(limit < Duration::from_secs(60) && limit > Duration::from_secs(59));
+        assert_eq!(bash.limit(Some(5)), Some(Duration::from_secs(5)));
+        assert_eq!(
+            Bash::new(Arc::new(Sandbox::disabled(Path::new("/"))), None).limit(None),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn a_command_past_the_session_timeout_comes_back_with_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let bash = Bash::new(
+            Arc::new(Sandbox::disabled(dir.path())),
+            Some(Duration::from_millis(1500)),
+        );
+        let ctx = ToolContext {
+            workdir: dir.path().to_owned(),
+            cancel: Default::default(),
+            mode: Mode::Default,
+            todos: Arc::new(TodoStore::default()),
+            read_guard: Default::default(),
+        };
+        let error = bash
+            .execute(
+                json!({"command": "echo started; exec sleep 30", "timeout_secs": 100}),
+                &ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            error.0.contains("started") && error.0.contains("timed out"),
+            "{}",
+            error.0
+        );
     }
 }

@@ -156,6 +156,8 @@ pub struct App {
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
     pub(super) dialogs: DialogGuard,
+    /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
+    pub sandbox: Option<String>,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -208,6 +210,7 @@ impl App {
             trust: None,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
+            sandbox: None,
         }
     }
 

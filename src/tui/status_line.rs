@@ -156,6 +156,9 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             )],
         ));
     }
+    if let Some(sandbox) = &app.sandbox {
+        segments.push((4, vec![Span::styled(format!(" · {sandbox}"), DIM)]));
+    }
     if app.auto_continue {
         segments.push((
             7,
@@ -217,4 +220,34 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
     spans.push(Span::raw(" ".repeat(room.saturating_sub(used) + 1)));
     spans.extend(right);
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+#[cfg(test)]
+mod sandbox_tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::super::app::{App, SessionView};
+    use super::*;
+
+    #[test]
+    fn the_status_line_names_the_sandbox() {
+        let mut app = App::new(SessionView {
+            session_id: "s".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            workdir: "/w".into(),
+            mode: Mode::AutoEdit,
+            context_window: 1000,
+        });
+        app.sandbox = Some("sandbox: workspace-write".into());
+        let mut terminal = Terminal::new(TestBackend::new(120, 1)).unwrap();
+        terminal
+            .draw(|frame| draw_status(&app, frame, frame.area()))
+            .unwrap();
+        let line: String = (0..120)
+            .map(|x| terminal.backend().buffer()[(x, 0)].symbol().to_owned())
+            .collect();
+        assert!(line.contains("sandbox: workspace-write"), "{line}");
+    }
 }

@@ -3,6 +3,7 @@
 mod exec;
 mod permissions;
 mod providers;
+mod sandbox;
 mod sessions;
 mod stored_state;
 mod support;

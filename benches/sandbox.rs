@@ -1,0 +1,80 @@
+//! The sandbox's cost per `bash` call: `true` through the `bash` tool with and without the
+//! sandbox (workspace-write, the real helper: namespaces, mounts, Landlock, capabilities,
+//! seccomp), 100 runs each. Run with `cargo bench --bench sandbox`; the numbers are in
+//! docs/PERFORMANCE.md.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use divan::Bencher;
+use harness9::planning::Mode;
+use harness9::sandbox::{Sandbox, SandboxInputs};
+use harness9::schema::ToolCall;
+use harness9::tools::{Bash, Registry, ToolContext, builtin_registry_with};
+use serde_json::json;
+
+fn main() {
+    divan::main();
+}
+
+struct Setup {
+    runtime: tokio::runtime::Runtime,
+    registry: Registry,
+    ctx: ToolContext,
+    _dir: tempfile::TempDir,
+}
+
+fn setup(sandboxed: bool) -> Setup {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let workdir = dir.path().canonicalize().unwrap();
+    let sandbox = if sandboxed {
+        let sandbox = Sandbox::resolve(&SandboxInputs {
+            flag: None,
+            workdir: workdir.clone(),
+            home: workdir.join("home"),
+            helper: PathBuf::from(env!("CARGO_BIN_EXE_harness9")),
+        });
+        assert!(sandbox.is_active(), "{:?}", sandbox.notices());
+        sandbox
+    } else {
+        Sandbox::disabled(&workdir)
+    };
+    Setup {
+        runtime: tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap(),
+        registry: builtin_registry_with(Bash::new(Arc::new(sandbox), None)),
+        ctx: ToolContext {
+            workdir,
+            cancel: Default::default(),
+            mode: Mode::AutoEdit,
+            todos: Arc::default(),
+            read_guard: Default::default(),
+        },
+        _dir: dir,
+    }
+}
+
+fn run_true(bencher: Bencher, sandboxed: bool) {
+    let s = setup(sandboxed);
+    let call = ToolCall {
+        id: "b".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "true"}).to_string(),
+    };
+    bencher.bench_local(|| {
+        let result = s.runtime.block_on(s.registry.execute(&call, &s.ctx));
+        assert!(!result.is_error, "{}", result.output);
+    });
+}
+
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn bash_true_unsandboxed(bencher: Bencher) {
+    run_true(bencher, false);
+}
+
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn bash_true_sandboxed(bencher: Bencher) {
+    run_true(bencher, true);
+}

@@ -1,0 +1,130 @@
+//! The helper's namespaces and mounts: a user namespace (so an unprivileged user may mount, and
+//! root keeps no power outside it), a private mount namespace with the protected paths bound
+//! read-only and `$HARNESS9_HOME` covered by an empty read-only tmpfs, and a PID namespace for
+//! the children. Invariant: nothing here is visible outside the helper's namespaces.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::super::Spec;
+
+fn last_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("{} holds a NUL byte", path.display()))
+}
+
+/// Enters new user, mount and PID namespaces, mapping our user and group to themselves.
+pub fn enter_namespaces() -> Result<(), String> {
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    // SAFETY: unshare on this single-threaded process.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) } != 0 {
+        return Err(last_error(
+            "cannot create a user namespace (unprivileged user namespaces may be disabled)",
+        ));
+    }
+    std::fs::write("/proc/self/setgroups", "deny")
+        .map_err(|e| format!("/proc/self/setgroups: {e}"))?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))
+        .map_err(|e| format!("/proc/self/uid_map: {e}"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
+        .map_err(|e| format!("/proc/self/gid_map: {e}"))?;
+    // Our mounts must not propagate back to the real system.
+    let root = c_path(Path::new("/"))?;
+    // SAFETY: mount with valid C strings or nulls.
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    } != 0
+    {
+        return Err(last_error("cannot make the mounts private"));
+    }
+    Ok(())
+}
+
+/// The flags a remount in a user namespace must keep (the kernel locks them).
+fn locked_flags(path: &CString) -> libc::c_ulong {
+    // SAFETY: statvfs fills our zeroed struct.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+        return 0;
+    }
+    let pairs = [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ];
+    pairs
+        .iter()
+        .filter(|(st, _)| stat.f_flag & *st != 0)
+        .fold(0, |acc, (_, ms)| acc | ms)
+}
+
+/// Binds each protected path read-only onto itself, and hides the hidden directories.
+pub fn protect(spec: &Spec) -> Result<(), String> {
+    for path in &spec.read_only {
+        let target = c_path(path)?;
+        // SAFETY: mount with valid C strings or nulls.
+        let bound = unsafe {
+            libc::mount(
+                target.as_ptr(),
+                target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            )
+        };
+        if bound != 0 {
+            return Err(last_error(&format!("cannot bind {}", path.display())));
+        }
+        let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_flags(&target);
+        // SAFETY: as above.
+        let remounted = unsafe {
+            libc::mount(
+                std::ptr::null(),
+                target.as_ptr(),
+                std::ptr::null(),
+                flags,
+                std::ptr::null(),
+            )
+        };
+        if remounted != 0 {
+            return Err(last_error(&format!(
+                "cannot make {} read-only",
+                path.display()
+            )));
+        }
+    }
+    let tmpfs = CString::new("tmpfs").unwrap_or_default();
+    let options = CString::new("size=4k,mode=0500").unwrap_or_default();
+    for path in &spec.hidden {
+        let target = c_path(path)?;
+        // SAFETY: as above.
+        let mounted = unsafe {
+            libc::mount(
+                tmpfs.as_ptr(),
+                target.as_ptr(),
+                tmpfs.as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                options.as_ptr().cast(),
+            )
+        };
+        if mounted != 0 {
+            return Err(last_error(&format!("cannot hide {}", path.display())));
+        }
+    }
+    Ok(())
+}

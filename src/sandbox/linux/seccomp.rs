@@ -1,0 +1,150 @@
+//! The helper's seccomp filters. Allowed by default; EPERM for network sockets (any family but
+//! AF_UNIX, unless the network is on) and for calls that change the machine or reach beyond
+//! the sandbox; ENOSYS for `clone3`, whose flags a filter cannot read (libc then falls back to
+//! `clone`, whose flags it can). Invariant: installed last, after `no_new_privs`.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// Calls that change the machine, reach into other processes or escape the namespaces.
+const MACHINE_CALLS: &[libc::c_long] = &[
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_reboot,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_bpf,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_syslog,
+    libc::SYS_vhangup,
+    libc::SYS_perf_event_open,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
+    // io_uring can open sockets and files without passing through the calls filtered here.
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_ioperm,
+];
+
+/// `clone` flags that create namespaces.
+const NAMESPACE_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn arch() -> Result<TargetArch, String> {
+    if cfg!(target_arch = "x86_64") {
+        Ok(TargetArch::x86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Ok(TargetArch::aarch64)
+    } else if cfg!(target_arch = "riscv64") {
+        Ok(TargetArch::riscv64)
+    } else {
+        Err("seccomp filters are not built for this architecture".into())
+    }
+}
+
+fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value).map_err(|e| e.to_string())
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
+    SeccompRule::new(conditions).map_err(|e| e.to_string())
+}
+
+/// The EPERM filter's rules.
+fn denied(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = MACHINE_CALLS
+        .iter()
+        .map(|call| (*call, Vec::new()))
+        .collect();
+    let clone_rules = NAMESPACE_FLAGS
+        .iter()
+        .map(|flag| {
+            let flag = *flag as u64;
+            rule(vec![condition(0, SeccompCmpOp::MaskedEq(flag), flag)?])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_clone, clone_rules);
+    if !network {
+        let family = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(|e| e.to_string())?;
+        rules.insert(libc::SYS_socket, vec![rule(vec![family])?]);
+    }
+    Ok(rules)
+}
+
+fn compile(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: libc::c_int,
+) -> Result<BpfProgram, String> {
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno as u32),
+        arch()?,
+    )
+    .map_err(|e| format!("seccomp: {e}"))?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| format!("seccomp: {e}"))
+}
+
+pub fn apply(network: bool) -> Result<(), String> {
+    let clone3 = compile(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        libc::ENOSYS,
+    )?;
+    let denied = compile(denied(network)?, libc::EPERM)?;
+    for program in [&clone3, &denied] {
+        seccompiler::apply_filter(program).map_err(|e| format!("seccomp: {e}"))?;
+    }
+    Ok(())
+}
