@@ -492,10 +492,17 @@ fn a_y_typed_while_the_model_streams_does_not_answer_the_approval_that_appears()
     pty.send("tidy up\r");
     // Typing on while the answer streams, as a person writing the next sentence would.
     let until = Instant::now() + PATIENCE;
-    while !pty.screen().contains("Approve bash?") {
+    'typing: loop {
         pty.send("y");
+        // A key every 10 ms at most, so the terminal's input buffer never fills.
+        let next_key = Instant::now() + Duration::from_millis(10);
+        while Instant::now() < next_key {
+            if pty.screen().contains("Approve bash?") {
+                break 'typing;
+            }
+            std::thread::yield_now();
+        }
         assert!(Instant::now() < until, "no approval: {}", pty.screen());
-        std::thread::yield_now();
     }
     // The moment it appears, more of the same typing.
     pty.send("yy");
