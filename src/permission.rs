@@ -58,8 +58,8 @@ pub struct CallInput<'a> {
     pub mode: Mode,
     /// Canonical.
     pub workdir: &'a Path,
-    /// Whether this `bash` call will run inside the sandbox (issue 12 sets it; `false` until
-    /// then). In `auto-edit` a sandboxed call runs without asking.
+    /// Whether this `bash` call will run inside the sandbox (`Tool::runs_sandboxed`). In
+    /// `auto-edit` a sandboxed call runs without asking.
     pub sandboxed: bool,
     /// Whether the call asked to leave the sandbox (`"sandbox": false`): it always asks, except
     /// in `yolo`.
@@ -73,10 +73,9 @@ impl<'a> CallInput<'a> {
             arguments,
             mode,
             workdir,
-            sandboxed: false,
+            sandboxed: tool.runs_sandboxed(arguments, mode),
             // Only `bash` runs in the sandbox; another tool's `sandbox` argument is its own.
-            leave_sandbox: tool.name() == "bash"
-                && arguments.get("sandbox") == Some(&Value::Bool(false)),
+            leave_sandbox: tool.name() == "bash" && crate::sandbox::leave_requested(arguments),
         }
     }
 }

@@ -129,6 +129,12 @@ pub trait Tool: Send + Sync {
         self.kind().allowed_in_plan()
     }
 
+    /// Whether this call will run inside the command sandbox (only `bash` has one): the
+    /// permission decision lets a sandboxed call run unasked in `auto-edit`.
+    fn runs_sandboxed(&self, _arguments: &Value, _mode: Mode) -> bool {
+        false
+    }
+
     /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind
     /// plan mode does not allow is refused; `bash` narrows this to read-only commands.
     fn plan_mode_refusal(&self, _arguments: &Value) -> Option<String> {

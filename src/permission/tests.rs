@@ -284,7 +284,10 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
             ),
             (case(&*BASH, bash("cat ~/.netrc"), Default), V::Ask),
             (case(&*BASH, bash("cat private/notes.txt"), Default), V::Ask),
-            (case(&*BASH, bash("cat private/notes.txt"), AutoEdit), V::Ask),
+            (
+                case(&*BASH, bash("cat private/notes.txt"), AutoEdit),
+                V::Ask,
+            ),
             (case(&*BASH, bash("cat private/notes.txt"), Yolo), V::Ask),
             (case(&*BASH, bash("cat private/notes.txt"), Plan), V::Deny),
             (case(&*BASH, bash("rm -rf src"), Default), V::Ask),

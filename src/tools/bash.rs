@@ -139,6 +139,10 @@ impl Tool for Bash {
         ToolKind::Dangerous
     }
 
+    fn runs_sandboxed(&self, arguments: &Value, mode: Mode) -> bool {
+        self.sandbox_request(arguments, mode).sandboxed
+    }
+
     fn offered_in_plan(&self) -> bool {
         true
     }

@@ -255,3 +255,38 @@ fn always_allow_writes_the_local_file_and_never_rewrites_a_broken_one() {
         broken
     );
 }
+
+/// Issue 12 through the decision: in auto-edit a sandboxed `bash` call runs without asking, and
+/// a call that asks to leave the sandbox (`"sandbox": false`) asks (refused in `exec`), saying so.
+#[test]
+fn auto_edit_runs_sandboxed_commands_and_leaving_the_sandbox_asks() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    script(
+        &mock,
+        &[
+            ("bash", r#"{"command":"touch inside"}"#),
+            ("bash", r#"{"command":"touch outside","sandbox":false}"#),
+        ],
+    );
+    let output = run.exec(&mock, &["exec", "--json", "--mode", "auto-edit", "go"]);
+    assert_eq!(output.status.code(), Some(0));
+    let events = json_lines(&output.stdout);
+    assert!(run.workdir.join("inside").exists(), "ran in the sandbox");
+    assert!(!run.workdir.join("outside").exists(), "nobody approved it");
+    assert_eq!(approvals(&events), ["bash"], "only the escape asked");
+    let asked = events
+        .iter()
+        .find(|e| e["type"] == "approval_required")
+        .unwrap();
+    assert!(
+        asked["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("outside the sandbox"),
+        "{asked}"
+    );
+    let results = tool_results(&mock);
+    assert!(!results[0].contains("denied"), "{results:?}");
+    assert!(results[1].contains("--mode yolo"), "{results:?}");
+}
