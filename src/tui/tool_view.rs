@@ -169,7 +169,7 @@ pub fn render(
     let Some(output) = output.filter(|o| !o.trim().is_empty()) else {
         return lines;
     };
-    let clean = strip_ansi_escapes::strip_str(output);
+    let clean = crate::terminal_text::sanitize(output);
     let body: Vec<&str> = clean.lines().collect();
     let shown = if expanded {
         body.len()
