@@ -70,7 +70,13 @@ impl CommandLine {
                             out.push(value);
                         }
                     }
-                    None => out.push(word.as_str()),
+                    None => {
+                        out.push(word.as_str());
+                        // git's `REV:PATH` (`git show HEAD:.env`) reads PATH as stored.
+                        if let Some((_, stored)) = word.split_once(':') {
+                            out.push(stored);
+                        }
+                    }
                 }
             }
         }

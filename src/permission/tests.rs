@@ -283,6 +283,11 @@ fn default_mode_runs_read_only_commands_unless_their_arguments_name_what_is_guar
                 V::Run,
             ),
             (case(&*BASH, bash("cat ~/.netrc"), Default), V::Ask),
+            (case(&*BASH, bash("git show HEAD:.env"), Default), V::Ask),
+            (
+                case(&*BASH, bash("git show HEAD~2:src/main.rs"), Default),
+                V::Run,
+            ),
             (case(&*BASH, bash("cat private/notes.txt"), Default), V::Ask),
             (
                 case(&*BASH, bash("cat private/notes.txt"), AutoEdit),

@@ -1,0 +1,105 @@
+//! Dialogs that take keys only once they have been on screen for 250 ms: approvals (one at a
+//! time, each its own 250 ms) and the folder trust question.
+
+use super::*;
+
+#[test]
+fn keys_typed_before_an_approval_was_on_screen_for_250_ms_do_not_answer_it() {
+    let now = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let advance = |ms: u64| *now.lock().unwrap() += Duration::from_millis(ms);
+    let mut app = app_at(&now);
+    type_text(&mut app, "fix it");
+    app.handle_key(key(KeyCode::Enter));
+    app.handle_engine(event(1, EventKind::ActionDelta("I will clean up.".into())));
+    let (request, mut answer) = ApprovalRequest::new(
+        call("1", "bash", r#"{"command":"rm -rf victim"}"#),
+        "runs".into(),
+        "this exact command".into(),
+        "--mode yolo",
+        None,
+    );
+    app.handle_engine(event(1, EventKind::ApprovalRequired(request)));
+    // Typed ahead while the model streamed: the dialog is not even drawn yet.
+    type_text(&mut app, "yes, ");
+    assert!(answer.try_recv().is_err());
+    let text = screen(&mut app, 100, 30);
+    assert!(text.contains("$ rm -rf victim"), "{text}");
+    advance(249);
+    for k in ['y', 'a', 'n', 'd'] {
+        assert!(app.handle_key(key(KeyCode::Char(k))).is_empty());
+    }
+    app.handle_key(key(KeyCode::Esc));
+    assert!(
+        answer.try_recv().is_err(),
+        "answered 249 ms after it showed"
+    );
+    assert!(app.deny_reason.is_none());
+    assert_eq!(app.approvals.len(), 1);
+    advance(1);
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(answer.try_recv().unwrap(), ApprovalDecision::AllowOnce);
+    assert_eq!(
+        app.input_text(),
+        "",
+        "keys typed at the dialog never reach the input"
+    );
+}
+
+#[test]
+fn the_next_queued_approval_waits_its_own_250_ms() {
+    let now = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let advance = |ms: u64| *now.lock().unwrap() += Duration::from_millis(ms);
+    let mut app = app_at(&now);
+    let ask = |id: &str, command: &str| {
+        ApprovalRequest::new(
+            call(id, "bash", &format!(r#"{{"command":"{command}"}}"#)),
+            "runs".into(),
+            "this exact command".into(),
+            "--mode yolo",
+            None,
+        )
+    };
+    let (first, mut first_answer) = ask("1", "make");
+    let (second, mut second_answer) = ask("2", "make install");
+    app.handle_engine(event(1, EventKind::ApprovalRequired(first)));
+    app.handle_engine(event(1, EventKind::ApprovalRequired(second)));
+    screen(&mut app, 100, 30);
+    advance(300);
+    // A double press: the second `y` lands on the dialog that replaced the first.
+    app.handle_key(key(KeyCode::Char('y')));
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        first_answer.try_recv().unwrap(),
+        ApprovalDecision::AllowOnce
+    );
+    assert!(second_answer.try_recv().is_err());
+    screen(&mut app, 100, 30);
+    app.handle_key(key(KeyCode::Char('y')));
+    assert!(second_answer.try_recv().is_err());
+    advance(250);
+    app.handle_key(key(KeyCode::Char('n')));
+    assert_eq!(
+        second_answer.try_recv().unwrap(),
+        ApprovalDecision::Deny { reason: None }
+    );
+}
+
+#[test]
+fn the_trust_question_takes_its_answer_only_after_250_ms() {
+    let now = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let mut app = app_at(&now);
+    app.trust = Some("/work/repo".into());
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("Trust this folder?") && text.contains("/work/repo"),
+        "{text}"
+    );
+    assert!(app.handle_key(key(KeyCode::Char('t'))).is_empty());
+    assert!(app.trust.is_some());
+    *now.lock().unwrap() += Duration::from_millis(250);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('t'))),
+        vec![Command::TrustFolder(true)]
+    );
+    assert!(app.trust.is_none());
+}
