@@ -25,10 +25,28 @@ struct Place {
     user_home: PathBuf,
 }
 
+/// Where a test's tree goes: not under /tmp or the temp dir, which commands may write (the
+/// build's own temp dir, unless the checkout itself lies under /tmp; then /var/tmp).
+fn scratch_root() -> PathBuf {
+    let temp = std::env::temp_dir();
+    let temp = temp.canonicalize().unwrap_or(temp);
+    let writable = |path: &Path| path.starts_with("/tmp") || path.starts_with(&temp);
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let target = target.canonicalize().unwrap_or(target);
+    if !writable(&target) {
+        return target;
+    }
+    let fallback = PathBuf::from("/var/tmp");
+    assert!(
+        !writable(&fallback),
+        "no folder outside the sandbox's temp dirs to test in"
+    );
+    fallback
+}
+
 impl Place {
     fn new() -> Place {
-        // Not under /tmp, which commands may write.
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::tempdir_in(scratch_root()).unwrap();
         let root = dir.path().canonicalize().unwrap();
         let (workdir, home, user_home) = (root.join("repo"), root.join("h9"), root.join("me"));
         for d in [&workdir, &home, &user_home] {

@@ -199,7 +199,17 @@ fn a_command_cannot_read_the_key_from_harness9s_environment() {
     let output = exec(
         &run,
         &mock,
-        &["exec", "--json", "--mode", "yolo", "show me"],
+        // Outside the sandbox: inside it, the command has a PID namespace of its own and cannot
+        // even name harness9's process; this checks the process itself, the layer beneath.
+        &[
+            "exec",
+            "--json",
+            "--mode",
+            "yolo",
+            "--sandbox",
+            "off",
+            "show me",
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = mock.requests();
