@@ -1,6 +1,7 @@
 //! `bash`: runs a command in the working directory, inside the session's sandbox (plan mode:
 //! read-only; `"sandbox": false`, once the user approved it, outside), in a process group of
-//! its own with stdin closed and the API keys removed from its environment. stdout and stderr
+//! its own with stdin closed, the API keys removed from its environment and git told not to run
+//! programs named by repositories it merely finds (`GIT_GUARDS`). stdout and stderr
 //! come back merged in order, capped to head and tail; a command the sandbox stopped says so
 //! and how to ask to leave it. When the command ends, times out, is cancelled or the call is
 //! dropped, the whole group is killed, so background children never outlive the call.
@@ -31,6 +32,17 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Variables a command must never see: the model could read them back.
 const HIDDEN_VARIABLES: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+/// Git settings every command gets on top of its configuration files. A repository is
+/// untrusted input, and git runs programs named in repository config: a bare repository
+/// committed as plain files (`evil/HEAD`, `evil/config` with `core.fsmonitor`) would run its
+/// program on a mere `git status` inside it. These are git's own switches for that.
+const GIT_GUARDS: &[(&str, &str)] = &[
+    // Only repositories named with `--git-dir`/`GIT_DIR` may be bare (git's own defence
+    // against embedded bare repositories).
+    ("safe.bareRepository", "explicit"),
+    // `core.fsmonitor` names a program run by status, diff and add.
+    ("core.fsmonitor", "false"),
+];
 
 /// The `bash` tool of a session: its sandbox and the engine's per-call timeout, which is the
 /// one limit a command has (stated to the model in the schema).
@@ -274,6 +286,9 @@ async fn run(
     for name in HIDDEN_VARIABLES {
         child.env_remove(name);
     }
+    child.envs(git_guard_env(
+        std::env::var("GIT_CONFIG_COUNT").ok().as_deref(),
+    ));
     let mut child = child
         .spawn()
         .map_err(|e| ToolError::new(format!("could not start {shell}: {e}")))?;
@@ -373,6 +388,25 @@ async fn run(
     })
 }
 
+/// The `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` variables that add
+/// `GIT_GUARDS` after whatever the environment already sets (`existing` count): settings from
+/// the environment win over every configuration file.
+fn git_guard_env(existing: Option<&str>) -> Vec<(String, String)> {
+    let first = existing
+        .and_then(|count| count.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut vars = vec![(
+        "GIT_CONFIG_COUNT".to_owned(),
+        (first + GIT_GUARDS.len()).to_string(),
+    )];
+    for (offset, (key, value)) in GIT_GUARDS.iter().enumerate() {
+        let n = first + offset;
+        vars.push((format!("GIT_CONFIG_KEY_{n}"), (*key).to_owned()));
+        vars.push((format!("GIT_CONFIG_VALUE_{n}"), (*value).to_owned()));
+    }
+    vars
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -428,5 +462,57 @@ mod tests {
             "{}",
             error.0
         );
+    }
+
+    #[test]
+    fn git_guards_follow_the_settings_the_environment_already_has() {
+        let vars = git_guard_env(Some("2"));
+        assert_eq!(vars[0], ("GIT_CONFIG_COUNT".into(), "4".into()));
+        assert_eq!(
+            vars[1],
+            ("GIT_CONFIG_KEY_2".into(), "safe.bareRepository".into())
+        );
+        assert_eq!(git_guard_env(None)[0].1, "2");
+    }
+
+    /// A cloned repository holding a bare repository as plain files: `cd evil && git status`
+    /// would run `evil/config`'s fsmonitor program.
+    #[tokio::test]
+    async fn a_bare_repository_inside_the_workdir_runs_no_program_of_its_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let evil = dir.path().join("evil");
+        let init = std::process::Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(&evil)
+            .status();
+        if !init.is_ok_and(|s| s.success()) {
+            return; // no git on this machine: nothing to attack
+        }
+        let marker = dir.path().join("pwned");
+        let mut config = std::fs::read_to_string(evil.join("config")).unwrap();
+        // Not bare after all, with the folder above as its work tree: status, diff and add
+        // then run the fsmonitor program.
+        config = config.replace("bare = true", "bare = false\n\tworktree = ..");
+        config.push_str(&format!(
+            "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+            marker.display()
+        ));
+        std::fs::write(evil.join("config"), config).unwrap();
+        let bash = Bash::new(Arc::new(Sandbox::disabled(dir.path())), None);
+        let ctx = ToolContext {
+            workdir: dir.path().to_owned(),
+            cancel: Default::default(),
+            mode: Mode::Yolo,
+            todos: Arc::new(TodoStore::default()),
+            read_guard: Default::default(),
+        };
+        for command in [
+            "cd evil && git status",
+            "git -C evil log",
+            "cd evil && git diff",
+        ] {
+            let _ = bash.execute(json!({ "command": command }), &ctx).await;
+            assert!(!marker.exists(), "{command} ran the repository's program");
+        }
     }
 }
