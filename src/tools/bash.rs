@@ -271,6 +271,13 @@ async fn run(
         None => {
             let mut child = Command::new(shell);
             child.args(&shell_args);
+            // SAFETY: the closure only makes one system call, which is async-signal-safe.
+            unsafe {
+                child.pre_exec(|| {
+                    drop_ptrace_capability();
+                    Ok(())
+                });
+            }
             child
         }
     };
@@ -386,6 +393,20 @@ async fn run(
         text,
         exit_code,
     })
+}
+
+/// `CAP_SYS_PTRACE` (linux/capability.h).
+const CAP_SYS_PTRACE: libc::c_ulong = 19;
+
+/// Takes `CAP_SYS_PTRACE` out of the bounding set of a command run outside the sandbox, so even
+/// as root it cannot open harness9's memory (`/proc/PPID/mem`, where the keys live) or its
+/// environment: harness9 is not dumpable, and only that capability overrides it. Without the
+/// power to change the bounding set (not root) there is nothing to drop, and nothing fails.
+fn drop_ptrace_capability() {
+    // SAFETY: prctl with integer arguments; a refusal changes nothing.
+    unsafe {
+        libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+    }
 }
 
 /// The `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` variables that add

@@ -223,11 +223,6 @@ fn a_command_cannot_read_the_key_from_harness9s_environment() {
         .unwrap()
         .to_owned();
     assert!(tool.contains("exec"), "the parent is harness9: {tool}");
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        // Root reads any process's environ: the bytes themselves must be gone.
-        assert!(tool.contains("HARNESS9_HOME="), "{tool}");
-    }
     assert!(!tool.contains(KEY), "the key leaked: {tool}");
     assert!(
         !tool.contains("trust-test-key"),
@@ -238,6 +233,48 @@ fn a_command_cannot_read_the_key_from_harness9s_environment() {
         requests[0].headers.get("authorization").unwrap(),
         &format!("Bearer {KEY}")
     );
+}
+
+/// Root outside the sandbox could open harness9's memory, where the key must live for the
+/// requests: `/proc/PPID/mem` of a process that is not dumpable needs `CAP_SYS_PTRACE`, which
+/// a command never gets. (Its `environ` stays readable to root; the keys are gone from it, see
+/// the test above.)
+#[test]
+fn even_root_outside_the_sandbox_cannot_open_harness9s_memory() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse(
+            "call_mem",
+            "bash",
+            r#"{"command":"if exec 3</proc/$PPID/mem; then echo OPENED; else echo REFUSED; fi"}"#,
+        ),
+        split: Split::Whole,
+    });
+    answer(&mock, "Read it.");
+    let args = [
+        "exec",
+        "--json",
+        "--mode",
+        "yolo",
+        "--sandbox",
+        "off",
+        "show me",
+    ];
+    let output = exec(&run, &mock, &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = mock.requests();
+    let tool = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(tool.contains("REFUSED"), "{tool}");
+    assert!(!tool.contains("OPENED"), "{tool}");
 }
 
 // Item 4: yolo is never resumed.
