@@ -1,6 +1,8 @@
 //! The one integration test binary (linking once is what keeps a 2-core machine fast).
 
 mod exec;
+#[cfg(feature = "otel")]
+mod observe;
 mod permissions;
 mod providers;
 mod sandbox;
