@@ -22,7 +22,7 @@ const WRITABLE_DEVICES: &[&str] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
-    /// Whether network sockets are allowed (AF_UNIX always is).
+    /// Whether the command may create sockets at all (network and Unix ones alike).
     pub network: bool,
     /// Directories writable with everything beneath them, the workdir first; empty in
     /// read-only mode.

@@ -402,3 +402,35 @@ async fn a_denied_command_tells_the_model_how_to_leave_the_sandbox() {
         result.output
     );
 }
+
+/// A perl one-liner that connects to the Unix socket named by its argument.
+const UNIX_CONNECT: &str = "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Type => SOCK_STREAM(), \
+     Peer => $ARGV[0]) or die \"connect: $!\\n\"; print \"connected\\n\"'";
+
+#[test]
+fn unix_sockets_outside_are_out_of_reach_unless_the_network_is_on() {
+    let place = Place::new();
+    // Stands in for /var/run/docker.sock: a listener outside everything the command may write.
+    let socket = place.workdir.parent().unwrap().join("docker.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let script = format!("{UNIX_CONNECT} {}", socket.display());
+    let output = fails(&place, &[], &script);
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("connected"));
+
+    // What commands use every day still works: pipes, socketpair, git, cargo.
+    let everyday = "printf 'b\\na\\n' | sort | head -1 && git status --short && \"$CARGO\" --version && \
+         perl -MSocket -e 'socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die \"socketpair: $!\\n\"; print \"pair\\n\"'";
+    let output = place.sandboxed_env(&[], everyday, &[("CARGO", env!("CARGO"))]);
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("a\n") && stdout.contains("cargo ") && stdout.contains("pair"));
+
+    std::fs::write(
+        place.home.join("settings.json"),
+        r#"{"sandbox": {"mode": "workspace-write", "network": true}}"#,
+    )
+    .unwrap();
+    let output = place.sandboxed(&[], &script);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("connected"));
+}
