@@ -1,16 +1,16 @@
-//! The protected paths inside the workdir (`.git/hooks/`, `.git/config`, `.harness9/`,
-//! `.mcp.json`, `.env*`) and the guard for the ones a mount cannot cover: a path that does not
-//! exist yet, or a symbolic link (a mount protects its target, not the link). Invariant: after
-//! a sandboxed command, each of them is as it was before, and the result names what was undone.
+//! The protected paths of a workdir (`.harness9/`, `.mcp.json`, `.env*`, and the git metadata
+//! of `git_metadata`: `.git` itself, its hooks, config and the files that redirect them) and
+//! the guard for the ones a mount cannot cover: a path that does not exist yet, or a symbolic
+//! link (a mount protects its target, not the link). Invariant: after a sandboxed command, each
+//! of them is as it was before, and the result names what was undone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::git_metadata;
+
 /// Names directly in the workdir that are protected.
 const PROTECTED_NAMES: &[&str] = &[".harness9", ".mcp.json"];
-/// Names inside `.git/` that are protected (hooks run, and config can name programs, outside
-/// the sandbox later).
-const PROTECTED_GIT: &[&str] = &["hooks", "config"];
 
 /// Whether a file name in the workdir is an environment file (`.env`, `.env.local`, ...).
 fn is_env_file(name: &std::ffi::OsStr) -> bool {
@@ -21,7 +21,7 @@ fn is_env_file(name: &std::ffi::OsStr) -> bool {
 /// exist; a new one is caught by comparing listings).
 fn candidates(workdir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = PROTECTED_NAMES.iter().map(|n| workdir.join(n)).collect();
-    out.extend(PROTECTED_GIT.iter().map(|n| workdir.join(".git").join(n)));
+    out.extend(git_metadata::protected_candidates(workdir));
     out.extend(env_files(workdir));
     out
 }
@@ -36,13 +36,32 @@ fn env_files(workdir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The protected paths that exist as real files or directories (not links): these are
-/// mounted read-only.
-pub(super) fn protected_paths(workdir: &Path) -> Vec<PathBuf> {
-    candidates(workdir)
-        .into_iter()
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
-        .collect()
+/// How the mounts must treat the protected paths of one call.
+#[derive(Debug, Default)]
+pub(super) struct Protected {
+    /// Existing files and directories (not links): bound read-only.
+    pub read_only: Vec<PathBuf>,
+    /// Directories that must stay where they are (not be renamed away and replaced) for the
+    /// rest to hold: the workdir's `.git` directory, which stays writable because commits
+    /// write it, and the parents of the guarded paths, which the guard finds by name.
+    pub stay_put: Vec<PathBuf>,
+}
+
+/// Sorts the protected paths of `workdir` for the mounts (see `Protected`).
+pub(super) fn protected_paths(workdir: &Path) -> Protected {
+    let dot_git = workdir.join(".git");
+    let mut out = Protected::default();
+    for path in candidates(workdir) {
+        match std::fs::symlink_metadata(&path) {
+            // `.git` as a directory is the repository commits write; as a file (a linked
+            // worktree) it names where git reads config, and is read-only like the rest.
+            Ok(meta) if meta.is_dir() && path == dot_git => out.stay_put.push(path),
+            Ok(meta) if !meta.file_type().is_symlink() => out.read_only.push(path),
+            // Missing or a link: guarded by name after the command, so its parent stays put.
+            _ => out.stay_put.extend(path.parent().map(Path::to_path_buf)),
+        }
+    }
+    out
 }
 
 /// How a protected path looked before the command, for those a mount does not protect.
