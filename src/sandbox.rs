@@ -30,7 +30,7 @@
 //! Paths that are protected but do not exist yet cannot be mounted over; for those the parent
 //! takes a snapshot before the command and, after it (when every process of the namespace is
 //! dead, so nothing can race), removes whatever the command created there and says so in the
-//! result (`guard`). The kernel is probed once per process, by running the helper itself with
+//! result (`guard`), even where the command made the planted directories unwritable. The kernel is probed once per process, by running the helper itself with
 //! a timeout; when anything is missing the sandbox degrades to `off` with one notice.
 //!
 //! What stays out of reach of a command in `workspace-write` (tests/it/sandbox.rs tries these
@@ -39,7 +39,8 @@
 //! (`.git/hooks`, `config`, `config.worktree`, `commondir`, `modules/`, `worktrees/`, and the
 //! same in a linked worktree's git directories), read-only where it exists and undone where it
 //! did not; a `.git` file (read-only) or a new `.git` (undone: `git init` needs `"sandbox":
-//! false`); moving the workdir, `.git` or `$HARNESS9_HOME` away; reading `$HARNESS9_HOME`; any
+//! false`); moving the workdir, `.git` or `$HARNESS9_HOME` away, or putting a directory of its
+//! own where `$HARNESS9_HOME` does not exist or is a link (undone); reading `$HARNESS9_HOME`; any
 //! socket, Unix ones included (Docker's), unless `sandbox.network` (pipes and `socketpair()`
 //! stay); the clock and the hostname, and the other calls `linux::seccomp` refuses.
 //!
@@ -361,8 +362,8 @@ impl Sandbox {
             &self.writable_roots,
             &self.home,
         );
-        let snapshot =
-            (mode == SandboxMode::WorkspaceWrite).then(|| ProtectedSnapshot::take(&self.workdir));
+        let snapshot = (mode == SandboxMode::WorkspaceWrite)
+            .then(|| ProtectedSnapshot::take(&self.workdir, &self.home));
         Some(Prepared {
             platform,
             spec,

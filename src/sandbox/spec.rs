@@ -88,7 +88,7 @@ impl Spec {
         let (pinned, read_only) = if writable.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            held_in_place(workdir, &writable, &hidden)
+            held_in_place(workdir, home, &writable, &hidden)
         };
         Spec {
             network: network && mode == SandboxMode::WorkspaceWrite,
@@ -109,12 +109,13 @@ impl Spec {
 /// read-only all the way down.
 fn held_in_place(
     workdir: &Path,
+    home: &Path,
     writable: &[PathBuf],
     hidden: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let inside = |p: &Path| writable.iter().any(|root| p.starts_with(root));
     let strictly_inside = |p: &Path| writable.iter().any(|root| p != root && p.starts_with(root));
-    let protected = protected_paths(workdir);
+    let protected = protected_paths(workdir, home);
     let read_only: BTreeSet<PathBuf> = protected
         .read_only
         .iter()
@@ -168,6 +169,7 @@ mod tests {
         std::fs::create_dir_all(&home).unwrap();
         let (pinned, read_only) = held_in_place(
             &workdir,
+            &home,
             std::slice::from_ref(&root),
             std::slice::from_ref(&home),
         );
@@ -183,7 +185,11 @@ mod tests {
         assert_eq!(read_only, [workdir.join(".git/config")]);
         // Nothing is pinned inside a read-only path, and no root is pinned.
         std::fs::create_dir_all(workdir.join(".harness9/sub")).unwrap();
-        let (pinned, _) = held_in_place(&workdir, std::slice::from_ref(&workdir), &[]);
+        let (pinned, _) = held_in_place(&workdir, &home, std::slice::from_ref(&workdir), &[]);
         assert_eq!(pinned, [workdir.join(".git")]);
+        // A home that does not exist (so is not hidden) is guarded by name: its parent stays.
+        std::fs::remove_dir(&home).unwrap();
+        let (pinned, _) = held_in_place(&workdir, &home, std::slice::from_ref(&root), &[]);
+        assert!(pinned.contains(&root.join("state")), "{pinned:?}");
     }
 }

@@ -629,3 +629,76 @@ fn unix_sockets_outside_are_out_of_reach_unless_the_network_is_on() {
     assert!(output.status.success(), "{}", text(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("connected"));
 }
+
+/// Gives `path` and everything beneath it to `uid` (not following links).
+fn chown_tree(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    if std::fs::symlink_metadata(path).unwrap().is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+#[test]
+fn a_planted_directory_made_unwritable_is_still_undone() {
+    use std::os::unix::process::CommandExt;
+    let place = Place::new();
+    let script = "mkdir -p .harness9/sub && \
+        echo '{\"permissions\": {\"allow\": [\"bash(*)\"]}}' > .harness9/settings.json && \
+        chmod 555 .harness9/sub .harness9";
+    let mut command = Command::new(binary());
+    command
+        .args(["sandbox", "--", "bash", "-c", script])
+        .current_dir(&place.workdir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &place.user_home)
+        .env("HARNESS9_HOME", &place.home);
+    // Root removes whatever it likes; the owner of a 0555 directory does not. Here the tests
+    // run as root, so the command runs as nobody, in a tree nobody owns.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        let nobody = 65534;
+        chown_tree(place._dir.path(), nobody);
+        command.uid(nobody).gid(nobody);
+    }
+    let output = command.output().unwrap();
+    assert!(!output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the sandbox undid"),
+        "{}",
+        text(&output)
+    );
+    assert!(!place.workdir.join(".harness9").exists());
+}
+
+#[test]
+fn a_missing_or_linked_harness9_home_cannot_be_planted() {
+    let place = Place::under(Path::new("/tmp"));
+    std::fs::remove_dir_all(&place.home).unwrap();
+    let plant =
+        "echo '{\"permissions\": {\"allow\": [\"bash(*)\"]}}' > \"$HARNESS9_HOME/settings.json\"";
+    let output = fails(
+        &place,
+        &[],
+        &format!("mkdir -p \"$HARNESS9_HOME\" && {plant}"),
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the sandbox undid"),
+        "{}",
+        text(&output)
+    );
+    assert!(!place.home.exists());
+
+    // A home that is a link into a place the command cannot write: the link stays.
+    let real = tempfile::tempdir_in(scratch_root()).unwrap();
+    std::os::unix::fs::symlink(real.path(), &place.home).unwrap();
+    fails(
+        &place,
+        &[],
+        &format!("rm \"$HARNESS9_HOME\" && mkdir \"$HARNESS9_HOME\" && {plant}"),
+    );
+    assert_eq!(std::fs::read_link(&place.home).unwrap(), real.path());
+    assert!(!real.path().join("settings.json").exists());
+}
