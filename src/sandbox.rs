@@ -27,22 +27,25 @@
 //! 4. forks the command; when it exits, the init exits and the kernel kills everything else in
 //!    the PID namespace, so no child outlives the call even if it left the process group.
 //!
-//! Paths that are protected but do not exist yet cannot be mounted over; for those the parent
-//! takes a snapshot before the command and, after it (when every process of the namespace is
-//! dead, so nothing can race), removes whatever the command created there and says so in the
-//! result (`guard`), even where the command made the planted directories unwritable. The kernel is probed once per process, by running the helper itself with
-//! a timeout; when anything is missing the sandbox degrades to `off` with one notice.
+//! Paths that are protected but do not exist yet cannot be mounted over; for those the
+//! parent takes a snapshot before the command and, after it (when every process of the
+//! namespace is dead, so nothing can race), removes whatever the command created there and
+//! says so in the result (`guard`), even where the command made the planted directories
+//! unwritable. The kernel is probed once per process, by running the helper itself with a
+//! timeout; when anything is missing the sandbox degrades to `off` with one notice.
 //!
-//! What stays out of reach of a command in `workspace-write` (tests/it/sandbox.rs tries these
-//! through the real binary): writing anywhere but the workdir, the temp dirs, `writable_roots` and a linked
-//! worktree's git directories; `.harness9/`, `.mcp.json`, `.env*`; the git metadata git obeys
-//! (`.git/hooks`, `config`, `config.worktree`, `commondir`, `modules/`, `worktrees/`, and the
-//! same in a linked worktree's git directories), read-only where it exists and undone where it
-//! did not; a `.git` file (read-only) or a new `.git` (undone: `git init` needs `"sandbox":
-//! false`); moving the workdir, `.git` or `$HARNESS9_HOME` away, or putting a directory of its
-//! own where `$HARNESS9_HOME` does not exist or is a link (undone); reading `$HARNESS9_HOME`; any
-//! socket, Unix ones included (Docker's), unless `sandbox.network` (pipes and `socketpair()`
-//! stay); the clock and the hostname, and the other calls `linux::seccomp` refuses.
+//! What stays out of reach of a command in `workspace-write` (tests/it/sandbox.rs tries
+//! these through the real binary): writing anywhere but the workdir, the temp dirs,
+//! `writable_roots` and a linked worktree's git directories; `.harness9/`, `.mcp.json`,
+//! `.env*`; the git metadata git obeys (`.git/hooks`, `config`, `config.worktree`,
+//! `commondir`, `modules/`, `worktrees/`, and the same in a linked worktree's git
+//! directories), read-only where it exists and undone where it did not; a `.git` file
+//! (read-only) or a new `.git` (undone: `git init` needs `"sandbox": false`); moving the
+//! workdir, `.git` or `$HARNESS9_HOME` away, or putting a directory of its own where
+//! `$HARNESS9_HOME` does not exist or is a link (undone); reading `$HARNESS9_HOME`; any
+//! socket, Unix ones included (Docker's), unless `sandbox.network` (pipes and
+//! `socketpair()` stay); the clock and the hostname, and the other calls `linux::seccomp`
+//! refuses.
 //!
 //! What does not (known limits):
 //! - a repository created in a subdirectory (`git init sub`, a `sub/.git` file) is not guarded:

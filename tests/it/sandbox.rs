@@ -599,8 +599,9 @@ fn a_linked_worktrees_git_file_and_git_dir_redirections_stay_out_of_reach() {
 }
 
 /// A perl one-liner that connects to the Unix socket named by its argument.
-const UNIX_CONNECT: &str = "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Type => SOCK_STREAM(), \
-     Peer => $ARGV[0]) or die \"connect: $!\\n\"; print \"connected\\n\"'";
+const UNIX_CONNECT: &str = "perl -MIO::Socket::UNIX -e '\
+     IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) \
+     or die \"connect: $!\\n\"; print \"connected\\n\"'";
 
 #[test]
 fn unix_sockets_outside_are_out_of_reach_unless_the_network_is_on() {
@@ -613,8 +614,10 @@ fn unix_sockets_outside_are_out_of_reach_unless_the_network_is_on() {
     assert!(!String::from_utf8_lossy(&output.stdout).contains("connected"));
 
     // What commands use every day still works: pipes, socketpair, git, cargo.
-    let everyday = "printf 'b\\na\\n' | sort | head -1 && git status --short && \"$CARGO\" --version && \
-         perl -MSocket -e 'socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die \"socketpair: $!\\n\"; print \"pair\\n\"'";
+    let everyday = "printf 'b\\na\\n' | sort | head -1 && git status --short && \
+         \"$CARGO\" --version && perl -MSocket -e '\
+         socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, PF_UNSPEC) \
+         or die \"socketpair: $!\\n\"; print \"pair\\n\"'";
     let output = place.sandboxed_env(&[], everyday, &[("CARGO", env!("CARGO"))]);
     assert!(output.status.success(), "{}", text(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -1,8 +1,9 @@
 //! The helper's seccomp filters. Allowed by default; EPERM for `socket()` of every family,
-//! AF_UNIX included, unless the network is on (a Unix socket outside, such as Docker's, reaches
-//! a process that is not sandboxed; `socketpair()` and pipes stay), and for calls that change
-//! the machine or reach beyond the sandbox; ENOSYS for `clone3`, whose flags a filter cannot read (libc then falls back to
-//! `clone`, whose flags it can). Invariant: installed last, after `no_new_privs`.
+//! AF_UNIX included, unless the network is on (a Unix socket outside, such as Docker's,
+//! reaches a process that is not sandboxed; `socketpair()` and pipes stay), and for calls
+//! that change the machine or reach beyond the sandbox; ENOSYS for `clone3`, whose flags a
+//! filter cannot read (libc then falls back to `clone`, whose flags it can). Invariant:
+//! installed last, after `no_new_privs`.
 
 use std::collections::BTreeMap;
 
