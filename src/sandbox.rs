@@ -8,27 +8,65 @@
 //! is built in a fresh single-threaded process and never touches harness9 itself. The helper:
 //! 1. enters a new user, mount and PID namespace (unprivileged; root is mapped to itself and
 //!    keeps no power outside the namespace);
-//! 2. bind-mounts the protected paths that exist inside the writable workdir read-only
-//!    (`.git/hooks/`, `.git/config`, `.harness9/`, `.mcp.json`, `.env*`) and mounts an empty
-//!    read-only tmpfs over `$HARNESS9_HOME`: Landlock alone can only grant rights on whole
-//!    hierarchies, so a read-only hole inside a writable directory needs a mount;
+//! 2. pins the directories that must stay where they are (binds them onto themselves, still
+//!    writable: a mount point cannot be renamed or removed), outermost first: the workdir,
+//!    `.git`, and every directory between a writable root and a protected or hidden path.
+//!    Without this a command could rename `.git`, the workdir (one under /tmp) or the parent
+//!    of `$HARNESS9_HOME` away and put a directory holding a planted config in its place. Then
+//!    it bind-mounts the protected paths that exist inside the writable roots read-only
+//!    (`guard`, `git_metadata`) and mounts an empty read-only tmpfs over `$HARNESS9_HOME`:
+//!    Landlock alone can only grant rights on whole hierarchies, so a read-only hole inside a
+//!    writable directory needs a mount. Last it enters its working directory again, so that it
+//!    sees the new mounts rather than the one beneath them;
 //! 3. forks a PID-namespace init, which applies Landlock (read everywhere, write only the
 //!    workdir, the temp dirs, `writable_roots` and a few devices), sets `no_new_privs`, drops
 //!    every capability (bounding, ambient, effective, permitted, inheritable, with `NOROOT`
 //!    securebits so exec cannot give root its powers back) and installs a seccomp filter
-//!    (network sockets other than AF_UNIX, and calls that change the machine, fail with EPERM);
+//!    (`socket()` of every family, Unix included, unless the network is on, and calls that
+//!    change the machine, fail with EPERM);
 //! 4. forks the command; when it exits, the init exits and the kernel kills everything else in
 //!    the PID namespace, so no child outlives the call even if it left the process group.
 //!
-//! Paths that are protected but do not exist yet cannot be mounted over; for those the parent
-//! takes a snapshot before the command and, after it (when every process of the namespace is
-//! dead, so nothing can race), removes whatever the command created there and says so in the
-//! result (`guard`). The kernel is probed once per process, by running the helper itself with
-//! a timeout; when anything is missing the sandbox degrades to `off` with one notice.
+//! Paths that are protected but do not exist yet cannot be mounted over; for those the
+//! parent takes a snapshot before the command and, after it (when every process of the
+//! namespace is dead, so nothing can race), removes whatever the command created there and
+//! says so in the result (`guard`), even where the command made the planted directories
+//! unwritable. The kernel is probed once per process, by running the helper itself with a
+//! timeout; when anything is missing the sandbox degrades to `off` with one notice.
+//!
+//! What stays out of reach of a command in `workspace-write` (tests/it/sandbox.rs tries
+//! these through the real binary): writing anywhere but the workdir, the temp dirs,
+//! `writable_roots` and a linked worktree's git directories; `.harness9/`, `.mcp.json`,
+//! `.env*`; the git metadata git obeys (`.git/hooks`, `config`, `config.worktree`,
+//! `commondir`, `modules/`, `worktrees/`, and the same in a linked worktree's git
+//! directories), read-only where it exists and undone where it did not; a `.git` file
+//! (read-only) or a new `.git` (undone: `git init` needs `"sandbox": false`); moving the
+//! workdir, `.git` or `$HARNESS9_HOME` away, or putting a directory of its own where
+//! `$HARNESS9_HOME` does not exist or is a link (undone); reading `$HARNESS9_HOME`; any
+//! socket, Unix ones included (Docker's), unless `sandbox.network` (pipes and
+//! `socketpair()` stay); the clock and the hostname, and the other calls `linux::seccomp`
+//! refuses.
+//!
+//! What does not (known limits):
+//! - a repository created in a subdirectory (`git init sub`, a `sub/.git` file) is not guarded:
+//!   finding them needs a walk of the tree per command. The user's `git` in that subdirectory
+//!   obeys whatever config and hooks the command put there;
+//! - everything else in the temp dirs and `writable_roots` is writable, repositories there
+//!   included, and so is a `.git` created in a directory above a workdir that lies there (git
+//!   in the workdir would find it when the workdir has none);
+//! - the rest of `.git` (refs, index, objects, `info/`, an interactive rebase's state, whose
+//!   `exec` lines run when the user continues it) and of the workdir (sources, build scripts)
+//!   stays writable: the sandbox keeps commands from planting what runs by itself later, not
+//!   what the user chooses to run;
+//! - commands read everything but `$HARNESS9_HOME`; without the network, what they read goes
+//!   no further than their output;
+//! - the seccomp filter matches x86_64 system call numbers; a kernel built with the x32 ABI
+//!   (`CONFIG_X86_X32_ABI`) offers other numbers for the same calls, which it does not match.
 //!
 //! macOS: a Seatbelt profile passed to `sandbox-exec`, generated by `seatbelt::profile`.
 
 mod denial;
+mod git_metadata;
 mod guard;
 #[cfg(target_os = "linux")]
 pub mod linux;
@@ -327,8 +365,8 @@ impl Sandbox {
             &self.writable_roots,
             &self.home,
         );
-        let snapshot =
-            (mode == SandboxMode::WorkspaceWrite).then(|| ProtectedSnapshot::take(&self.workdir));
+        let snapshot = (mode == SandboxMode::WorkspaceWrite)
+            .then(|| ProtectedSnapshot::take(&self.workdir, &self.home));
         Some(Prepared {
             platform,
             spec,

@@ -32,12 +32,14 @@ fn what_it_allows(mode: SandboxMode, network: bool) -> &'static str {
     match (mode, network) {
         (SandboxMode::ReadOnly, _) => "it may read files but write none and use no network",
         (_, false) => {
-            "it may write only inside the working directory and the temp directory (not .git/hooks, \
-             .git/config, .harness9, .mcp.json or .env files) and may not use the network"
+            "it may write only inside the working directory and the temp directory (not git's \
+             hooks, config and the files that redirect them, nor create a .git, nor .harness9, \
+             .mcp.json or .env files) and may not use the network or any socket"
         }
         (_, true) => {
-            "it may write only inside the working directory and the temp directory (not .git/hooks, \
-             .git/config, .harness9, .mcp.json or .env files)"
+            "it may write only inside the working directory and the temp directory (not git's \
+             hooks, config and the files that redirect them, nor create a .git, nor .harness9, \
+             .mcp.json or .env files)"
         }
     }
 }

@@ -34,18 +34,39 @@ fn regex_literal(path: &Path) -> String {
     out
 }
 
-/// The protected names of a writable workdir, as SBPL filters.
+/// The protected names of a writable workdir, as SBPL filters (by name, so they hold where
+/// nothing exists yet: `.git` itself cannot be created, replaced, renamed or removed).
 fn protected_filters(workdir: &Path) -> Vec<String> {
+    let subpath = |name: &str| format!("(subpath {})", quoted(&workdir.join(name)));
+    let literal = |name: &str| format!("(literal {})", quoted(&workdir.join(name)));
     vec![
-        format!("(subpath {})", quoted(&workdir.join(".harness9"))),
-        format!("(subpath {})", quoted(&workdir.join(".git/hooks"))),
-        format!("(literal {})", quoted(&workdir.join(".git/config"))),
-        format!("(literal {})", quoted(&workdir.join(".mcp.json"))),
+        subpath(".harness9"),
+        literal(".git"),
+        subpath(".git/hooks"),
+        literal(".git/config"),
+        literal(".git/config.worktree"),
+        literal(".git/commondir"),
+        subpath(".git/modules"),
+        subpath(".git/worktrees"),
+        literal(".mcp.json"),
         format!(
             "(regex #\"^{}/\\.env[^/]*(/.*)?$\")",
             regex_literal(workdir)
         ),
     ]
+}
+
+/// Everything a write must not touch: the protected names, the spec's read-only and hidden
+/// paths, and its pinned directories themselves (not what is in them: no rename or removal).
+fn unwritable_filters(spec: &Spec, workdir: &Path) -> Vec<String> {
+    let mut out = protected_filters(workdir);
+    for path in spec.read_only.iter().chain(&spec.hidden) {
+        out.push(format!("(subpath {})", quoted(path)));
+    }
+    for path in &spec.pinned {
+        out.push(format!("(literal {})", quoted(path)));
+    }
+    out
 }
 
 /// The Seatbelt profile for `spec`.
@@ -67,7 +88,7 @@ pub fn profile(spec: &Spec) -> String {
     let protected: Vec<String> = spec
         .writable
         .first()
-        .map(|workdir| protected_filters(workdir))
+        .map(|workdir| unwritable_filters(spec, workdir))
         .unwrap_or_default();
     for root in &spec.writable {
         if protected.is_empty() {
@@ -84,10 +105,10 @@ pub fn profile(spec: &Spec) -> String {
     for device in &spec.devices {
         let _ = writeln!(p, "(allow file-write* (literal {}))", quoted(device));
     }
+    // Without the network, no Unix socket either: one outside (Docker's) reaches a process
+    // that is not sandboxed.
     if spec.network {
         p.push_str("(allow network*)\n");
-    } else {
-        p.push_str("(allow network* (remote unix-socket))\n");
     }
     p
 }
@@ -103,6 +124,7 @@ mod tests {
             network,
             writable: writable.iter().map(PathBuf::from).collect(),
             devices: vec![PathBuf::from("/dev/null")],
+            pinned: Vec::new(),
             read_only: Vec::new(),
             hidden: vec![PathBuf::from("/Users/me/.harness9")],
         }
@@ -113,15 +135,44 @@ mod tests {
         let text = profile(&spec(false, &["/Users/me/proj \"x\"", "/private/tmp"]));
         assert!(text.starts_with("(version 1)\n(deny default)\n"));
         assert!(text.contains("(deny file-read* (subpath \"/Users/me/.harness9\"))"));
-        assert!(text.contains(
-            "(allow file-write* (require-all (subpath \"/Users/me/proj \\\"x\\\"\") (require-not (require-any \
-             (subpath \"/Users/me/proj \\\"x\\\"/.harness9\") (subpath \"/Users/me/proj \\\"x\\\"/.git/hooks\") \
-             (literal \"/Users/me/proj \\\"x\\\"/.git/config\") (literal \"/Users/me/proj \\\"x\\\"/.mcp.json\") \
-             (regex #\"^/Users/me/proj \\\"x\\\"/\\.env[^/]*(/.*)?$\")))))"
-        ), "{text}");
+        // The workdir as SBPL quotes it.
+        let w = "/Users/me/proj \\\"x\\\"";
+        let unwritable = [
+            format!("(subpath \"{w}/.harness9\")"),
+            format!("(literal \"{w}/.git\")"),
+            format!("(subpath \"{w}/.git/hooks\")"),
+            format!("(literal \"{w}/.git/config\")"),
+            format!("(literal \"{w}/.git/config.worktree\")"),
+            format!("(literal \"{w}/.git/commondir\")"),
+            format!("(subpath \"{w}/.git/modules\")"),
+            format!("(subpath \"{w}/.git/worktrees\")"),
+            format!("(literal \"{w}/.mcp.json\")"),
+            format!("(regex #\"^{w}/\\.env[^/]*(/.*)?$\")"),
+            "(subpath \"/Users/me/.harness9\")".to_owned(),
+        ];
+        let expected = format!(
+            "(allow file-write* (require-all (subpath \"{w}\") (require-not (require-any {}))))",
+            unwritable.join(" ")
+        );
+        assert!(text.contains(&expected), "{text}");
         assert!(text.contains("(allow file-write* (literal \"/dev/null\"))"));
-        assert!(text.contains("(allow network* (remote unix-socket))"));
-        assert!(!text.contains("(allow network*)"));
+        assert!(!text.contains("network"), "{text}");
+    }
+
+    #[test]
+    fn pinned_directories_cannot_be_renamed_and_read_only_paths_not_written() {
+        let mut spec = spec(false, &["/private/tmp/w"]);
+        spec.pinned = vec![PathBuf::from("/private/tmp/w/.git")];
+        spec.read_only = vec![PathBuf::from("/private/tmp/main/.git/config")];
+        let text = profile(&spec);
+        assert!(
+            text.contains("(subpath \"/private/tmp/main/.git/config\")"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(literal \"/private/tmp/w/.git\")))))"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -3,11 +3,13 @@
 //! path in it exists and is canonical, so the helper never resolves a name the command could
 //! have swapped.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::SandboxMode;
+use super::git_metadata::linked_worktree;
 use super::guard::protected_paths;
 
 /// Devices commands write to as a matter of course (`> /dev/null`).
@@ -22,13 +24,17 @@ const WRITABLE_DEVICES: &[&str] = &[
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
-    /// Whether network sockets are allowed (AF_UNIX always is).
+    /// Whether the command may create sockets at all (network and Unix ones alike).
     pub network: bool,
     /// Directories writable with everything beneath them, the workdir first; empty in
     /// read-only mode.
     pub writable: Vec<PathBuf>,
     /// Device files that stay writable in every mode.
     pub devices: Vec<PathBuf>,
+    /// Directories inside `writable` bound onto themselves, still writable, so that they cannot
+    /// be renamed or removed (EBUSY): the workdir, `.git`, and every ancestor of a protected or
+    /// hidden path, as far as they lie inside a writable root. Sorted, so outermost first.
+    pub pinned: Vec<PathBuf>,
     /// Existing files and directories inside `writable` that must stay read-only.
     pub read_only: Vec<PathBuf>,
     /// Directories the command must not even read (`$HARNESS9_HOME`).
@@ -45,7 +51,6 @@ impl Spec {
         home: &Path,
     ) -> Spec {
         let mut writable = Vec::new();
-        let mut git_protected = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             let temp = [PathBuf::from("/tmp"), std::env::temp_dir()];
             for path in std::iter::once(workdir)
@@ -61,113 +66,130 @@ impl Spec {
             }
             // A linked worktree keeps its git metadata outside the workdir; commits need it.
             if let Some(worktree) = linked_worktree(workdir) {
-                for dir in [&worktree.gitdir, &worktree.commondir] {
-                    if !writable.contains(dir) {
-                        writable.push(dir.clone());
+                for dir in [worktree.gitdir, worktree.commondir] {
+                    if !writable.contains(&dir) {
+                        writable.push(dir);
                     }
                 }
-                git_protected = ["hooks", "config", "config.worktree"]
-                    .iter()
-                    .flat_map(|name| [worktree.gitdir.join(name), worktree.commondir.join(name)])
-                    .filter(|p| {
-                        std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink())
-                    })
-                    .collect();
             }
         }
-        let mut read_only = if writable.is_empty() {
-            Vec::new()
-        } else {
-            protected_paths(workdir)
-                .into_iter()
-                .chain(git_protected)
-                .filter_map(|p| p.canonicalize().ok())
-                .filter(|p| writable.iter().any(|root| p.starts_with(root)))
-                .collect()
-        };
-        read_only.sort();
-        read_only.dedup();
         let devices = WRITABLE_DEVICES
             .iter()
             .map(PathBuf::from)
             .filter(|p| p.exists())
             .collect();
         // Hiding a directory that holds the workdir would hide the workdir too.
-        let hidden = home
+        let hidden: Vec<PathBuf> = home
             .canonicalize()
             .ok()
             .filter(|home| home.is_dir() && !workdir.starts_with(home))
             .into_iter()
             .collect();
+        let (pinned, read_only) = if writable.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            held_in_place(workdir, home, &writable, &hidden)
+        };
         Spec {
             network: network && mode == SandboxMode::WorkspaceWrite,
             writable,
             devices,
+            pinned,
             read_only,
             hidden,
         }
     }
 }
 
-/// The git directories of a linked worktree (`git worktree add`): `.git` is a file naming its
-/// own git dir, which names the repository's common dir.
-#[derive(Debug, PartialEq, Eq)]
-struct LinkedWorktree {
-    gitdir: PathBuf,
-    commondir: PathBuf,
-}
-
-/// The repository is untrusted, so its `.git` file is believed only when git's own records
-/// agree: the named git dir must point back at this `.git` file (a file a command cannot
-/// write, being outside the workdir), else any directory could be made writable by naming it.
-fn linked_worktree(workdir: &Path) -> Option<LinkedWorktree> {
-    let dot_git = workdir.join(".git");
-    if !std::fs::symlink_metadata(&dot_git).ok()?.is_file() {
-        return None;
+/// The directories to pin and the paths to bind read-only, for the protected paths of
+/// `workdir` that lie inside `writable`. A read-only bind keeps a path from being written, not
+/// its parent from being renamed away and replaced by a directory holding a planted copy (the
+/// user's next `git` would read that one), so every directory between a writable root and a
+/// protected or hidden path is pinned too; never one inside a read-only path, which must stay
+/// read-only all the way down.
+fn held_in_place(
+    workdir: &Path,
+    home: &Path,
+    writable: &[PathBuf],
+    hidden: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let inside = |p: &Path| writable.iter().any(|root| p.starts_with(root));
+    let strictly_inside = |p: &Path| writable.iter().any(|root| p != root && p.starts_with(root));
+    let protected = protected_paths(workdir, home);
+    let read_only: BTreeSet<PathBuf> = protected
+        .read_only
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .filter(|p| inside(p))
+        .collect();
+    let anchors = read_only
+        .iter()
+        .chain(hidden)
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .chain(
+            protected
+                .stay_put
+                .iter()
+                .filter_map(|p| p.canonicalize().ok()),
+        )
+        .chain(workdir.canonicalize().ok());
+    let mut pinned = BTreeSet::new();
+    for anchor in anchors {
+        for dir in anchor.ancestors() {
+            if strictly_inside(dir) && !read_only.iter().any(|ro| dir.starts_with(ro)) {
+                pinned.insert(dir.to_path_buf());
+            }
+        }
     }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
-    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let gitdir = workdir.join(named).canonicalize().ok()?;
-    let back = std::fs::read_to_string(gitdir.join("gitdir")).ok()?;
-    let back = gitdir.join(back.trim()).canonicalize().ok()?;
-    if back != dot_git.canonicalize().ok()? {
-        return None;
-    }
-    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
-    let commondir = gitdir.join(common.trim()).canonicalize().ok()?;
-    (gitdir.is_dir() && commondir.is_dir()).then_some(LinkedWorktree { gitdir, commondir })
+    // A `BTreeSet` of paths orders every directory before what lies beneath it.
+    (
+        pinned.into_iter().collect(),
+        read_only.into_iter().collect(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_worktree_file_is_believed_only_when_git_points_back() {
+    /// A workdir inside a writable root (as one under /tmp is), with `.git/config`.
+    fn tree() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let (work, common) = (root.join("wt"), root.join("main/.git"));
-        let gitdir = common.join("worktrees/wt");
-        std::fs::create_dir_all(&work).unwrap();
-        std::fs::create_dir_all(&gitdir).unwrap();
-        std::fs::write(work.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
-        std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
-        // No back pointer yet: a repository naming a directory does not make it writable.
-        assert_eq!(linked_worktree(&work), None);
-        std::fs::write(
-            gitdir.join("gitdir"),
-            format!("{}\n", work.join(".git").display()),
-        )
-        .unwrap();
-        assert_eq!(
-            linked_worktree(&work),
-            Some(LinkedWorktree {
-                gitdir: gitdir.clone(),
-                commondir: common.clone()
-            })
+        let workdir = root.join("a/repo");
+        std::fs::create_dir_all(workdir.join(".git")).unwrap();
+        std::fs::write(workdir.join(".git/config"), "").unwrap();
+        (dir, root, workdir)
+    }
+
+    #[test]
+    fn every_directory_between_a_writable_root_and_a_protected_path_is_pinned_outermost_first() {
+        let (_dir, root, workdir) = tree();
+        let home = root.join("state/h9");
+        std::fs::create_dir_all(&home).unwrap();
+        let (pinned, read_only) = held_in_place(
+            &workdir,
+            &home,
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&home),
         );
-        // Pointing at another directory that has no back pointer to us is refused.
-        std::fs::write(work.join(".git"), format!("gitdir: {}\n", root.display())).unwrap();
-        assert_eq!(linked_worktree(&work), None);
+        assert_eq!(
+            pinned,
+            [
+                root.join("a"),
+                workdir.clone(),
+                workdir.join(".git"),
+                root.join("state"),
+            ]
+        );
+        assert_eq!(read_only, [workdir.join(".git/config")]);
+        // Nothing is pinned inside a read-only path, and no root is pinned.
+        std::fs::create_dir_all(workdir.join(".harness9/sub")).unwrap();
+        let (pinned, _) = held_in_place(&workdir, &home, std::slice::from_ref(&workdir), &[]);
+        assert_eq!(pinned, [workdir.join(".git")]);
+        // A home that does not exist (so is not hidden) is guarded by name: its parent stays.
+        std::fs::remove_dir(&home).unwrap();
+        let (pinned, _) = held_in_place(&workdir, &home, std::slice::from_ref(&root), &[]);
+        assert!(pinned.contains(&root.join("state")), "{pinned:?}");
     }
 }

@@ -1,7 +1,8 @@
 //! The helper's namespaces and mounts: a user namespace (so an unprivileged user may mount, and
-//! root keeps no power outside it), a private mount namespace with the protected paths bound
-//! read-only and `$HARNESS9_HOME` covered by an empty read-only tmpfs, and a PID namespace for
-//! the children. Invariant: nothing here is visible outside the helper's namespaces.
+//! root keeps no power outside it), a private mount namespace with the directories that must
+//! stay where they are pinned (bound onto themselves), the protected paths bound read-only and
+//! `$HARNESS9_HOME` covered by an empty read-only tmpfs, and a PID namespace for the children.
+//! Invariant: nothing here is visible outside the helper's namespaces.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -73,23 +74,36 @@ fn locked_flags(path: &CString) -> libc::c_ulong {
         .fold(0, |acc, (_, ms)| acc | ms)
 }
 
-/// Binds each protected path read-only onto itself, and hides the hidden directories.
+/// Binds `path` onto itself (with what is mounted beneath it): the kernel refuses to rename or
+/// remove a mount point (EBUSY).
+fn bind_onto_itself(path: &Path, target: &CString) -> Result<(), String> {
+    // SAFETY: mount with valid C strings or nulls.
+    let bound = unsafe {
+        libc::mount(
+            target.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    };
+    if bound != 0 {
+        return Err(last_error(&format!("cannot bind {}", path.display())));
+    }
+    Ok(())
+}
+
+/// Pins the directories that must stay where they are (outermost first, so each bind lands on
+/// top of the one before), binds each protected path read-only onto itself, hides the hidden
+/// directories, and then enters the working directory again: the current directory still
+/// points into the mount it had before, beneath the new ones, where none of them would apply.
 pub fn protect(spec: &Spec) -> Result<(), String> {
+    for path in &spec.pinned {
+        bind_onto_itself(path, &c_path(path)?)?;
+    }
     for path in &spec.read_only {
         let target = c_path(path)?;
-        // SAFETY: mount with valid C strings or nulls.
-        let bound = unsafe {
-            libc::mount(
-                target.as_ptr(),
-                target.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            )
-        };
-        if bound != 0 {
-            return Err(last_error(&format!("cannot bind {}", path.display())));
-        }
+        bind_onto_itself(path, &target)?;
         let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_flags(&target);
         // SAFETY: as above.
         let remounted = unsafe {
@@ -126,5 +140,8 @@ pub fn protect(spec: &Spec) -> Result<(), String> {
             return Err(last_error(&format!("cannot hide {}", path.display())));
         }
     }
-    Ok(())
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("cannot find the working directory again: {e}"))?;
+    std::env::set_current_dir(&cwd)
+        .map_err(|e| format!("cannot enter {} again: {e}", cwd.display()))
 }

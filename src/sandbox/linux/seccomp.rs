@@ -1,7 +1,9 @@
-//! The helper's seccomp filters. Allowed by default; EPERM for network sockets (any family but
-//! AF_UNIX, unless the network is on) and for calls that change the machine or reach beyond
-//! the sandbox; ENOSYS for `clone3`, whose flags a filter cannot read (libc then falls back to
-//! `clone`, whose flags it can). Invariant: installed last, after `no_new_privs`.
+//! The helper's seccomp filters. Allowed by default; EPERM for `socket()` of every family,
+//! AF_UNIX included, unless the network is on (a Unix socket outside, such as Docker's,
+//! reaches a process that is not sandboxed; `socketpair()` and pipes stay), and for calls
+//! that change the machine or reach beyond the sandbox; ENOSYS for `clone3`, whose flags a
+//! filter cannot read (libc then falls back to `clone`, whose flags it can). Invariant:
+//! installed last, after `no_new_privs`.
 
 use std::collections::BTreeMap;
 
@@ -109,14 +111,8 @@ fn denied(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_clone, clone_rules);
     if !network {
-        let family = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(|e| e.to_string())?;
-        rules.insert(libc::SYS_socket, vec![rule(vec![family])?]);
+        // No rule: every call matches, whatever the family.
+        rules.insert(libc::SYS_socket, Vec::new());
     }
     Ok(rules)
 }
