@@ -133,7 +133,53 @@ fn compile(
         .map_err(|e: seccompiler::BackendError| format!("seccomp: {e}"))
 }
 
+/// The bit that marks an x32 system call on x86_64 (`__X32_SYSCALL_BIT`).
+#[cfg(target_arch = "x86_64")]
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// A filter refusing every x32 system call (EPERM). On a kernel built with the x32 ABI the same
+/// calls arrive with the x86_64 architecture tag but other numbers (`nr | X32_SYSCALL_BIT`),
+/// which the rules above, written with x86_64 numbers, would never match. No program harness9
+/// runs needs x32, so all of it is refused rather than each call mapped.
+#[cfg(target_arch = "x86_64")]
+fn no_x32() -> BpfProgram {
+    use seccompiler::sock_filter;
+    const LOAD_NR: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS, offset 0: seccomp_data.nr
+    const JUMP_GE: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+    const RETURN: u16 = 0x06; // BPF_RET | BPF_K
+    const RET_ERRNO: u32 = 0x0005_0000;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    vec![
+        sock_filter {
+            code: LOAD_NR,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        sock_filter {
+            code: JUMP_GE,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        sock_filter {
+            code: RETURN,
+            jt: 0,
+            jf: 0,
+            k: RET_ERRNO | libc::EPERM as u32,
+        },
+        sock_filter {
+            code: RETURN,
+            jt: 0,
+            jf: 0,
+            k: RET_ALLOW,
+        },
+    ]
+}
+
 pub fn apply(network: bool) -> Result<(), String> {
+    #[cfg(target_arch = "x86_64")]
+    seccompiler::apply_filter(&no_x32()).map_err(|e| format!("seccomp: {e}"))?;
     let clone3 = compile(
         BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
         libc::ENOSYS,
