@@ -103,7 +103,10 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     // Esc keeps what is queued; Enter on an empty input sends it.
     app.handle_engine(Event {
         turn: 2,
-        kind: EventKind::Error("interrupted".into()),
+        kind: EventKind::Error(crate::engine::Failure::new(
+            crate::engine::FailureKind::Interrupted,
+            "interrupted",
+        )),
     });
     assert_eq!(app.queue, ["third"]);
     assert!(screen(&mut app).contains("1 queued prompt(s) kept"));
