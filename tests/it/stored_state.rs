@@ -2,7 +2,7 @@
 //! `sessions.db`) is reported by the real binary and never overwritten by loading it.
 
 use crate::exec::{Run, json_lines};
-use crate::support::{MockLlm, Reply, Split, openai_text_json, openai_text_sse};
+use crate::support::{MockLlm, Reply, Split, openai_text_sse};
 
 fn stored_state(run: &Run, id: &str) -> (String, String) {
     let conn = rusqlite::Connection::open(run.home.join("sessions.db")).unwrap();
@@ -42,7 +42,10 @@ fn a_corrupt_todo_list_is_reported_and_kept_across_runs() {
     let corrupt = stored_state(&run, &id);
 
     // Text mode: the notice reaches stderr, and the run goes on.
-    mock.push(Reply::Json(openai_text_json("Second.")));
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Second."),
+        split: Split::Whole,
+    });
     let second = run.exec(&mock, &["exec", "--session", &id, "Go on"]);
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(0), "{stderr}");
