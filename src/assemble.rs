@@ -14,8 +14,8 @@ use crate::memory::{
     MemoryError, NewSession, SessionRecord, SessionStore, SqliteSession, Summarization,
 };
 use crate::observe::TracingObserver;
-use crate::provider::LlmProvider;
 use crate::planning::{Mode, TodoStore};
+use crate::provider::LlmProvider;
 use crate::sandbox::{Sandbox, SandboxInputs};
 use crate::tools;
 
@@ -88,8 +88,7 @@ pub fn resumed_mode(stored: &str) -> (Mode, Option<String>) {
 }
 
 /// Builds the provider for a model name (start, and `/model` later); the error is for the user.
-pub type ProviderFactory =
-    Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, String> + Send + Sync>;
+pub type ProviderFactory = Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, String> + Send + Sync>;
 
 /// The settings' provider, with the model asked for.
 pub fn provider_factory(settings: &Settings) -> ProviderFactory {

@@ -89,7 +89,9 @@ async fn cancelling_during_the_stream_stops_within_200ms_and_keeps_the_partial_t
     cancel.cancel();
     let last = until(&mut rx, "error", &mut seen).await;
     assert!(at.elapsed() < Duration::from_millis(200));
-    assert!(matches!(last.kind, EventKind::Error(ref e) if e.message == "interrupted" && e.kind == crate::engine::FailureKind::Interrupted));
+    assert!(
+        matches!(last.kind, EventKind::Error(ref e) if e.message == "interrupted" && e.kind == crate::engine::FailureKind::Interrupted)
+    );
     let stored = session.messages();
     assert_eq!(stored.last().unwrap().content, "Working on");
 }

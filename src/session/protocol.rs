@@ -52,11 +52,15 @@ pub enum Request {
         generation: u64,
     },
     /// The working directory's files (for `@` mentions).
-    ListFiles { generation: u64 },
+    ListFiles {
+        generation: u64,
+    },
     /// End the session: interrupt, let the run store what it has, flush the store. With
     /// `discard_if_empty`, a session that never got a prompt is deleted (the TUI's choice; a
     /// headless run always keeps its session).
-    Close { discard_if_empty: bool },
+    Close {
+        discard_if_empty: bool,
+    },
 }
 
 /// Something that happened in the session, for every front end watching it.
@@ -65,7 +69,9 @@ pub enum Update {
     /// An event of the running turn, as the engine emitted it.
     Engine(Event),
     /// The core started a queued prompt by itself (when it drives the queue).
-    RunStarted { prompt: String },
+    RunStarted {
+        prompt: String,
+    },
     /// Another session is now the current one.
     Loaded(Arc<LoadedSession>),
     Todos(Vec<TodoItem>),

@@ -113,9 +113,7 @@ impl Core {
             record.id.clone(),
         )));
         let engine = &self.assembly.engine;
-        engine.set_session(Some(
-            Arc::clone(&saving) as Arc<dyn crate::memory::Session>
-        ));
+        engine.set_session(Some(Arc::clone(&saving) as Arc<dyn crate::memory::Session>));
         self.saving = saving;
         let (mode, yolo_notice) = assemble::resumed_mode(&record.mode);
         engine.set_plan_mode(mode);
@@ -127,7 +125,9 @@ impl Core {
         let todo_list = &self.assembly.todos;
         todo_list.load(todos.clone());
         let (sink_store, sink_id) = (store.clone(), record.id.clone());
-        todo_list.set_sink(Box::new(move |items| sink_store.save_todos(&sink_id, items)));
+        todo_list.set_sink(Box::new(move |items| {
+            sink_store.save_todos(&sink_id, items)
+        }));
         let messages = if self.options.load_transcript {
             read_messages(&store, &record.id, &mut problems).await
         } else {

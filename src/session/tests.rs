@@ -140,7 +140,11 @@ async fn close(opened: &mut Opened) -> Arc<Closing> {
     opened.handle.send(Request::Close {
         discard_if_empty: false,
     });
-    match until(&mut opened.updates, "closed", |u| matches!(u, Update::Closed(_))).await {
+    match until(&mut opened.updates, "closed", |u| {
+        matches!(u, Update::Closed(_))
+    })
+    .await
+    {
         (Update::Closed(closing), _) => closing,
         _ => unreachable!(),
     }
@@ -198,9 +202,11 @@ async fn interrupt_ends_the_run_with_an_interrupted_failure() {
         .open(&provider, SessionChoice::New, CoreOptions::default())
         .await;
     opened.handle.send(Request::Submit("long task".into()));
-    until(&mut opened.updates, "the first delta", |u| {
-        matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ActionDelta(_)))
-    })
+    until(
+        &mut opened.updates,
+        "the first delta",
+        |u| matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ActionDelta(_))),
+    )
     .await;
     opened.handle.send(Request::Interrupt);
     let (last, _) = until(&mut opened.updates, "run end", run_ended).await;
@@ -222,9 +228,11 @@ async fn an_approval_answered_through_a_request_runs_the_call_and_only_once() {
         .open(&provider, SessionChoice::New, CoreOptions::default())
         .await;
     opened.handle.send(Request::Submit("make a file".into()));
-    let (approval, _) = until(&mut opened.updates, "an approval", |u| {
-        matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ApprovalRequired(_)))
-    })
+    let (approval, _) = until(
+        &mut opened.updates,
+        "an approval",
+        |u| matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ApprovalRequired(_))),
+    )
     .await;
     let Update::Engine(event) = approval else {
         unreachable!()
@@ -340,9 +348,11 @@ async fn a_prompt_sent_while_a_run_goes_is_queued_stored_and_run_next() {
     let mut opened = fixture.open(&provider, SessionChoice::New, options).await;
     let id = opened.loaded.session_id.clone();
     opened.handle.send(Request::Submit("first".into()));
-    let (approval, _) = until(&mut opened.updates, "an approval", |u| {
-        matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ApprovalRequired(_)))
-    })
+    let (approval, _) = until(
+        &mut opened.updates,
+        "an approval",
+        |u| matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ApprovalRequired(_))),
+    )
     .await;
     opened.handle.send(Request::Submit("second".into()));
     let (queue, _) = until(&mut opened.updates, "the queue", |u| {
@@ -372,8 +382,8 @@ async fn a_prompt_sent_while_a_run_goes_is_queued_stored_and_run_next() {
     let asked = provider.calls().pop().unwrap();
     assert_eq!(asked.messages.last().unwrap().content, "second");
     close(&mut opened).await;
-    let store = crate::memory::SessionStore::open(&fixture.settings.home.join("sessions.db"))
-        .unwrap();
+    let store =
+        crate::memory::SessionStore::open(&fixture.settings.home.join("sessions.db")).unwrap();
     assert!(store.load_queue(&id).await.unwrap().is_empty(), "stored");
 }
 
@@ -431,8 +441,10 @@ async fn a_provider_failure_is_typed_by_its_class_not_its_words() {
         matches!(u, Update::Failed(_))
     })
     .await;
-    assert!(matches!(failed, Update::Failed(f) if f.kind == FailureKind::Config
-        && f.message.contains("no model gpt-nope")));
+    assert!(
+        matches!(failed, Update::Failed(f) if f.kind == FailureKind::Config
+        && f.message.contains("no model gpt-nope"))
+    );
     close(&mut other).await;
     close(&mut opened).await;
 }
@@ -514,7 +526,11 @@ async fn a_malformed_settings_file_is_reported_when_the_session_opens() {
 #[tokio::test]
 async fn the_core_reads_mentioned_files_and_lists_the_workdir() {
     let fixture = Fixture::new();
-    std::fs::write(fixture.workdir().join("notes.txt"), "the secret word is plum\n").unwrap();
+    std::fs::write(
+        fixture.workdir().join("notes.txt"),
+        "the secret word is plum\n",
+    )
+    .unwrap();
     let provider = scripted([text("Read it.")]);
     let mut opened = fixture
         .open(&provider, SessionChoice::New, CoreOptions::default())

@@ -12,9 +12,8 @@ use super::dialog_guard::Clock;
 use super::transcript::EntryKind;
 use super::view;
 use crate::engine::{
-    Failure, FailureKind,
-    ApprovalDecision, ApprovalRequest, DoneInfo, Event, EventKind, RetryInfo, TokenUpdate,
-    ToolOutcome,
+    ApprovalDecision, ApprovalRequest, DoneInfo, Event, EventKind, Failure, FailureKind, RetryInfo,
+    TokenUpdate, ToolOutcome,
 };
 use crate::planning::{Mode, TodoItem, TodoStatus};
 use crate::schema::{ToolCall, ToolResult};
@@ -280,7 +279,10 @@ fn esc_interrupts_and_the_transcript_says_so() {
             duration: Duration::from_millis(300),
         }),
     ));
-    app.handle_engine(event(1, EventKind::Error(Failure::new(FailureKind::Interrupted, "interrupted"))));
+    app.handle_engine(event(
+        1,
+        EventKind::Error(Failure::new(FailureKind::Interrupted, "interrupted")),
+    ));
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("interrupted · type a new prompt"), "{text}");
     assert!(!app.running);

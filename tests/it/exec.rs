@@ -487,7 +487,10 @@ fn a_malformed_settings_file_is_reported_at_start_in_both_modes() {
         stderr.contains("harness9: ") && stderr.contains("settings.json is ignored"),
         "{stderr}"
     );
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "No tools needed.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "No tools needed.\n"
+    );
 
     mock.push(Reply::Sse {
         body: openai_text_sse("No tools needed."),
