@@ -15,7 +15,7 @@ mod hub;
 mod protocol;
 mod switching;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use tokio::sync::mpsc;
 
@@ -57,7 +57,9 @@ pub struct SessionFacts {
 #[derive(Clone)]
 pub struct SessionHandle {
     requests: mpsc::UnboundedSender<Request>,
-    hub: Arc<Hub>,
+    /// Only the core keeps the hub alive: when its task ends (closed, or failed), every
+    /// watcher's channel ends too, so no front end waits for updates that cannot come.
+    hub: Weak<Hub>,
 }
 
 impl SessionHandle {
@@ -66,9 +68,12 @@ impl SessionHandle {
         self.requests.send(request).is_ok()
     }
 
-    /// A channel of every update from now on.
+    /// A channel of every update from now on (one that has ended, once the session has).
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Update> {
-        self.hub.subscribe()
+        match self.hub.upgrade() {
+            Some(hub) => hub.subscribe(),
+            None => mpsc::unbounded_channel().1,
+        }
     }
 }
 
@@ -131,9 +136,13 @@ pub async fn open_with(
             .map(|s| (s.name.clone(), s.description.clone()))
             .collect(),
     };
+    let (tx, rx) = mpsc::unbounded_channel();
     let hub = Arc::new(Hub::default());
     let updates = hub.subscribe();
-    let (tx, rx) = mpsc::unbounded_channel();
+    let handle = SessionHandle {
+        requests: tx,
+        hub: Arc::downgrade(&hub),
+    };
     actor::Core::start(
         actor::Parts {
             assembly,
@@ -142,11 +151,11 @@ pub async fn open_with(
             queue: loaded.queue.clone(),
             options,
         },
-        Arc::clone(&hub),
+        hub,
         rx,
     );
     Ok(Opened {
-        handle: SessionHandle { requests: tx, hub },
+        handle,
         updates,
         facts,
         loaded,

@@ -423,4 +423,25 @@ async fn the_core_reads_mentioned_files_and_lists_the_workdir() {
     close(&mut opened).await;
 }
 
+#[tokio::test]
+async fn once_closed_every_watcher_sees_the_end_and_requests_are_refused() {
+    let fixture = Fixture::new();
+    let provider = scripted([]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    let mut second = opened.handle.subscribe();
+    let closing = close(&mut opened).await;
+    assert!(closing.kept, "a headless close keeps even an empty session");
+    // The second watcher saw the same end, then its channel ends: nobody waits forever.
+    let (seen, _) = until(&mut second, "closed", |u| matches!(u, Update::Closed(_))).await;
+    assert!(matches!(seen, Update::Closed(c) if c.session_id == closing.session_id));
+    let ended = tokio::time::timeout(PATIENCE, second.recv()).await;
+    assert!(matches!(ended, Ok(None)), "{ended:?}");
+    let ended = tokio::time::timeout(PATIENCE, opened.updates.recv()).await;
+    assert!(matches!(ended, Ok(None)));
+    assert!(!opened.handle.send(Request::Interrupt));
+    assert!(opened.handle.subscribe().recv().await.is_none());
+}
+
 mod failures;
