@@ -169,21 +169,22 @@ async fn run_screen(
         Vec::new()
     };
 
-    let mut term = match term {
-        Some(term) => term,
-        None => match enter_terminal() {
-            Ok(term) => {
-                terminal::install_panic_hook(settings.home.join("logs"));
-                term
-            }
-            Err(error) => {
-                let mut runner = Runner::new(handle, updates, session_id);
-                runner.close().await;
-                return Err(error);
-            }
-        },
+    let entered = match term {
+        Some(term) => Ok(term),
+        None => {
+            terminal::install_panic_hook(settings.home.join("logs"));
+            enter_terminal()
+        }
     };
     let mut runner = Runner::new(handle, updates, session_id);
+    let mut term = match entered {
+        Ok(term) => term,
+        Err(error) => {
+            // The session was opened: it is closed as on any exit (an empty one is not kept).
+            runner.close().await;
+            return Err(error);
+        }
+    };
     for command in first_commands {
         runner.execute(command).await;
     }
