@@ -230,9 +230,6 @@ impl Core {
         })
         .await
         .unwrap_or(prompt);
-        if self.cancel.is_cancelled() {
-            self.cancel = CancellationToken::new();
-        }
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 
