@@ -14,7 +14,9 @@ use crate::schema::{Message, ToolResult};
 /// Something a front end asks of the session.
 #[derive(Debug, Clone)]
 pub enum Request {
-    /// Send a prompt: it starts a run now, or is queued while one is going.
+    /// Send a prompt: it starts a run now, or is queued (and stored) while one is going; a
+    /// queued prompt starts by itself when the run ends well if the core drives the queue
+    /// (`CoreOptions::drive_queue`).
     Submit(String),
     /// Cancel the running turn (and any compaction or `!` command going on).
     Interrupt,
