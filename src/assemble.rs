@@ -15,6 +15,7 @@ use crate::memory::{
 };
 use crate::observe::TracingObserver;
 use crate::planning::{Mode, TodoStore};
+use crate::provider::LlmProvider;
 use crate::sandbox::{Sandbox, SandboxInputs};
 use crate::tools;
 
@@ -38,6 +39,21 @@ pub enum AssembleError {
     /// Something on this machine failed (exit 1).
     #[error("{0}")]
     Setup(String),
+    /// The session store failed (exit 1).
+    #[error("{0}")]
+    Storage(String),
+}
+
+impl AssembleError {
+    /// The failure's class, for front ends.
+    pub fn kind(&self) -> crate::engine::FailureKind {
+        use crate::engine::FailureKind;
+        match self {
+            AssembleError::Session(_) => FailureKind::NotFound,
+            AssembleError::Setup(_) => FailureKind::Config,
+            AssembleError::Storage(_) => FailureKind::Storage,
+        }
+    }
 }
 
 /// Everything a front end needs for a run.
@@ -71,11 +87,24 @@ pub fn resumed_mode(stored: &str) -> (Mode, Option<String>) {
     }
 }
 
+/// Builds the provider for a model name (start, and `/model` later); the error is for the user.
+pub type ProviderFactory = Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, String> + Send + Sync>;
+
+/// The settings' provider, with the model asked for.
+pub fn provider_factory(settings: &Settings) -> ProviderFactory {
+    let config = settings.provider.clone();
+    Arc::new(move |model: &str| {
+        let mut config = config.clone();
+        config.model = model.to_owned();
+        config.build().map_err(|e| e.to_string())
+    })
+}
+
 /// `$HARNESS9_HOME/sessions.db`, opened and migrated.
 pub fn open_store(settings: &Settings) -> Result<SessionStore, AssembleError> {
     let path = settings.home.join("sessions.db");
     SessionStore::open(&path)
-        .map_err(|e| AssembleError::Setup(format!("cannot open {}: {e}", path.display())))
+        .map_err(|e| AssembleError::Storage(format!("cannot open {}: {e}", path.display())))
 }
 
 /// Finds or creates the session, then builds the engine around it.
@@ -84,8 +113,18 @@ pub async fn assemble(
     store: SessionStore,
     choice: SessionChoice,
 ) -> Result<Assembly, AssembleError> {
+    assemble_with(settings, store, choice, &provider_factory(settings)).await
+}
+
+/// `assemble` with the provider built by `providers` (tests give a scripted one).
+pub async fn assemble_with(
+    settings: &Settings,
+    store: SessionStore,
+    choice: SessionChoice,
+    providers: &ProviderFactory,
+) -> Result<Assembly, AssembleError> {
     let workdir = settings.workdir.display().to_string();
-    let setup = |e: MemoryError| AssembleError::Setup(e.to_string());
+    let setup = |e: MemoryError| AssembleError::Storage(e.to_string());
     let session = match choice {
         SessionChoice::New => store
             .create(NewSession {
@@ -96,7 +135,7 @@ pub async fn assemble(
             })
             .await
             .map_err(|e| {
-                AssembleError::Setup(format!(
+                AssembleError::Storage(format!(
                     "cannot create the session in {}: {e}; nothing was sent to the model",
                     settings.home.join("sessions.db").display()
                 ))
@@ -141,7 +180,7 @@ pub async fn assemble(
     }));
 
     let skills = Arc::new(SkillIndex::discover(&settings.workdir, &settings.home));
-    let provider = settings.provider.build().map_err(|e| {
+    let provider = providers(&settings.provider.model).map_err(|e| {
         AssembleError::Setup(format!(
             "cannot set up the {} provider: {e}",
             settings.provider.kind

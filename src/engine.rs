@@ -7,6 +7,7 @@ mod compaction;
 mod continuation;
 mod emitter;
 pub mod event;
+mod failure;
 mod model_call;
 mod run_loop;
 mod saving;
@@ -24,6 +25,7 @@ pub use event::{
     ApprovalDecision, ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo,
     SessionInfo, TokenUpdate, ToolOutcome,
 };
+pub use failure::{Failure, FailureKind};
 
 use crate::context::{BasePrompt, PromptBuilder};
 use crate::memory::{Compactor, MemoryError, Session};

@@ -1,18 +1,18 @@
-//! The headless front end, `harness9 exec`: one task, then exit. Text mode prints the answer on
-//! stdout and `[engine]` lines on stderr; `--json` prints one CONTRACT event per line on stdout
-//! and nothing else. Nobody can answer an approval here, so such calls are refused with the flag
+//! The headless front end, `harness9 exec`: one task, then exit; a client of the session core
+//! (`crate::session`) like the TUI. Text mode streams the answer onto stdout as it arrives (a
+//! flush per delta) with `[engine]` lines and notices on stderr; `--json` prints one CONTRACT
+//! event per line on stdout and nothing else. What was ignored at start (a malformed settings
+//! file) is said before the run in both modes. Nobody can answer an approval here, so such calls are refused with the flag
 //! that would allow them. SIGINT and SIGTERM cancel the run cleanly (exit 130). Text mode
 //! strips terminal control sequences from everything it prints; a run whose turns could not all
 //! be saved exits 1 and says what was lost.
 
 use std::io::{Read, Write};
-use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
-use crate::assemble::{self, AssembleError, SessionChoice};
+use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::{ExecArgs, Settings};
-use crate::engine::{AgentEngine, ApprovalDecision, EngineError, Event, EventKind};
+use crate::engine::{ApprovalDecision, Event, EventKind, Failure, FailureKind};
+use crate::session::{self, CoreOptions, Opened, Request, SessionHandle, Update};
 use crate::terminal_text::sanitize;
 
 /// How a run ended, as an exit status (CONTRACT.md).
@@ -41,7 +41,8 @@ pub fn read_prompt(arg: &str) -> Result<String, String> {
     Ok(prompt)
 }
 
-/// Runs `harness9 exec`.
+/// Runs `harness9 exec`: a client of the session core that sends one prompt and prints what
+/// comes back.
 pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
     let prompt = match read_prompt(&args.prompt) {
         Ok(prompt) => prompt,
@@ -55,58 +56,104 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
         (None, true) => SessionChoice::Continue,
         (None, false) => SessionChoice::New,
     };
-    let assembled = match assemble::open_store(&settings) {
-        Ok(store) => assemble::assemble(&settings, store, choice).await,
-        Err(error) => Err(error),
-    };
-    let assembly = match assembled {
-        Ok(assembly) => assembly,
+    let opened = match session::open(&settings, choice, CoreOptions::default()).await {
+        Ok(opened) => opened,
         Err(error) => {
             // Nothing reached the model: a run that cannot be stored does not start.
-            report_error(args.json, &error.to_string());
+            report_error(args.json, error.kind(), &error.to_string());
             return match error {
                 AssembleError::Session(_) => Outcome::Usage,
-                AssembleError::Setup(_) => Outcome::Failed,
+                AssembleError::Setup(_) | AssembleError::Storage(_) => Outcome::Failed,
             };
         }
     };
-    let sandbox_notices = assembly.sandbox.notices();
-    for notice in settings
-        .notices
-        .iter()
-        .chain(&assembly.notices)
-        .chain(sandbox_notices.iter())
-    {
-        if args.json {
-            print_event(&Event {
-                turn: 0,
-                kind: EventKind::Notice(notice.clone()),
-            });
-        } else {
-            eprintln!("harness9: {}", sanitize(notice));
+    let Opened {
+        handle,
+        mut updates,
+        loaded,
+        notices,
+        ..
+    } = opened;
+    // What was ignored or cannot be read is said before the run, in both modes.
+    let problems = loaded.problems.iter().map(|p| p.message.clone());
+    for notice in notices.into_iter().chain(loaded.notices).chain(problems) {
+        report_notice(args.json, &notice);
+    }
+    interrupt_on_signals(handle.clone());
+    handle.send(Request::Submit(prompt));
+    let mut printer = Printer {
+        json: args.json,
+        line_open: false,
+    };
+    let mut outcome = Outcome::Failed;
+    let mut closing = None;
+    while let Some(update) = updates.recv().await {
+        match update {
+            Update::Engine(event) => {
+                let ended = match &event.kind {
+                    EventKind::ApprovalRequired(request) => {
+                        // Nobody is here to answer: refused, naming the flag that allows it.
+                        handle.send(Request::AnswerApproval {
+                            id: request.id.clone(),
+                            decision: ApprovalDecision::NoApprover,
+                        });
+                        false
+                    }
+                    EventKind::Done(_) => {
+                        outcome = Outcome::Done;
+                        true
+                    }
+                    EventKind::Error(failure) if failure.kind == FailureKind::Interrupted => {
+                        outcome = Outcome::Interrupted;
+                        true
+                    }
+                    EventKind::Error(_) => {
+                        outcome = Outcome::Failed;
+                        true
+                    }
+                    _ => false,
+                };
+                printer.show(&event);
+                if ended {
+                    handle.send(Request::Close {
+                        discard_if_empty: false,
+                    });
+                }
+            }
+            Update::Failed(failure) => report_notice(args.json, &failure.message),
+            Update::Closed(closed) => {
+                closing = Some(closed);
+                break;
+            }
+            _ => {}
         }
     }
-    let cancel = CancellationToken::new();
-    cancel_on_signals(cancel.clone());
-    let mut outcome = if args.json {
-        run_json(&assembly.engine, prompt, cancel).await
-    } else {
-        run_text(&assembly.engine, &prompt, cancel).await
+    printer.end_line();
+    let Some(closing) = closing else {
+        report_error(
+            args.json,
+            FailureKind::Provider,
+            "the session ended before the run did",
+        );
+        return Outcome::Failed;
     };
     // Every write (the last turn, the todo list) is on disk before the process ends.
-    if let Err(error) = assembly.store.flush().await {
-        eprintln!("harness9: {}", sanitize(&error.to_string()));
+    if let Some(error) = &closing.flush_error {
+        eprintln!("harness9: {}", sanitize(&error.message));
     }
-    let unsaved = assembly.saving.unsaved();
-    if !unsaved.is_empty() {
-        report_error(args.json, &lost_turns(&unsaved, &assembly.session.id));
+    if !closing.unsaved.is_empty() {
+        report_error(
+            args.json,
+            FailureKind::Storage,
+            &lost_turns(&closing.unsaved, &closing.session_id),
+        );
         if outcome == Outcome::Done {
             outcome = Outcome::Failed;
         }
     } else if !args.json {
         eprintln!(
             "harness9: session {} (continue it with: harness9 exec --session {} PROMPT)",
-            assembly.session.id, assembly.session.id
+            closing.session_id, closing.session_id
         );
     }
     outcome
@@ -137,12 +184,12 @@ fn lost_turns(unsaved: &crate::assemble::Unsaved, session_id: &str) -> String {
 
 /// A failure outside the engine's own events: on stderr, and as the `error` event that ends a
 /// `--json` run.
-fn report_error(json: bool, message: &str) {
+fn report_error(json: bool, kind: FailureKind, message: &str) {
     eprintln!("harness9: {}", sanitize(message));
     if json {
         print_event(&Event {
             turn: 0,
-            kind: EventKind::Error(message.to_owned()),
+            kind: EventKind::Error(Failure::new(kind, message)),
         });
     }
 }
@@ -154,56 +201,84 @@ fn print_event(event: &Event) {
     let _ = out.flush();
 }
 
-async fn run_text(engine: &AgentEngine, prompt: &str, cancel: CancellationToken) -> Outcome {
-    // The answer is the model's text, shown raw: it must not drive the terminal.
-    let print = |text: &str| {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", sanitize(text));
-        let _ = out.flush();
-    };
-    match engine.run(prompt, cancel.clone(), &print).await {
-        Ok(_) => Outcome::Done,
-        Err(EngineError::Cancelled) => {
-            eprintln!("harness9: interrupted");
-            Outcome::Interrupted
-        }
-        Err(error) => {
-            eprintln!("harness9: {}", sanitize(&error.to_string()));
-            Outcome::Failed
-        }
-    }
+/// Shows a run's events: JSON lines, or the answer streamed onto stdout as it arrives with
+/// failures and notices on stderr.
+struct Printer {
+    json: bool,
+    /// Text was printed that did not end a line.
+    line_open: bool,
 }
 
-async fn run_json(engine: &Arc<AgentEngine>, prompt: String, cancel: CancellationToken) -> Outcome {
-    let mut events = engine.run_stream(prompt, cancel.clone());
-    let mut outcome = Outcome::Failed;
-    while let Some(event) = events.recv().await {
-        print_event(&event);
+impl Printer {
+    fn show(&mut self, event: &Event) {
+        if self.json {
+            print_event(event);
+            if let EventKind::Error(failure) = &event.kind
+                && failure.kind != FailureKind::Interrupted
+            {
+                eprintln!("harness9: {}", sanitize(&failure.message));
+            }
+            return;
+        }
         match &event.kind {
-            EventKind::ApprovalRequired(request) => {
-                request.respond(ApprovalDecision::NoApprover);
+            // The answer is the model's text, shown raw: it must not drive the terminal.
+            // `sanitize` leaves no control character, so pieces cannot form a sequence either.
+            EventKind::ActionDelta(text) => {
+                let text = sanitize(text);
+                if text.is_empty() {
+                    return;
+                }
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                self.line_open = !text.ends_with('\n');
             }
-            EventKind::Done(_) => outcome = Outcome::Done,
-            EventKind::Error(_) if cancel.is_cancelled() => outcome = Outcome::Interrupted,
-            EventKind::Error(message) => {
-                eprintln!("harness9: {}", sanitize(message));
-                outcome = Outcome::Failed;
+            EventKind::ThinkingDelta(_) => {}
+            kind => {
+                self.end_line();
+                match kind {
+                    EventKind::Notice(text) => eprintln!("harness9: {}", sanitize(text)),
+                    EventKind::Error(failure) => {
+                        eprintln!("harness9: {}", sanitize(&failure.message))
+                    }
+                    _ => {}
+                }
             }
-            _ => {}
         }
     }
-    outcome
+
+    /// Ends the line of an answer, once it has ended.
+    fn end_line(&mut self) {
+        if self.line_open {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+            self.line_open = false;
+        }
+    }
 }
 
-/// Ctrl+C (SIGINT) and SIGTERM cancel the run; the loop then ends it cleanly.
-fn cancel_on_signals(cancel: CancellationToken) {
+/// Something worth knowing before or beside the run: on stderr, or a `notice` event.
+fn report_notice(json: bool, message: &str) {
+    if json {
+        print_event(&Event {
+            turn: 0,
+            kind: EventKind::Notice(message.to_owned()),
+        });
+    } else {
+        eprintln!("harness9: {}", sanitize(message));
+    }
+}
+
+/// Ctrl+C (SIGINT) and SIGTERM interrupt the run; the loop then ends it cleanly.
+fn interrupt_on_signals(handle: SessionHandle) {
     tokio::spawn(async move {
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(signal) => signal,
                 Err(_) => {
                     let _ = tokio::signal::ctrl_c().await;
-                    cancel.cancel();
+                    handle.send(Request::Interrupt);
                     return;
                 }
             };
@@ -211,6 +286,6 @@ fn cancel_on_signals(cancel: CancellationToken) {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
         }
-        cancel.cancel();
+        handle.send(Request::Interrupt);
     });
 }

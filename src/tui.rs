@@ -1,7 +1,9 @@
-//! The full-screen TUI. It consumes the engine's `Event` stream and answers approvals; it never
-//! calls a provider or a tool itself. One loop owns the terminal: a `select!` over input,
-//! engine events, the todo list and a frame deadline that exists only while something is dirty
-//! or animating, so an idle screen costs nothing. Every frame is one synchronized update.
+//! The full-screen TUI, a client of the session core (`crate::session`): it draws and maps keys,
+//! sends the app's commands as requests and turns the core's updates into the app's events. It
+//! never touches the store, a provider, a tool or the working directory's files itself. One
+//! loop owns the terminal: a `select!` over input, the session's updates and a frame deadline
+//! that exists only while something is dirty or animating, so an idle screen costs nothing.
+//! Every frame is one synchronized update.
 
 mod app;
 mod dialog_guard;
@@ -28,15 +30,18 @@ use crossterm::event::{Event as TermEvent, EventStream};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 pub use app::{App, AppEvent, Command, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
 pub use view::draw;
 
-use crate::assemble::{self, AssembleError, Assembly, SessionChoice};
+use std::sync::Arc;
+
+use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
-use crate::engine::Event;
+use crate::session::{
+    self, Closing, CoreOptions, LoadedSession, Opened, Request, SessionHandle, Update,
+};
 
 /// The shortest time between two frames (60 per second at most).
 const FRAME: Duration = Duration::from_millis(16);
@@ -53,7 +58,7 @@ pub fn exit_code(result: Result<(), AssembleError>) -> u8 {
             eprintln!("harness9: {message}");
             2
         }
-        Err(AssembleError::Setup(message)) => {
+        Err(AssembleError::Setup(message) | AssembleError::Storage(message)) => {
             eprintln!("harness9: {message}");
             1
         }
@@ -108,58 +113,55 @@ async fn run_screen(
         }
         term = Some(screen);
     }
-    let store = assemble::open_store(&settings)?;
-    let assembly = assemble::assemble(&settings, store, choice).await?;
-    let messages = match &assembly.engine.session() {
-        Some(session) => session.load_transcript().await.unwrap_or_default(),
-        None => Vec::new(),
+    let options = CoreOptions {
+        // The app shows and edits the queue and sends the next prompt itself.
+        drive_queue: false,
+        load_transcript: true,
     };
+    let Opened {
+        handle,
+        updates,
+        facts,
+        loaded,
+        notices,
+    } = session::open(&settings, choice, options).await?;
     let mut app = App::new(SessionView {
-        session_id: assembly.session.id.clone(),
-        provider: settings.provider.kind.to_string(),
-        model: settings.provider.model.clone(),
-        workdir: settings.workdir.display().to_string(),
-        mode: assembly.engine.mode(),
-        context_window: settings.context_window,
+        session_id: loaded.session_id.clone(),
+        provider: facts.provider,
+        model: facts.model,
+        workdir: facts.workdir,
+        mode: loaded.mode,
+        context_window: facts.context_window,
     });
-    app.skills = assembly
-        .skills
-        .iter()
-        .map(|s| (s.name.clone(), s.description.clone()))
-        .collect();
-    // Unreadable stored state is reported and left in sessions.db until the user changes it.
-    let mut load_problems: Vec<String> = assembly.todos.take_load_problem().into_iter().collect();
-    let queue = match assembly.store.load_queue(&assembly.session.id).await {
-        Ok(queue) => queue,
-        Err(error) => {
-            load_problems.push(error.to_string());
-            Vec::new()
-        }
-    };
-    app.handle_async(AppEvent::SessionLoaded {
-        session_id: assembly.session.id.clone(),
-        mode: assembly.engine.mode(),
+    app.skills = facts.skills;
+    let LoadedSession {
+        session_id,
+        mode,
         messages,
-        todos: assembly.todos.snapshot(),
+        todos,
+        queue,
+        problems,
+        ..
+    } = loaded;
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: session_id.clone(),
+        mode,
+        messages,
+        todos,
         queue,
     });
     app.flash = None;
-    for problem in load_problems {
-        app.transcript.notice(problem, Tone::Warning);
+    // Unreadable stored state is reported and left in sessions.db until the user changes it.
+    for problem in problems {
+        app.transcript.notice(problem.message, Tone::Warning);
     }
-    app.sandbox = Some(assembly.sandbox.label());
+    app.sandbox = Some(facts.sandbox);
     // What was ignored or changed at start (the folder's .env, an untrusted folder's files, a
-    // yolo session resumed in default, a sandbox that cannot be had) stays readable in the
-    // transcript.
-    let sandbox_notices = assembly.sandbox.notices();
-    for notice in settings
-        .notices
-        .iter()
-        .chain(&assembly.notices)
-        .chain(sandbox_notices.iter())
-    {
-        app.transcript.notice(notice.clone(), Tone::Warning);
+    // malformed settings file, a yolo session resumed in default, a sandbox that cannot be had)
+    // stays readable in the transcript.
+    for notice in notices {
         app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
+        app.transcript.notice(notice, Tone::Warning);
     }
     let first_commands = if open_picker {
         app.open_picker()
@@ -167,20 +169,21 @@ async fn run_screen(
         Vec::new()
     };
 
-    let mut term = match term {
-        Some(term) => term,
+    let entered = match term {
+        Some(term) => Ok(term),
         None => {
             terminal::install_panic_hook(settings.home.join("logs"));
-            enter_terminal()?
+            enter_terminal()
         }
     };
-    let mut runner = Runner {
-        settings: &settings,
-        assembly: &assembly,
-        session_id: assembly.session.id.clone(),
-        cancel: CancellationToken::new(),
-        engine_events: None,
-        results: mpsc::unbounded_channel(),
+    let mut runner = Runner::new(handle, updates, session_id);
+    let mut term = match entered {
+        Ok(term) => term,
+        Err(error) => {
+            // The session was opened: it is closed as on any exit (an empty one is not kept).
+            runner.close().await;
+            return Err(error);
+        }
     };
     for command in first_commands {
         runner.execute(command).await;
@@ -190,17 +193,14 @@ async fn run_screen(
     if let Err(error) = &outcome {
         eprintln!("harness9: {error}");
     }
-    let _ = assembly.store.flush().await;
+    let closing = runner.close().await;
     // A session that never got a prompt is not kept (nor offered for resuming).
-    let empty = assembly
-        .store
-        .delete_if_empty(&runner.session_id)
-        .await
-        .unwrap_or(false);
-    if !empty {
+    if let Some(closing) = closing
+        && closing.kept
+    {
         println!(
             "Resume this session with: harness9 --resume {}",
-            runner.session_id
+            closing.session_id
         );
     }
     outcome.map_err(|e| AssembleError::Setup(e.to_string()))
@@ -213,14 +213,6 @@ fn enter_terminal() -> Result<terminal::Term, AssembleError> {
     })
 }
 
-/// The next engine event, or never when no run is going.
-async fn next_engine_event(rx: &mut Option<mpsc::Receiver<Event>>) -> Option<Event> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
 pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
     crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
     term.draw(|frame| view::draw(app, frame))?;
@@ -228,21 +220,32 @@ pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::R
     Ok(())
 }
 
-/// Carries out the app's commands: runs, session switches, store queries, the clipboard.
-struct Runner<'a> {
-    settings: &'a Settings,
-    assembly: &'a Assembly,
-    /// The session the engine works in now (`/new` and the picker change it).
+/// The TUI's side of the session core: the app's commands go out as requests (only the
+/// terminal's own, the clipboard and the mouse, are carried out here) and updates come back in
+/// as the app's events.
+struct Runner {
+    handle: SessionHandle,
+    updates: mpsc::UnboundedReceiver<Update>,
+    /// The session shown now (`/new` and the picker change it).
     session_id: String,
-    cancel: CancellationToken,
-    engine_events: Option<mpsc::Receiver<Event>>,
-    results: (
-        mpsc::UnboundedSender<AppEvent>,
-        mpsc::UnboundedReceiver<AppEvent>,
-    ),
+    /// How the session ended, once it has.
+    closing: Option<Arc<Closing>>,
 }
 
-impl Runner<'_> {
+impl Runner {
+    fn new(
+        handle: SessionHandle,
+        updates: mpsc::UnboundedReceiver<Update>,
+        session_id: String,
+    ) -> Self {
+        Runner {
+            handle,
+            updates,
+            session_id,
+            closing: None,
+        }
+    }
+
     async fn event_loop(
         &mut self,
         term: &mut terminal::Term,
@@ -250,7 +253,6 @@ impl Runner<'_> {
         started: Instant,
     ) -> std::io::Result<()> {
         let mut input = EventStream::new();
-        let mut todos = self.assembly.todos.watch();
         let mut term_signal =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
@@ -294,32 +296,21 @@ impl Runner<'_> {
                     // The terminal went away: leave as if asked to quit.
                     Some(Err(_)) | None => commands.push(Command::Quit),
                 },
-                event = next_engine_event(&mut self.engine_events) => match event {
-                    Some(event) => {
-                        commands.extend(app.handle_engine(event));
-                        if let Some(rx) = &mut self.engine_events {
-                            for _ in 0..DRAIN {
-                                match rx.try_recv() {
-                                    Ok(event) => commands.extend(app.handle_engine(event)),
-                                    Err(_) => break,
-                                }
+                update = self.updates.recv() => match update {
+                    Some(update) => {
+                        commands.extend(self.apply(app, update));
+                        // A fast stream cannot starve the screen: a bounded batch per frame.
+                        for _ in 0..DRAIN {
+                            match self.updates.try_recv() {
+                                Ok(update) => commands.extend(self.apply(app, update)),
+                                Err(_) => break,
                             }
                         }
                         dirty = true;
                     }
-                    None => {
-                        self.engine_events = None;
-                        dirty = true;
-                    }
+                    // The core is gone: nothing more can happen in this session.
+                    None => commands.push(Command::Quit),
                 },
-                Some(result) = self.results.1.recv() => {
-                    commands = app.handle_async(result);
-                    dirty = true;
-                }
-                Ok(()) = todos.changed() => {
-                    app.todos = self.assembly.todos.snapshot();
-                    dirty = true;
-                }
                 _ = term_signal.recv() => commands.push(Command::Quit),
                 _ = hangup.recv() => commands.push(Command::Quit),
                 _ = sleep_until(deadline), if deadline.is_some() => {
@@ -330,6 +321,9 @@ impl Runner<'_> {
                     dirty = true;
                 }
             }
+            if self.closing.is_some() {
+                return Ok(());
+            }
             for command in commands {
                 if self.execute(command).await {
                     return Ok(());
@@ -338,73 +332,88 @@ impl Runner<'_> {
         }
     }
 
+    /// An update of the session, as the app takes it; what the app asks in return.
+    fn apply(&mut self, app: &mut App, update: Update) -> Vec<Command> {
+        let event = match update {
+            Update::Engine(event) => return app.handle_engine(event),
+            Update::Loaded(loaded) => {
+                let loaded = Arc::unwrap_or_clone(loaded);
+                self.session_id = loaded.session_id.clone();
+                let mut commands = app.handle_async(AppEvent::SessionLoaded {
+                    session_id: loaded.session_id,
+                    mode: loaded.mode,
+                    messages: loaded.messages,
+                    todos: loaded.todos,
+                    queue: loaded.queue,
+                });
+                // Left in sessions.db as stored; the user is told why the list or queue is
+                // empty.
+                let mut said: Vec<String> = Vec::new();
+                for problem in loaded.problems {
+                    said.push(problem.message.clone());
+                    commands.extend(app.handle_async(AppEvent::Failed(problem)));
+                }
+                said.extend(loaded.notices);
+                if !said.is_empty() {
+                    commands.extend(app.handle_async(AppEvent::Flash(said.join("; "))));
+                }
+                return commands;
+            }
+            Update::Todos(todos) => {
+                app.todos = todos;
+                return Vec::new();
+            }
+            // The app keeps the queue and sends the next prompt itself.
+            Update::Queue(_) | Update::RunStarted { .. } => return Vec::new(),
+            Update::Sessions { generation, hits } => AppEvent::Sessions { generation, hits },
+            Update::Files { files, .. } => AppEvent::Files(Arc::unwrap_or_clone(files)),
+            Update::ShellDone {
+                id,
+                result,
+                duration,
+            } => AppEvent::ShellDone {
+                id,
+                result,
+                duration,
+            },
+            Update::Compacted(result) => AppEvent::Compacted(result.map_err(|f| f.message)),
+            Update::Renamed(name) => {
+                AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
+            }
+            Update::Failed(failure) => AppEvent::Failed(failure),
+            Update::Closed(closing) => {
+                self.closing = Some(closing);
+                return Vec::new();
+            }
+        };
+        app.handle_async(event)
+    }
+
     /// Carries out one command; `true` means quit.
     async fn execute(&mut self, command: Command) -> bool {
-        let engine = &self.assembly.engine;
-        let store = &self.assembly.store;
-        let send = self.results.0.clone();
-        match command {
-            Command::Submit(prompt) => {
-                self.cancel = CancellationToken::new();
-                let prompt = crate::context::mentions::attach(
-                    &prompt,
-                    &self.settings.workdir,
-                    engine.rules(),
-                );
-                self.engine_events = Some(engine.run_stream(prompt, self.cancel.clone()));
-            }
-            Command::Interrupt => self.cancel.cancel(),
-            Command::SetMode(mode) => {
-                engine.set_plan_mode(mode);
-                let (store, id) = (store.clone(), self.session_id.clone());
-                tokio::spawn(async move { store.set_mode(&id, mode.as_str()).await });
-            }
-            Command::QueueChanged(queue) => store.save_queue(&self.session_id, &queue),
-            Command::NewSession => {
-                let created = store
-                    .create(crate::memory::NewSession {
-                        workdir: self.settings.workdir.display().to_string(),
-                        provider: self.settings.provider.kind.to_string(),
-                        model: engine.provider().model().to_owned(),
-                        mode: engine.mode().to_string(),
-                    })
-                    .await;
-                match created {
-                    Ok(record) => self.switch_session(record.id).await,
-                    Err(e) => {
-                        let _ = send.send(AppEvent::Flash(format!("cannot start a session: {e}")));
-                    }
-                }
-            }
-            Command::ResumeSession(id) => self.switch_session(id).await,
-            Command::Rename(name) => {
-                let (store, id) = (store.clone(), self.session_id.clone());
-                tokio::spawn(async move {
-                    let text = match store.set_name(&id, &name).await {
-                        Ok(()) => format!("renamed: harness9 --resume {name} comes back here"),
-                        Err(e) => e.to_string(),
-                    };
-                    let _ = send.send(AppEvent::Flash(text));
-                });
-            }
-            Command::Compact => {
-                let engine = std::sync::Arc::clone(engine);
-                let cancel = self.cancel.child_token();
-                tokio::spawn(async move {
-                    let result = engine.compact_now(&cancel).await.map_err(|e| e.to_string());
-                    let _ = send.send(AppEvent::Compacted(result));
-                });
-            }
-            Command::SetModel(model) => {
-                let mut config = self.settings.provider.clone();
-                config.model = model;
-                match config.build() {
-                    Ok(provider) => engine.set_provider(provider),
-                    Err(e) => {
-                        let _ = send.send(AppEvent::Flash(format!("cannot switch the model: {e}")));
-                    }
-                }
-            }
+        let request = match command {
+            Command::Submit(prompt) => Request::Submit(prompt),
+            Command::Interrupt => Request::Interrupt,
+            Command::SetMode(mode) => Request::SetMode(mode),
+            Command::QueueChanged(queue) => Request::SetQueue(queue),
+            Command::NewSession => Request::NewSession,
+            Command::ResumeSession(id) => Request::Resume(id),
+            Command::Rename(name) => Request::Rename(name),
+            Command::Compact => Request::Compact,
+            Command::SetModel(model) => Request::SetModel(model),
+            Command::RunShell { id, command } => Request::RunShell { id, command },
+            Command::QuerySessions {
+                query,
+                all,
+                generation,
+            } => Request::ListSessions {
+                query,
+                all,
+                generation,
+            },
+            Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
+            Command::ClearTodos => Request::ClearTodos,
+            Command::ListFiles => Request::ListFiles { generation: 0 },
             Command::Copy(text) => {
                 use base64::Engine as _;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
@@ -414,6 +423,7 @@ impl Runner<'_> {
                     format!("\x1b]52;c;{encoded}\x07").as_bytes(),
                 );
                 let _ = std::io::Write::flush(&mut stdout);
+                return false;
             }
             Command::SetMouseCapture(on) => {
                 let mut stdout = std::io::stdout();
@@ -422,118 +432,35 @@ impl Runner<'_> {
                 } else {
                     crossterm::execute!(stdout, crossterm::event::DisableMouseCapture)
                 };
+                return false;
             }
-            Command::RunShell { id, command } => {
-                let engine = std::sync::Arc::clone(engine);
-                let cancel = self.cancel.child_token();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = engine.run_user_shell(&command, cancel).await;
-                    let _ = send.send(AppEvent::ShellDone {
-                        id,
-                        result,
-                        duration: started.elapsed(),
-                    });
-                });
-            }
-            Command::QuerySessions {
-                query,
-                all,
-                generation,
-            } => self.query_sessions(query, all, generation),
-            Command::SetAutoContinue(on) => engine.set_auto_continue(on),
-            Command::ClearTodos => self.assembly.todos.replace(Vec::new()),
             // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
-            Command::TrustFolder(_) => {}
-            Command::ListFiles => {
-                let workdir = self.settings.workdir.clone();
-                tokio::task::spawn_blocking(move || {
-                    let files =
-                        crate::context::mentions::list_files(&workdir, workflows::MENTION_FILES);
-                    let _ = send.send(AppEvent::Files(files));
-                });
-            }
+            Command::TrustFolder(_) => return false,
             Command::Quit => {
-                self.cancel.cancel();
-                // Let the run store what it has (the loop saves on cancellation).
-                if let Some(mut rx) = self.engine_events.take() {
-                    let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                        while rx.recv().await.is_some() {}
-                    })
-                    .await;
-                }
+                self.close().await;
                 return true;
             }
-        }
+        };
+        // A core that is gone has closed already; the loop then quits on its own.
+        self.handle.send(request);
         false
     }
 
-    /// Runs a picker query off the UI task; the answer carries its generation.
-    fn query_sessions(&self, query: String, all: bool, generation: u64) {
-        let store = self.assembly.store.clone();
-        let workdir = self.settings.workdir.display().to_string();
-        let send = self.results.0.clone();
-        tokio::spawn(async move {
-            let scope = (!all).then_some(workdir.as_str());
-            // The newest 500 when nothing is typed; the best 200 matches otherwise.
-            let limit = if query.trim().is_empty() { 500 } else { 200 };
-            let hits = store.find(&query, scope, limit).await;
-            let _ = send.send(AppEvent::Sessions {
-                generation,
-                hits: hits.unwrap_or_default(),
+    /// Closes the session (the run stores what it has; an empty session is not kept) and
+    /// waits until it is closed.
+    async fn close(&mut self) -> Option<Arc<Closing>> {
+        if self.closing.is_none() {
+            self.handle.send(Request::Close {
+                discard_if_empty: true,
             });
-        });
-    }
-
-    /// Points the engine, the todo list and the screen at another stored session.
-    async fn switch_session(&mut self, id: String) {
-        let store = &self.assembly.store;
-        let send = self.results.0.clone();
-        let record = match store.get(&id).await {
-            Ok(Some(record)) => record,
-            _ => {
-                let _ = send.send(AppEvent::Flash(format!("session {id} is gone")));
-                return;
+            while let Some(update) = self.updates.recv().await {
+                if let Update::Closed(closing) = update {
+                    self.closing = Some(closing);
+                    break;
+                }
             }
-        };
-        // The session being left goes if it never got a prompt (as it would on exit).
-        if self.session_id != record.id {
-            let _ = store.delete_if_empty(&self.session_id).await;
         }
-        let engine = &self.assembly.engine;
-        engine.set_session(Some(std::sync::Arc::new(
-            crate::memory::SqliteSession::new(store.clone(), record.id.clone()),
-        )));
-        let (mode, yolo_notice) = assemble::resumed_mode(&record.mode);
-        engine.set_plan_mode(mode);
-        let mut problems = Vec::new();
-        let todos = store.load_todos(&record.id).await.unwrap_or_else(|error| {
-            problems.push(error.to_string());
-            Vec::new()
-        });
-        self.assembly.todos.load(todos.clone());
-        let (sink_store, sink_id) = (store.clone(), record.id.clone());
-        self.assembly.todos.set_sink(Box::new(move |items| {
-            sink_store.save_todos(&sink_id, items)
-        }));
-        let messages = store.load_all(&record.id).await.unwrap_or_default();
-        let queue = store.load_queue(&record.id).await.unwrap_or_else(|error| {
-            problems.push(error.to_string());
-            Vec::new()
-        });
-        self.session_id = record.id.clone();
-        let _ = send.send(AppEvent::SessionLoaded {
-            session_id: record.id,
-            mode,
-            messages,
-            todos,
-            queue,
-        });
-        problems.extend(yolo_notice);
-        // Left in sessions.db as stored; the user is told why the list or queue is empty.
-        if !problems.is_empty() {
-            let _ = send.send(AppEvent::Flash(problems.join("; ")));
-        }
+        self.closing.clone()
     }
 }
 

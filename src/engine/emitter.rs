@@ -1,5 +1,5 @@
 //! The output side of the loop (design §2): how a model call is made, where events go and who
-//! answers approvals. `BlockingEmitter` waits for whole answers and logs `[engine]` lines;
+//! answers approvals. `BlockingEmitter` waits for whole answers; both log `[engine]` lines;
 //! `StreamEmitter` streams deltas as events and awaits the client's approval answers.
 
 use async_trait::async_trait;
@@ -18,7 +18,8 @@ pub(crate) struct GenerateFailure {
 
 #[async_trait]
 pub(crate) trait Emitter: Send {
-    /// The log prefix: `[engine]` or `[engine-stream]`.
+    /// The log prefix: `[engine]` (CONTRACT: `exec` logs `[engine]` lines on stderr, whichever
+    /// way its answer arrives).
     fn prefix(&self) -> &'static str;
 
     async fn emit(&mut self, event: Event);
@@ -136,7 +137,7 @@ impl StreamEmitter {
 #[async_trait]
 impl Emitter for StreamEmitter {
     fn prefix(&self) -> &'static str {
-        "[engine-stream]"
+        "[engine]"
     }
 
     async fn emit(&mut self, event: Event) {

@@ -33,7 +33,8 @@ pub enum EventKind {
     /// stopped, a settings file that was ignored, a permission rule that was written.
     Notice(String),
     Done(DoneInfo),
-    Error(String),
+    /// The run failed; the kind says what class of failure, decided where it arose.
+    Error(super::Failure),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,7 +223,7 @@ impl Event {
                 "input_tokens": info.input_tokens,
                 "output_tokens": info.output_tokens,
             }),
-            EventKind::Error(message) => json!(message),
+            EventKind::Error(failure) => json!(failure.message),
         };
         json!({"type": self.kind.type_name(), "turn": self.turn, "data": data})
     }

@@ -89,7 +89,9 @@ async fn cancelling_during_the_stream_stops_within_200ms_and_keeps_the_partial_t
     cancel.cancel();
     let last = until(&mut rx, "error", &mut seen).await;
     assert!(at.elapsed() < Duration::from_millis(200));
-    assert!(matches!(last.kind, EventKind::Error(ref e) if e == "interrupted"));
+    assert!(
+        matches!(last.kind, EventKind::Error(ref e) if e.message == "interrupted" && e.kind == crate::engine::FailureKind::Interrupted)
+    );
     let stored = session.messages();
     assert_eq!(stored.last().unwrap().content, "Working on");
 }
@@ -305,7 +307,8 @@ async fn a_provider_failure_ends_the_run_with_its_message() {
     let EventKind::Error(message) = &events.last().unwrap().kind else {
         panic!()
     };
-    assert!(message.contains("Incorrect API key"));
+    assert!(message.message.contains("Incorrect API key"));
+    assert_eq!(message.kind, crate::engine::FailureKind::Auth);
 }
 
 /// A session whose first `failures` appends fail, as a database busy past its timeout would.

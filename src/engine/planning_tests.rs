@@ -181,7 +181,8 @@ async fn a_run_past_its_budget_stops_and_switches_auto_continue_off() {
     let EventKind::Error(message) = &events.last().unwrap().kind else {
         panic!("{:?}", events.last())
     };
-    assert!(message.contains("maximum of 1 turns"), "{message}");
+    assert!(message.message.contains("maximum of 1 turns"), "{message}");
+    assert_eq!(message.kind, crate::engine::FailureKind::MaxTurns);
     assert!(!engine.auto_continue_enabled());
     let last = notices(&events).pop().unwrap();
     assert!(

@@ -157,7 +157,7 @@ impl AgentEngine {
                 input_tokens: state.usage.prompt_tokens(),
                 output_tokens: state.usage.output_tokens,
             }),
-            Err(error) => EventKind::Error(error.to_string()),
+            Err(error) => EventKind::Error(error.into()),
         };
         em.emit(Event {
             turn: state.turns,

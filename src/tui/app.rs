@@ -82,6 +82,8 @@ pub enum AppEvent {
         queue: Vec<String>,
     },
     Flash(String),
+    /// Something asked of the session failed (what kind decides where it is shown).
+    Failed(crate::engine::Failure),
 }
 
 /// Facts about the session for the status line.

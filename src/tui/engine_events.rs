@@ -1,10 +1,10 @@
 //! How the engine's events change the screen: deltas into the streaming entries, tool blocks,
 //! approvals queued, retries and compactions as quiet lines, the end of a run (and the next
-//! queued prompt), errors with what the user can do about them.
+//! queued prompt), failures with what the user can do about them, chosen by their kind.
 
 use super::app::{App, Command};
 use super::transcript::Tone;
-use crate::engine::{ApprovalDecision, Event, EventKind};
+use crate::engine::{ApprovalDecision, Event, EventKind, FailureKind};
 use crate::planning::Mode;
 
 impl App {
@@ -92,10 +92,10 @@ impl App {
                 self.review_pending = self.session.mode == Mode::Plan;
                 self.finish_run();
             }
-            EventKind::Error(message) => {
+            EventKind::Error(failure) => {
                 self.transcript.finish_streaming();
                 self.transcript.interrupt_running();
-                if message == "interrupted" {
+                if failure.kind == FailureKind::Interrupted {
                     let queued = if self.queue.is_empty() {
                         String::new()
                     } else {
@@ -111,9 +111,9 @@ impl App {
                         Tone::Warning,
                     );
                 } else {
-                    let hint = next_step(&message);
+                    let hint = next_step(failure.kind);
                     self.transcript
-                        .notice(format!("{message}\n{hint}"), Tone::Error);
+                        .notice(format!("{}\n{hint}", failure.message), Tone::Error);
                 }
                 self.finish_run();
             }
@@ -136,22 +136,24 @@ impl App {
     }
 }
 
-/// What the user can do about an error.
-fn next_step(message: &str) -> &'static str {
-    let lower = message.to_ascii_lowercase();
-    if lower.contains("401")
-        || lower.contains("api key")
-        || lower.contains("authentication")
-        || lower.contains("403")
-    {
-        "Check ANTHROPIC_API_KEY / OPENAI_API_KEY (in the environment or .env), then send the prompt again."
-    } else if lower.contains("maximum of") {
-        "Send a follow-up prompt to let it continue, or start harness9 with a higher --max-turns."
-    } else if lower.contains("could not reach") || lower.contains("connect") {
-        "Check the network or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, then send the prompt again."
-    } else if lower.contains("404") || lower.contains("model") {
-        "Check the model name (--model or HARNESS9_MODEL), then send the prompt again."
-    } else {
-        "Send the prompt again to retry; the conversation so far is kept."
+/// What the user can do about a failure of this kind.
+pub(super) fn next_step(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::Auth => {
+            "Check ANTHROPIC_API_KEY / OPENAI_API_KEY (in the environment or .env), then send the prompt again."
+        }
+        FailureKind::MaxTurns => {
+            "Send a follow-up prompt to let it continue, or start harness9 with a higher --max-turns."
+        }
+        FailureKind::Network => {
+            "Check the network or OPENAI_BASE_URL / ANTHROPIC_BASE_URL, then send the prompt again."
+        }
+        FailureKind::Model => {
+            "Check the model name (--model or HARNESS9_MODEL), then send the prompt again."
+        }
+        FailureKind::Storage => {
+            "sessions.db did not take the change; check the disk and $HARNESS9_HOME, then send the prompt again."
+        }
+        _ => "Send the prompt again to retry; the conversation so far is kept.",
     }
 }

@@ -12,8 +12,8 @@ use super::dialog_guard::Clock;
 use super::transcript::EntryKind;
 use super::view;
 use crate::engine::{
-    ApprovalDecision, ApprovalRequest, DoneInfo, Event, EventKind, RetryInfo, TokenUpdate,
-    ToolOutcome,
+    ApprovalDecision, ApprovalRequest, DoneInfo, Event, EventKind, Failure, FailureKind, RetryInfo,
+    TokenUpdate, ToolOutcome,
 };
 use crate::planning::{Mode, TodoItem, TodoStatus};
 use crate::schema::{ToolCall, ToolResult};
@@ -279,7 +279,10 @@ fn esc_interrupts_and_the_transcript_says_so() {
             duration: Duration::from_millis(300),
         }),
     ));
-    app.handle_engine(event(1, EventKind::Error("interrupted".into())));
+    app.handle_engine(event(
+        1,
+        EventKind::Error(Failure::new(FailureKind::Interrupted, "interrupted")),
+    ));
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("interrupted · type a new prompt"), "{text}");
     assert!(!app.running);
@@ -459,7 +462,10 @@ fn a_retry_discards_the_partial_answer_and_says_why() {
     );
     app.handle_engine(event(
         1,
-        EventKind::Error("OpenAI API error 401 (invalid_api_key): Incorrect API key".into()),
+        EventKind::Error(Failure::new(
+            FailureKind::Auth,
+            "OpenAI API error 401 (invalid_api_key): Incorrect API key",
+        )),
     ));
     let text = screen(&mut app, 80, 24);
     assert!(
@@ -639,12 +645,40 @@ fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
 
     let commands = app.handle_engine(event(
         3,
-        EventKind::Error("OpenAI API error 500: the server had an error".into()),
+        EventKind::Error(Failure::new(
+            FailureKind::Provider,
+            "OpenAI API error 500: the server had an error",
+        )),
     ));
     assert_eq!(commands, [Command::SetAutoContinue(false)]);
     let line = status(&mut app);
     assert!(!line.contains("auto-continue (Esc stops)"), "{line}");
     assert!(line.contains("auto-continue off"), "{line}");
+}
+
+#[test]
+fn a_failure_is_shown_by_its_kind_never_by_its_wording() {
+    // A provider whose message reads "interrupted" (or names a model, or 401) is still a
+    // provider failure: the kind decides, so the server cannot pose as the user's Esc.
+    let mut app = app();
+    app.handle_key(key(KeyCode::Char('x')));
+    app.handle_key(key(KeyCode::Enter));
+    app.handle_engine(event(
+        1,
+        EventKind::Error(Failure::new(FailureKind::Provider, "interrupted")),
+    ));
+    let text = screen(&mut app, 80, 24);
+    assert!(!text.contains("type a new prompt"), "{text}");
+    assert!(text.contains("Send the prompt again to retry"), "{text}");
+    app.handle_key(key(KeyCode::Char('y')));
+    app.handle_key(key(KeyCode::Enter));
+    app.handle_engine(event(
+        1,
+        EventKind::Error(Failure::new(FailureKind::Provider, "401 model api key")),
+    ));
+    let text = screen(&mut app, 80, 24);
+    assert!(!text.contains("Check ANTHROPIC_API_KEY"), "{text}");
+    assert!(!text.contains("Check the model name"), "{text}");
 }
 
 mod dialogs;

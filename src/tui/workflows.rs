@@ -14,8 +14,6 @@ use crate::schema::ToolCall;
 
 /// Entries shown in a completion popup.
 pub const POPUP_ROWS: usize = 8;
-/// Files listed for `@` completion.
-pub const MENTION_FILES: usize = 20_000;
 
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
@@ -470,6 +468,16 @@ impl App {
                 });
             }
             AppEvent::Flash(text) => self.flash = Some(text),
+            AppEvent::Failed(failure) => {
+                self.flash = Some(failure.message.lines().next().unwrap_or("").to_owned());
+                // A store that fails is shown as what it is and stays readable, never as an
+                // empty screen.
+                if failure.kind == crate::engine::FailureKind::Storage {
+                    let hint = super::engine_events::next_step(failure.kind);
+                    self.transcript
+                        .notice(format!("{}\n{hint}", failure.message), Tone::Error);
+                }
+            }
         }
         Vec::new()
     }

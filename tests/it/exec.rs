@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::{
-    MockLlm, Reply, Split, openai_text_json, openai_text_sse, openai_tool_json, openai_tool_sse,
+    Gate, MockLlm, Reply, Split, openai_text_chunk, openai_text_sse, openai_tool_sse,
 };
 
 const KEY: &str = "sk-exec-test-key-4242";
@@ -157,12 +157,14 @@ fn exec_json_runs_a_two_turn_tool_round_trip() {
 fn exec_text_prints_the_answer_and_logs_on_stderr() {
     let mock = MockLlm::start_in_background();
     let run = Run::new();
-    mock.push(Reply::Json(openai_tool_json(
-        "c1",
-        "bash",
-        r#"{"command":"env"}"#,
-    )));
-    mock.push(Reply::Json(openai_text_json("Environment listed.")));
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("c1", "bash", r#"{"command":"env"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Environment listed."),
+        split: Split::Whole,
+    });
     let output = run.exec(&mock, &["exec", "--mode", "yolo", "show the environment"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
@@ -288,7 +290,10 @@ fn exec_retries_are_logged_with_reason_and_wait() {
         body: r#"{"error": {"message": "upstream busy", "type": "server_error"}}"#.into(),
         headers: vec![("retry-after", "0".into())],
     });
-    mock.push(Reply::Json(openai_text_json("fine")));
+    mock.push(Reply::Sse {
+        body: openai_text_sse("fine"),
+        split: Split::Whole,
+    });
     let output = run.exec(&mock, &["exec", "hi"]);
     assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -407,4 +412,100 @@ fn exec_in_plan_mode_never_changes_a_file() {
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
     assert!(!offered.contains(&"write_file".to_owned()) && offered.contains(&"bash".to_owned()));
+}
+
+#[test]
+fn exec_text_streams_the_first_words_before_the_answer_ends() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let gate = Gate::default();
+    let mut rest = openai_text_chunk(" and then the rest.");
+    rest.extend(openai_text_sse(""));
+    mock.push(Reply::Gated {
+        head: openai_text_chunk("The first words"),
+        rest,
+        gate: gate.clone(),
+    });
+    let mut child = run
+        .command(&mock, &["exec", "say something slowly"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = {
+        let shown = std::sync::Arc::clone(&shown);
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 256];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shown.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    wait_for("the first words on stdout", || {
+        String::from_utf8_lossy(&shown.lock().unwrap()).contains("The first words")
+    });
+    // The server still holds the rest: the answer has not ended, and the run goes on.
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+    assert!(!String::from_utf8_lossy(&shown.lock().unwrap()).contains("the rest"));
+    gate.open();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&shown.lock().unwrap()),
+        "The first words and then the rest.\n"
+    );
+}
+
+#[test]
+fn a_malformed_settings_file_is_reported_at_start_in_both_modes() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let project = run.workdir.join(".harness9");
+    std::fs::create_dir_all(&project).unwrap();
+    // Valid JSON whose deny list is not a list: the rules meant are not in force, and a run
+    // that calls no tool used to say nothing about it.
+    std::fs::write(
+        project.join("settings.json"),
+        r#"{"permissions": {"deny": "bash"}}"#,
+    )
+    .unwrap();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("No tools needed."),
+        split: Split::Whole,
+    });
+    let output = run.exec(&mock, &["exec", "--trust", "hi"]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("harness9: ") && stderr.contains("settings.json is ignored"),
+        "{stderr}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "No tools needed.\n"
+    );
+
+    mock.push(Reply::Sse {
+        body: openai_text_sse("No tools needed."),
+        split: Split::Whole,
+    });
+    let output = run.exec(&mock, &["exec", "--json", "--trust", "hi"]);
+    assert_eq!(output.status.code(), Some(0));
+    let events = json_lines(&output.stdout);
+    assert_eq!(events[0]["type"], "notice", "{events:?}");
+    assert!(
+        events[0]["data"]
+            .as_str()
+            .unwrap()
+            .contains("settings.json is ignored"),
+        "{events:?}"
+    );
+    assert_eq!(events[1]["type"], "session_started");
 }

@@ -42,12 +42,33 @@ pub enum Reply {
     Hang,
     /// Sends the SSE body up to `stall_at` bytes, then holds the connection open in silence.
     Stall { body: Vec<u8>, stall_at: usize },
+    /// Sends `head`, then holds the stream open until the test opens `gate`, then sends
+    /// `rest`: an answer whose end the test decides.
+    Gated {
+        head: Vec<u8>,
+        rest: Vec<u8>,
+        gate: Gate,
+    },
     /// The SSE body in `pieces` pieces, `gap` apart: a turn that takes a while.
     Paced {
         body: Vec<u8>,
         pieces: usize,
         gap: Duration,
     },
+}
+
+/// A signal from the test to the mock server: `open` lets a `Reply::Gated` finish.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<tokio::sync::Notify>);
+
+impl Gate {
+    pub fn open(&self) {
+        self.0.notify_one();
+    }
+
+    async fn opened(&self) {
+        self.0.notified().await;
+    }
 }
 
 /// A recorded request.
@@ -183,6 +204,20 @@ async fn answer(
                 .body(Body::from_stream(tokio_stream_from(rx)))
                 .unwrap()
         }
+        Some(Reply::Gated { head, rest, gate }) => {
+            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+            tokio::spawn(async move {
+                if tx.send(Ok(Bytes::from(head))).await.is_err() {
+                    return;
+                }
+                gate.opened().await;
+                let _ = tx.send(Ok(Bytes::from(rest))).await;
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(tokio_stream_from(rx)))
+                .unwrap()
+        }
         Some(Reply::Paced { body, pieces, gap }) => {
             let size = body.len().div_ceil(pieces.max(1));
             let chunks: Vec<Vec<u8>> = body.chunks(size.max(1)).map(<[u8]>::to_vec).collect();
@@ -310,6 +345,15 @@ pub fn openai_text_sse(text: &str) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// One OpenAI stream chunk that adds `text` to the answer.
+pub fn openai_text_chunk(text: &str) -> Vec<u8> {
+    let chunk = serde_json::json!({
+        "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}],
+    });
+    format!("data: {chunk}\n\n").into_bytes()
+}
+
 /// Server-sent events for an OpenAI stream that calls one tool.
 pub fn openai_tool_sse(id: &str, name: &str, arguments: &str) -> Vec<u8> {
     let chunk = |delta: serde_json::Value, finish: Option<&str>| {
@@ -335,18 +379,6 @@ pub fn openai_text_json(text: &str) -> String {
     serde_json::json!({
         "id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "gpt-4o",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
-    })
-    .to_string()
-}
-
-/// A whole (non-streamed) OpenAI completion that calls one tool.
-pub fn openai_tool_json(id: &str, name: &str, arguments: &str) -> String {
-    serde_json::json!({
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "gpt-4o",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [
-            {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
-            "finish_reason": "tool_calls"}],
         "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
     })
     .to_string()

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 use crate::exec::{Run, json_lines, wait_for};
-use crate::support::{MockLlm, Reply, Split, openai_text_json, openai_text_sse, openai_tool_sse};
+use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 
 const KEY: &str = "sk-trust-test-key-8642-secret";
 
@@ -51,9 +51,12 @@ fn answer(mock: &MockLlm, text: &str) {
     });
 }
 
-/// A whole answer (`exec` in text mode waits for each answer whole).
+/// An answer in one piece (`exec` streams in both modes).
 fn whole_answer(mock: &MockLlm, text: &str) {
-    mock.push(Reply::Json(openai_text_json(text)));
+    mock.push(Reply::Sse {
+        body: openai_text_sse(text),
+        split: Split::Whole,
+    });
 }
 
 // Item 1: `.env` sets the provider's variables only.

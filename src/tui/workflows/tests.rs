@@ -103,7 +103,10 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     // Esc keeps what is queued; Enter on an empty input sends it.
     app.handle_engine(Event {
         turn: 2,
-        kind: EventKind::Error("interrupted".into()),
+        kind: EventKind::Error(crate::engine::Failure::new(
+            crate::engine::FailureKind::Interrupted,
+            "interrupted",
+        )),
     });
     assert_eq!(app.queue, ["third"]);
     assert!(screen(&mut app).contains("1 queued prompt(s) kept"));
@@ -442,4 +445,29 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
         app.handle_key(key(KeyCode::Char('x'))),
         [Command::ClearTodos]
     );
+}
+
+#[test]
+fn a_store_failure_is_shown_as_what_it_is_and_stays_in_the_transcript() {
+    use crate::engine::{Failure, FailureKind};
+    let mut app = app();
+    app.handle_async(AppEvent::Failed(Failure::new(
+        FailureKind::Storage,
+        "cannot open session 0123: session store: disk I/O error",
+    )));
+    let text = screen(&mut app);
+    assert!(text.contains("disk I/O error"), "{text}");
+    assert!(
+        app.transcript.entries().iter().any(|e| matches!(
+            &e.kind,
+            super::super::transcript::EntryKind::Notice { text, .. } if text.contains("disk I/O error")
+        )),
+        "kept in the transcript, not only flashed"
+    );
+    // Other failures are said on the status line only.
+    app.handle_async(AppEvent::Failed(Failure::new(
+        FailureKind::NotFound,
+        "session 4567 is gone",
+    )));
+    assert_eq!(app.flash.as_deref(), Some("session 4567 is gone"));
 }

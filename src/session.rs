@@ -1,0 +1,167 @@
+//! The session core: one running session, whatever front end shows it. It owns the engine, the
+//! session store, the todo list, the queue of prompts, provider and model switching, session
+//! switching (`/new`, `/resume`), renaming, compaction, `!` shell commands, the file list for
+//! `@` mentions and the reading of mentioned files. All wiring of a session lives here, once.
+//!
+//! Front ends are its clients and touch none of that themselves: they send `Request`s through a
+//! `SessionHandle` (an mpsc sender, cheap to clone) and read `Update`s from a channel of their
+//! own (`SessionHandle::subscribe`; several may watch one session). The TUI draws and maps
+//! keys; `exec` prints; an HTTP front end can be a third client without changing the core.
+//! Failures reach them typed (`Failure` with a `FailureKind`), decided from the typed errors
+//! where they arose, so no front end ever reads an error's wording to decide what it was.
+
+mod actor;
+mod hub;
+mod protocol;
+mod switching;
+
+use std::sync::{Arc, Weak};
+
+use tokio::sync::mpsc;
+
+pub use crate::engine::{Failure, FailureKind};
+pub use protocol::{Closing, LoadedSession, Request, Update};
+
+use crate::assemble::{self, AssembleError, ProviderFactory, SessionChoice};
+use crate::config::Settings;
+use crate::planning::Mode;
+use hub::Hub;
+
+/// How a front end wants the core to behave.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoreOptions {
+    /// When a run ends well, start the next queued prompt. A front end that shows and edits
+    /// the queue itself and sends the next prompt (the TUI) leaves this off and only has the
+    /// queue stored (`Request::SetQueue`).
+    pub drive_queue: bool,
+    /// Load the whole stored conversation into `LoadedSession::messages` (a front end that
+    /// shows it); `exec` does not need it.
+    pub load_transcript: bool,
+}
+
+/// Facts about the session that front ends show and that do not change with a switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFacts {
+    pub provider: String,
+    pub model: String,
+    pub workdir: String,
+    pub context_window: u64,
+    /// The commands' sandbox, for a status line (`workspace-write`).
+    pub sandbox: String,
+    /// Skills as (name, description).
+    pub skills: Vec<(String, String)>,
+}
+
+/// Where a front end sends its requests and subscribes to updates. Dropping every handle
+/// closes the session (as `Request::Close` without discarding).
+#[derive(Clone)]
+pub struct SessionHandle {
+    requests: mpsc::UnboundedSender<Request>,
+    /// Only the core keeps the hub alive: when its task ends (closed, or failed), every
+    /// watcher's channel ends too, so no front end waits for updates that cannot come.
+    hub: Weak<Hub>,
+}
+
+impl SessionHandle {
+    /// Sends `request`; `false` when the session has already closed.
+    pub fn send(&self, request: Request) -> bool {
+        self.requests.send(request).is_ok()
+    }
+
+    /// A channel of every update from now on (one that has ended, once the session has).
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Update> {
+        match self.hub.upgrade() {
+            Some(hub) => hub.subscribe(),
+            None => mpsc::unbounded_channel().1,
+        }
+    }
+}
+
+/// A session opened and running.
+pub struct Opened {
+    pub handle: SessionHandle,
+    /// Updates from the very start (subscribed before the core started, so none are missed).
+    pub updates: mpsc::UnboundedReceiver<Update>,
+    pub facts: SessionFacts,
+    pub loaded: LoadedSession,
+    /// What was ignored or changed at start, each once: the folder's `.env`, an untrusted
+    /// folder's files, a malformed settings file, a sandbox that cannot be had.
+    pub notices: Vec<String>,
+}
+
+/// Opens the session `choice` names with the settings' provider and starts its core.
+pub async fn open(
+    settings: &Settings,
+    choice: SessionChoice,
+    options: CoreOptions,
+) -> Result<Opened, AssembleError> {
+    open_with(
+        settings,
+        choice,
+        options,
+        assemble::provider_factory(settings),
+    )
+    .await
+}
+
+/// `open` with the providers built by `providers`.
+pub async fn open_with(
+    settings: &Settings,
+    choice: SessionChoice,
+    options: CoreOptions,
+    providers: ProviderFactory,
+) -> Result<Opened, AssembleError> {
+    let store = assemble::open_store(settings)?;
+    let assembly = assemble::assemble_with(settings, store, choice, &providers).await?;
+    let mut notices = settings.notices.clone();
+    notices.extend(assembly.notices.iter().cloned());
+    notices.extend(assembly.sandbox.notices().iter().cloned());
+    // Settings files are read now, so one that cannot be used is reported at start, not at the
+    // first tool call (or never, in a run without one).
+    let rules = assembly.engine.rules();
+    rules.refresh();
+    notices.extend(rules.take_problems());
+
+    let mode: Mode = assembly.engine.mode();
+    let loaded = switching::load_current(&assembly, mode, options.load_transcript).await;
+    let facts = SessionFacts {
+        provider: settings.provider.kind.to_string(),
+        model: settings.provider.model.clone(),
+        workdir: settings.workdir.display().to_string(),
+        context_window: settings.context_window,
+        sandbox: assembly.sandbox.label(),
+        skills: assembly
+            .skills
+            .iter()
+            .map(|s| (s.name.clone(), s.description.clone()))
+            .collect(),
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    let hub = Arc::new(Hub::default());
+    let updates = hub.subscribe();
+    let handle = SessionHandle {
+        requests: tx,
+        hub: Arc::downgrade(&hub),
+    };
+    actor::Core::start(
+        actor::Parts {
+            assembly,
+            providers,
+            workdir: settings.workdir.clone(),
+            queue: loaded.queue.clone(),
+            options,
+        },
+        hub,
+        rx,
+    );
+    Ok(Opened {
+        handle,
+        updates,
+        facts,
+        loaded,
+        notices,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,313 @@
+//! The core's task: one loop over requests, the running turn's events and the todo list, so
+//! the session's state has one owner and needs no locks. Slow work (store queries, `!`
+//! commands, compaction, the file list) runs on tasks of its own and publishes its answer.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::CoreOptions;
+use super::hub::Hub;
+use super::protocol::{Closing, Request, Update};
+use crate::assemble::{Assembly, ProviderFactory, SavingSession};
+use crate::engine::{ApprovalRequest, Event, EventKind, Failure, FailureKind};
+use crate::memory::SqliteSession;
+
+/// Files listed for `@` completion.
+pub const MENTION_FILES: usize = 20_000;
+/// How long closing waits for an interrupted run to store what it has.
+const CLOSE_PATIENCE: Duration = Duration::from_secs(2);
+
+pub(super) struct Parts {
+    pub assembly: Assembly,
+    pub providers: ProviderFactory,
+    pub workdir: PathBuf,
+    pub queue: Vec<String>,
+    pub options: CoreOptions,
+}
+
+pub(crate) struct Core {
+    pub(super) assembly: Assembly,
+    pub(super) hub: Arc<Hub>,
+    pub(super) workdir: PathBuf,
+    pub(super) options: CoreOptions,
+    providers: ProviderFactory,
+    /// The session the engine works in now (`/new` and `/resume` change it).
+    pub(super) session_id: String,
+    /// The current session as the engine writes it, to ask at the end what was not saved.
+    pub(super) saving: Arc<SavingSession<SqliteSession>>,
+    /// Cancels the running turn and the work started beside it; replaced once used.
+    cancel: CancellationToken,
+    run: Option<mpsc::Receiver<Event>>,
+    /// Approvals of the running turn not yet answered, by id.
+    approvals: HashMap<String, ApprovalRequest>,
+    pub(super) queue: Vec<String>,
+}
+
+/// The next event of the running turn, or never when none is going.
+async fn next_event(run: &mut Option<mpsc::Receiver<Event>>) -> Option<Event> {
+    match run {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Core {
+    pub(super) fn start(parts: Parts, hub: Arc<Hub>, requests: mpsc::UnboundedReceiver<Request>) {
+        let core = Core {
+            session_id: parts.assembly.session.id.clone(),
+            saving: Arc::clone(&parts.assembly.saving),
+            assembly: parts.assembly,
+            hub,
+            workdir: parts.workdir,
+            options: parts.options,
+            providers: parts.providers,
+            cancel: CancellationToken::new(),
+            run: None,
+            approvals: HashMap::new(),
+            queue: parts.queue,
+        };
+        tokio::spawn(core.serve(requests));
+    }
+
+    async fn serve(mut self, mut requests: mpsc::UnboundedReceiver<Request>) {
+        let todos = Arc::clone(&self.assembly.todos);
+        let mut todo_changes = todos.watch();
+        loop {
+            tokio::select! {
+                request = requests.recv() => {
+                    let request = request.unwrap_or(Request::Close { discard_if_empty: false });
+                    if let Request::Close { discard_if_empty } = request {
+                        self.close(discard_if_empty).await;
+                        return;
+                    }
+                    self.handle(request).await;
+                }
+                event = next_event(&mut self.run) => {
+                    if let Some(next) = self.on_event(event) {
+                        self.start_run(next).await;
+                    }
+                }
+                Ok(()) = todo_changes.changed() => {
+                    self.hub.publish(Update::Todos(todos.snapshot()));
+                }
+            }
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    async fn handle(&mut self, request: Request) {
+        let engine = Arc::clone(&self.assembly.engine);
+        let store = self.assembly.store.clone();
+        let hub = Arc::clone(&self.hub);
+        match request {
+            Request::Submit(prompt) if self.running() => {
+                self.queue.push(prompt);
+                self.queue_changed();
+            }
+            Request::Submit(prompt) => self.start_run(prompt).await,
+            Request::Interrupt => {
+                self.cancel.cancel();
+                self.cancel = CancellationToken::new();
+            }
+            Request::SetMode(mode) => {
+                engine.set_plan_mode(mode);
+                let id = self.session_id.clone();
+                tokio::spawn(async move {
+                    if let Err(error) = store.set_mode(&id, mode.as_str()).await {
+                        let failure = Failure::from(&error).context("cannot store the mode");
+                        hub.publish(Update::Failed(failure));
+                    }
+                });
+            }
+            Request::SetModel(model) => match (self.providers)(&model) {
+                Ok(provider) => engine.set_provider(provider),
+                Err(error) => hub.publish(Update::Failed(Failure::new(
+                    FailureKind::Config,
+                    format!("cannot switch the model: {error}"),
+                ))),
+            },
+            Request::SetAutoContinue(on) => engine.set_auto_continue(on),
+            Request::SetQueue(queue) => {
+                self.queue = queue;
+                self.queue_changed();
+            }
+            Request::ClearTodos => self.assembly.todos.replace(Vec::new()),
+            Request::NewSession => self.new_session().await,
+            Request::Resume(id) => self.switch_to(id).await,
+            Request::Rename(name) => {
+                let id = self.session_id.clone();
+                tokio::spawn(async move {
+                    hub.publish(match store.set_name(&id, &name).await {
+                        Ok(()) => Update::Renamed(name),
+                        Err(error) => Update::Failed(Failure::from(&error)),
+                    });
+                });
+            }
+            Request::Compact => {
+                let cancel = self.cancel.child_token();
+                tokio::spawn(async move {
+                    let result = engine.compact_now(&cancel).await;
+                    hub.publish(Update::Compacted(result.map_err(|e| Failure::from(&e))));
+                });
+            }
+            Request::RunShell { id, command } => {
+                let cancel = self.cancel.child_token();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = engine.run_user_shell(&command, cancel).await;
+                    hub.publish(Update::ShellDone {
+                        id,
+                        result,
+                        duration: started.elapsed(),
+                    });
+                });
+            }
+            Request::AnswerApproval { id, decision } => {
+                let answered = self
+                    .approvals
+                    .remove(&id)
+                    .is_some_and(|request| request.respond(decision));
+                if !answered {
+                    hub.publish(Update::Failed(Failure::new(
+                        FailureKind::NotFound,
+                        format!("no approval {id} is waiting (it was answered, or its turn ended)"),
+                    )));
+                }
+            }
+            Request::ListSessions {
+                query,
+                all,
+                generation,
+            } => {
+                let workdir = self.workdir.display().to_string();
+                tokio::spawn(async move {
+                    let scope = (!all).then_some(workdir.as_str());
+                    // The newest 500 when nothing is typed; the best 200 matches otherwise.
+                    let limit = if query.trim().is_empty() { 500 } else { 200 };
+                    let hits = match store.find(&query, scope, limit).await {
+                        Ok(hits) => hits,
+                        Err(error) => {
+                            let failure =
+                                Failure::from(&error).context("cannot search the sessions");
+                            hub.publish(Update::Failed(failure));
+                            Vec::new()
+                        }
+                    };
+                    hub.publish(Update::Sessions { generation, hits });
+                });
+            }
+            Request::ListFiles { generation } => {
+                let workdir = self.workdir.clone();
+                tokio::task::spawn_blocking(move || {
+                    let files = crate::context::mentions::list_files(&workdir, MENTION_FILES);
+                    hub.publish(Update::Files {
+                        generation,
+                        files: Arc::new(files),
+                    });
+                });
+            }
+            // Handled by the loop.
+            Request::Close { .. } => {}
+        }
+    }
+
+    /// Reads the files the prompt mentions (off the async threads) and starts the run.
+    async fn start_run(&mut self, prompt: String) {
+        let engine = Arc::clone(&self.assembly.engine);
+        let workdir = self.workdir.clone();
+        let rules = Arc::clone(engine.rules());
+        let text = prompt.clone();
+        let prompt = tokio::task::spawn_blocking(move || {
+            crate::context::mentions::attach(&text, &workdir, &rules)
+        })
+        .await
+        .unwrap_or(prompt);
+        self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
+    }
+
+    /// Publishes a turn's event; returns the queued prompt to start when the core drives the
+    /// queue and the run ended well.
+    fn on_event(&mut self, event: Option<Event>) -> Option<String> {
+        let Some(event) = event else {
+            // The run's task ended without a last event (it cannot, but the loop must not
+            // wait on a closed channel).
+            self.end_run();
+            return None;
+        };
+        let next = match &event.kind {
+            EventKind::ApprovalRequired(request) => {
+                self.approvals.insert(request.id.clone(), request.clone());
+                None
+            }
+            EventKind::Done(_) => {
+                self.end_run();
+                (self.options.drive_queue && !self.queue.is_empty()).then(|| self.queue.remove(0))
+            }
+            EventKind::Error(_) => {
+                self.end_run();
+                None
+            }
+            _ => None,
+        };
+        self.hub.publish(Update::Engine(event));
+        if let Some(prompt) = &next {
+            self.queue_changed();
+            self.hub.publish(Update::RunStarted {
+                prompt: prompt.clone(),
+            });
+        }
+        next
+    }
+
+    fn end_run(&mut self) {
+        self.run = None;
+        // Approvals of a finished run can no longer be answered.
+        self.approvals.clear();
+    }
+
+    fn queue_changed(&self) {
+        self.assembly
+            .store
+            .save_queue(&self.session_id, &self.queue);
+        self.hub.publish(Update::Queue(self.queue.clone()));
+    }
+
+    async fn close(mut self, discard_if_empty: bool) {
+        self.cancel.cancel();
+        // Let the run store what it has (the loop saves on cancellation).
+        if let Some(mut rx) = self.run.take() {
+            let _ = tokio::time::timeout(CLOSE_PATIENCE, async {
+                while let Some(event) = rx.recv().await {
+                    self.hub.publish(Update::Engine(event));
+                }
+            })
+            .await;
+        }
+        let store = &self.assembly.store;
+        let flush_error = store
+            .flush()
+            .await
+            .err()
+            .map(|e| Failure::from(&e).context("cannot write sessions.db"));
+        // A session that never got a prompt is not kept (nor offered for resuming).
+        let discarded = discard_if_empty
+            && store
+                .delete_if_empty(&self.session_id)
+                .await
+                .unwrap_or(false);
+        self.hub.publish(Update::Closed(Arc::new(Closing {
+            session_id: self.session_id.clone(),
+            kept: !discarded,
+            unsaved: self.saving.unsaved(),
+            flush_error,
+        })));
+    }
+}

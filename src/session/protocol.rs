@@ -1,0 +1,129 @@
+//! What front ends say to the session core (`Request`) and what it tells them (`Update`). Both
+//! are plain data, so a front end in another process (an HTTP client) can be given the same
+//! conversation over a wire.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::assemble::Unsaved;
+use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
+use crate::memory::SearchHit;
+use crate::planning::{Mode, TodoItem};
+use crate::schema::{Message, ToolResult};
+
+/// Something a front end asks of the session.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Send a prompt: it starts a run now, or is queued (and stored) while one is going; a
+    /// queued prompt starts by itself when the run ends well if the core drives the queue
+    /// (`CoreOptions::drive_queue`).
+    Submit(String),
+    /// Cancel the running turn (and any compaction or `!` command going on).
+    Interrupt,
+    SetMode(Mode),
+    /// Use another model of the same provider from the next run on.
+    SetModel(String),
+    /// Keep going by itself while the todo list has open items.
+    SetAutoContinue(bool),
+    /// Replace the stored queue of prompts (a front end edited it).
+    SetQueue(Vec<String>),
+    /// Empty the todo list (a discarded plan).
+    ClearTodos,
+    /// Start a new session in the same working directory and switch to it.
+    NewSession,
+    /// Switch to a stored session by id.
+    Resume(String),
+    Rename(String),
+    Compact,
+    /// Run a command the user typed after `!`; `id` names it in the answer.
+    RunShell {
+        id: String,
+        command: String,
+    },
+    /// Answer the approval `id` of the running turn; the first answer wins.
+    AnswerApproval {
+        id: String,
+        decision: ApprovalDecision,
+    },
+    /// Find stored sessions; the answer carries `generation`, so a late answer to an older
+    /// query can be told apart.
+    ListSessions {
+        query: String,
+        /// Every working directory, not only this one.
+        all: bool,
+        generation: u64,
+    },
+    /// The working directory's files (for `@` mentions).
+    ListFiles {
+        generation: u64,
+    },
+    /// End the session: interrupt, let the run store what it has, flush the store. With
+    /// `discard_if_empty`, a session that never got a prompt is deleted (the TUI's choice; a
+    /// headless run always keeps its session).
+    Close {
+        discard_if_empty: bool,
+    },
+}
+
+/// Something that happened in the session, for every front end watching it.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// An event of the running turn, as the engine emitted it.
+    Engine(Event),
+    /// The core started a queued prompt by itself (when it drives the queue).
+    RunStarted {
+        prompt: String,
+    },
+    /// Another session is now the current one.
+    Loaded(Arc<LoadedSession>),
+    Todos(Vec<TodoItem>),
+    /// The queue of prompts changed.
+    Queue(Vec<String>),
+    Sessions {
+        generation: u64,
+        hits: Vec<SearchHit>,
+    },
+    Files {
+        generation: u64,
+        files: Arc<Vec<String>>,
+    },
+    ShellDone {
+        id: String,
+        result: ToolResult,
+        duration: Duration,
+    },
+    Compacted(Result<Option<CompactionInfo>, Failure>),
+    /// The session now has this name.
+    Renamed(String),
+    /// A request could not be carried out (the run's own failures come as `Engine` errors).
+    Failed(Failure),
+    /// The session was closed; nothing follows.
+    Closed(Arc<Closing>),
+}
+
+/// A session as it is loaded: what a front end shows of it.
+#[derive(Debug, Clone)]
+pub struct LoadedSession {
+    pub session_id: String,
+    pub mode: Mode,
+    /// The whole stored conversation (empty when the core was told not to load it).
+    pub messages: Vec<Message>,
+    pub todos: Vec<TodoItem>,
+    pub queue: Vec<String>,
+    /// What could not be read: it is left in `sessions.db` as stored, and the user is told.
+    pub problems: Vec<Failure>,
+    /// Worth telling the user (a `yolo` session resumed in `default`).
+    pub notices: Vec<String>,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone)]
+pub struct Closing {
+    pub session_id: String,
+    /// Whether the session is still stored (an empty one may have been discarded).
+    pub kept: bool,
+    /// What the store did not take.
+    pub unsaved: Unsaved,
+    /// The store's last writes failed to flush.
+    pub flush_error: Option<Failure>,
+}

@@ -1,0 +1,152 @@
+//! Loading a session and switching to another: the engine, the todo list and the stored
+//! queue are pointed at the stored session, and what cannot be read is reported as what it is
+//! (a storage failure with the store's words), never shown as an empty conversation.
+
+use std::sync::Arc;
+
+use super::actor::Core;
+use super::protocol::{LoadedSession, Update};
+use crate::assemble::{self, Assembly, SavingSession};
+use crate::engine::{Failure, FailureKind};
+use crate::memory::{NewSession, SessionStore, SqliteSession};
+use crate::planning::Mode;
+
+/// The session the core opened with, as a front end shows it.
+pub(super) async fn load_current(
+    assembly: &Assembly,
+    mode: Mode,
+    load_transcript: bool,
+) -> LoadedSession {
+    let id = assembly.session.id.clone();
+    // An unreadable stored list was noted by `assemble` and left in sessions.db.
+    let mut problems: Vec<Failure> = assembly
+        .todos
+        .take_load_problem()
+        .into_iter()
+        .map(|problem| Failure::new(FailureKind::Storage, problem))
+        .collect();
+    let messages = if load_transcript {
+        read_messages(&assembly.store, &id, &mut problems).await
+    } else {
+        Vec::new()
+    };
+    let queue = assembly
+        .store
+        .load_queue(&id)
+        .await
+        .unwrap_or_else(|error| {
+            problems.push(Failure::from(&error));
+            Vec::new()
+        });
+    LoadedSession {
+        session_id: id,
+        mode,
+        messages,
+        todos: assembly.todos.snapshot(),
+        queue,
+        problems,
+        notices: Vec::new(),
+    }
+}
+
+async fn read_messages(
+    store: &SessionStore,
+    id: &str,
+    problems: &mut Vec<Failure>,
+) -> Vec<crate::schema::Message> {
+    match store.load_all(id).await {
+        Ok(messages) => messages,
+        Err(error) => {
+            problems.push(
+                Failure::from(&error)
+                    .context(&format!("cannot read the conversation of session {id}")),
+            );
+            Vec::new()
+        }
+    }
+}
+
+impl Core {
+    /// `/new`: a session in the same working directory, with the current model and mode.
+    pub(super) async fn new_session(&mut self) {
+        let engine = &self.assembly.engine;
+        let created = self
+            .assembly
+            .store
+            .create(NewSession {
+                workdir: self.workdir.display().to_string(),
+                provider: self.assembly.session.provider.clone(),
+                model: engine.provider().model().to_owned(),
+                mode: engine.mode().to_string(),
+            })
+            .await;
+        match created {
+            Ok(record) => self.switch_to(record.id).await,
+            Err(error) => self.hub.publish(Update::Failed(
+                Failure::from(&error).context("cannot start a session"),
+            )),
+        }
+    }
+
+    /// Points the engine, the todo list and the queue at another stored session.
+    pub(super) async fn switch_to(&mut self, id: String) {
+        let store = self.assembly.store.clone();
+        let record = match store.get(&id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                let gone = Failure::new(FailureKind::NotFound, format!("session {id} is gone"));
+                self.hub.publish(Update::Failed(gone));
+                return;
+            }
+            Err(error) => {
+                let failure = Failure::from(&error).context(&format!("cannot open session {id}"));
+                self.hub.publish(Update::Failed(failure));
+                return;
+            }
+        };
+        // The session being left goes if it never got a prompt (as it would on exit).
+        if self.session_id != record.id {
+            let _ = store.delete_if_empty(&self.session_id).await;
+        }
+        let saving = Arc::new(SavingSession::new(SqliteSession::new(
+            store.clone(),
+            record.id.clone(),
+        )));
+        let engine = &self.assembly.engine;
+        engine.set_session(Some(Arc::clone(&saving) as Arc<dyn crate::memory::Session>));
+        self.saving = saving;
+        let (mode, yolo_notice) = assemble::resumed_mode(&record.mode);
+        engine.set_plan_mode(mode);
+        let mut problems = Vec::new();
+        let todos = store.load_todos(&record.id).await.unwrap_or_else(|error| {
+            problems.push(Failure::from(&error));
+            Vec::new()
+        });
+        let todo_list = &self.assembly.todos;
+        todo_list.load(todos.clone());
+        let (sink_store, sink_id) = (store.clone(), record.id.clone());
+        todo_list.set_sink(Box::new(move |items| {
+            sink_store.save_todos(&sink_id, items)
+        }));
+        let messages = if self.options.load_transcript {
+            read_messages(&store, &record.id, &mut problems).await
+        } else {
+            Vec::new()
+        };
+        let queue = store.load_queue(&record.id).await.unwrap_or_else(|error| {
+            problems.push(Failure::from(&error));
+            Vec::new()
+        });
+        self.session_id = record.id.clone();
+        self.queue = queue.clone();
+        self.hub.publish(Update::Loaded(Arc::new(LoadedSession {
+            session_id: record.id,
+            mode,
+            messages,
+            todos,
+            queue,
+            problems,
+            notices: yolo_notice.into_iter().collect(),
+        })));
+    }
+}
