@@ -157,6 +157,8 @@ impl<'s> Walker<'s> {
         self.commands.push(AnalysedCommand {
             words,
             reasons: vec![Reason::Other("it sets or unsets shell variables".into())],
+            patterns: Vec::new(),
+            open_arguments: false,
         });
         self.nested(node, depth + 1);
     }
@@ -197,6 +199,8 @@ impl<'s> Walker<'s> {
         if words.first().is_some_and(|w| w.glob) {
             reasons.push(Reason::Other("its program name is a glob".into()));
         }
+        // Wrapper words included: whatever the shell expands is judged.
+        let patterns: Vec<String> = words.iter().filter_map(|w| w.pattern.clone()).collect();
         let peeled = wrappers::peel(words, &mut reasons);
         let scripts = wrappers::scripts(&peeled);
         let exec_commands = wrappers::find_exec(&peeled);
@@ -217,9 +221,12 @@ impl<'s> Walker<'s> {
             }
         }
         reasons.dedup();
+        let open_arguments = reasons.contains(&Reason::XargsInput);
         self.commands.push(AnalysedCommand {
             words: peeled.into_iter().map(|w| w.text).collect(),
             reasons,
+            patterns,
+            open_arguments,
         });
         for script in scripts {
             self.script(script);
@@ -232,6 +239,9 @@ impl<'s> Walker<'s> {
             self.commands.push(AnalysedCommand {
                 words: peeled.into_iter().map(|w| w.text).collect(),
                 reasons,
+                // Its words are find's: their patterns were taken with find's.
+                patterns: Vec::new(),
+                open_arguments: true,
             });
         }
         self.nested(node, depth + 1);
