@@ -222,6 +222,12 @@ fn globs_are_judged_by_the_files_they_expand_to() {
             expect(sandboxed("cat src/**/*.rs"), V::Ask),
             expect(sandboxed("cat src/*.rs"), V::Run),
             expect(sandboxed("cat src/a*"), V::Run),
+            // A redirection reads its file as surely as an argument names it.
+            expect(sandboxed("cat < .env"), V::Ask),
+            expect(sandboxed("cat 0<.e?v"), V::Ask),
+            expect(sandboxed("{ cat; } < .env"), V::Ask),
+            expect(sandboxed("wc -l < src/main.rs"), V::Run),
+            (case(&*BASH, bash("cat < .e?v"), Plan), V::Deny),
             // A parameter expansion is only known when it runs: sandboxed, that is the contract.
             expect(sandboxed("cat \"$e\""), V::Run),
             // A glob reaching a denied path asks in every mode, as the path named would.

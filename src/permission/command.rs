@@ -71,11 +71,13 @@ impl CommandLine {
         })
     }
 
-    /// The argument words that could name a file: every word after a program, and the value
-    /// of a `--option=value`. Words starting with `-` otherwise are options.
+    /// The argument words that could name a file: every word after a program, the value of a
+    /// `--option=value`, and the files input is redirected from. Words starting with `-`
+    /// otherwise are options.
     pub fn path_words(&self) -> Vec<&str> {
         let mut out = Vec::new();
         for command in &self.parsed.commands {
+            out.extend(command.inputs.iter().map(String::as_str));
             for word in command.words.iter().skip(1) {
                 match word.strip_prefix('-') {
                     Some(option) => {

@@ -41,6 +41,9 @@ pub struct SimpleCommand {
     /// Whether it runs with arguments only known when it runs: `xargs` appends words read from
     /// its input, `find -exec … {}` the files it finds.
     pub open_arguments: bool,
+    /// The files its input is redirected from (`< FILE`, `<> FILE`), as plain words (a glob
+    /// among them is in `patterns`).
+    pub inputs: Vec<String>,
 }
 
 impl SimpleCommand {
@@ -124,6 +127,8 @@ pub struct AnalysedCommand {
     pub patterns: Vec<String>,
     /// See `SimpleCommand::open_arguments`.
     pub open_arguments: bool,
+    /// See `SimpleCommand::inputs`.
+    pub inputs: Vec<String>,
 }
 
 impl AnalysedCommand {
@@ -157,6 +162,7 @@ pub fn parse(line: &str) -> ParsedCommand {
             words: c.words,
             patterns: c.patterns,
             open_arguments: c.open_arguments,
+            inputs: c.inputs,
         })
         .collect();
     let not_plain = analysis.structure.or_else(|| {

@@ -556,6 +556,7 @@ fn structure_decides_plainness_and_dynamic_programs() {
         not_plain: not_plain.map(str::to_owned),
         patterns: Vec::new(),
         open_arguments: false,
+        inputs: Vec::new(),
     };
     let line = |commands: Vec<SimpleCommand>, not_plain: Option<&str>| {
         command::CommandLine::from_parsed(ParsedCommand {

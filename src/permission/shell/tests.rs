@@ -359,4 +359,17 @@ fn patterns_keep_what_the_shell_expands_and_escape_what_it_does_not() {
     assert_eq!(open("ls | xargs rm"), [false, true]);
     assert_eq!(open("find . -exec rm {} +"), [false, true]);
     assert_eq!(open("rm x"), [false]);
+    let inputs = |line: &str| -> Vec<Vec<String>> {
+        parse(line)
+            .commands
+            .iter()
+            .map(|c| c.inputs.clone())
+            .collect()
+    };
+    assert_eq!(inputs("cat < a.txt"), [["a.txt"]]);
+    assert_eq!(inputs("cat 0<> 'b c'"), [["b c"]]);
+    assert_eq!(inputs("{ cat; wc; } < d"), [["d"], ["d"]]);
+    assert_eq!(inputs("cat > out 2>&1"), [Vec::<String>::new()]);
+    assert_eq!(inputs("cat < \"$f\""), [Vec::<String>::new()]);
+    assert_eq!(patterns("cat < .e*"), [".e*"]);
 }
