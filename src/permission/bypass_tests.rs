@@ -319,3 +319,36 @@ fn a_deny_rule_on_rm_covers_find_delete_find_exec_and_xargs() {
         check_table(&env, &rules, &table);
     }
 }
+
+/// Comparing directories prints the files in them: `git diff` outside a repository (it is
+/// `--no-index` there) and `diff`. A recursive search that follows symbolic links reads what
+/// they point to.
+#[test]
+fn directory_diffs_and_followed_links_are_judged_by_what_they_read() {
+    let env = Env::new();
+    file(&env.work, "src/main.rs", "fn main() {}\n");
+    file(&env.work, "other/.env", "KEY=sk-secret\n");
+    let outside = env.home.parent().unwrap().join("outside");
+    file(&outside, ".aws/credentials", "KEY=x\n");
+    file(&env.work, "docs/readme.md", "KEY\n");
+    std::os::unix::fs::symlink(
+        outside.join(".aws/credentials"),
+        env.work.join("docs/notes.txt"),
+    )
+    .unwrap();
+    let rules = env.rules(true);
+    use Mode::*;
+    check_table(
+        &env,
+        &rules,
+        &[
+            (case(&*BASH, bash("git diff src other"), Default), V::Ask),
+            (case(&*BASH, bash("git diff src src"), Default), V::Run),
+            (case(&*BASH, bash("diff src other"), Default), V::Ask),
+            (case(&*BASH, bash("diff -r src other"), Plan), V::Deny),
+            (case(&*BASH, bash("diff -r src src"), Default), V::Run),
+            (case(&*BASH, bash("grep -R KEY docs"), Default), V::Ask),
+            (case(&*BASH, bash("grep -R KEY src"), Default), V::Run),
+        ],
+    );
+}

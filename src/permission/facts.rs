@@ -209,16 +209,18 @@ pub(super) const WALK_LIMIT: usize = 20_000;
 
 /// For a command that reads whole trees (`grep -r KEY .`, `rg KEY`, `git grep --untracked`):
 /// the first secret or denied file below the directories it names (where it runs when it names
-/// none); for `git diff --no-index` (and `git diff` outside a repository, which is the same),
-/// below the directories it compares. A tree too large to look through counts as holding one:
-/// unsure, so it asks.
+/// none); for `diff` and `git diff --no-index` (and `git diff` outside a repository, which is
+/// the same), below the directories it compares. Symbolic links are followed (`grep -R` does)
+/// and judged by what they point to as well. A tree too large to look through counts as
+/// holding one: unsure, so it asks.
 pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Option<String> {
     let line = facts.line.as_ref()?;
     let arguments = facts.arguments.as_ref()?;
     let searches = line.searches_trees();
     let workdir = facts.call.workdir;
     let diffs = line.parsed.commands.iter().any(|c| {
-        git::diffs_paths(c, false)
+        c.program() == "diff"
+            || git::diffs_paths(c, false)
             || (git::diffs_paths(c, true) && !tracked::in_repository(workdir))
     });
     if !searches && !diffs {
@@ -237,8 +239,11 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
         // Everything a recursive grep would open: no ignore files, hidden files included.
         let walk = ignore::WalkBuilder::new(&root)
             .standard_filters(false)
+            .follow_links(true)
             .filter_entry(|entry| entry.file_name() != ".git")
             .build();
+        let guarded =
+            |path: &Path| facts.is_secret(path) || read_denied_cached(rules, workdir, path);
         for (seen, entry) in walk.enumerate() {
             if seen >= WALK_LIMIT {
                 return Some(format!(
@@ -248,8 +253,18 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
             }
             let Ok(entry) = entry else { continue };
             let path = entry.path();
-            if facts.is_secret(path) || read_denied_cached(rules, workdir, path) {
+            if guarded(path) {
                 return Some(paths::display(workdir, path));
+            }
+            if entry.path_is_symlink()
+                && let Ok(target) = path.canonicalize()
+                && guarded(&target)
+            {
+                return Some(format!(
+                    "{} (a link to {})",
+                    paths::display(workdir, path),
+                    paths::display(workdir, &target)
+                ));
             }
         }
     }
