@@ -37,6 +37,8 @@ pub(super) fn named_in(workdir: &Path, base: &Path, raw: &str) -> NamedPath {
     }
 }
 
+/// What `line`'s arguments name, run in `workdir`. `~` is `$HOME` as the command will see it
+/// (it inherits harness9's environment).
 pub(super) fn gather(line: &CommandLine, workdir: &Path) -> ArgumentPaths {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let (directories, unsure_directory) = match directories(line, workdir, home.as_deref()) {

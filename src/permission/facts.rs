@@ -218,11 +218,11 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
     let arguments = facts.arguments.as_ref()?;
     let searches = line.searches_trees();
     let workdir = facts.call.workdir;
-    let diffs = line.parsed.commands.iter().any(|c| {
-        c.program() == "diff"
-            || git::diffs_paths(c, false)
-            || (git::diffs_paths(c, true) && !tracked::in_repository(workdir))
-    });
+    let commands = &line.parsed.commands;
+    let diffs = commands
+        .iter()
+        .any(|c| c.program() == "diff" || git::diffs_paths(c, false))
+        || (commands.iter().any(|c| git::diffs_paths(c, true)) && !tracked::in_repository(workdir));
     if !searches && !diffs {
         return None;
     }
@@ -242,7 +242,7 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
             .follow_links(true)
             .filter_entry(|entry| entry.file_name() != ".git")
             .build();
-        let guarded =
+        let withheld =
             |path: &Path| facts.is_secret(path) || read_denied_cached(rules, workdir, path);
         for (seen, entry) in walk.enumerate() {
             if seen >= WALK_LIMIT {
@@ -253,12 +253,12 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
             }
             let Ok(entry) = entry else { continue };
             let path = entry.path();
-            if guarded(path) {
+            if withheld(path) {
                 return Some(paths::display(workdir, path));
             }
             if entry.path_is_symlink()
                 && let Ok(target) = path.canonicalize()
-                && guarded(&target)
+                && withheld(&target)
             {
                 return Some(format!(
                     "{} (a link to {})",
@@ -279,6 +279,38 @@ fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded>
     let line = facts.line.as_ref()?;
     let arguments = facts.arguments.as_ref()?;
     let workdir = facts.call.workdir;
+    // The directories git runs in, each once however many commands run there.
+    let mut printing = None;
+    let mut directories: Vec<PathBuf> = Vec::new();
+    for command in &line.parsed.commands {
+        let Some(sub) = git::prints_tracked(command) else {
+            continue;
+        };
+        printing.get_or_insert(sub);
+        let unknown = |why: &str| {
+            Some(Guarded::Unsure(format!(
+                "`git {sub}` prints the files git tracks, and which repository it reads is not \
+                 known: {why}"
+            )))
+        };
+        if let Some(why) = &arguments.unsure_directory {
+            return unknown(why);
+        }
+        // `git -C DIR` reads DIR's repository.
+        let moves = match git::moves(command) {
+            Ok(moves) => moves,
+            Err(why) => return unknown(&why),
+        };
+        for base in &arguments.directories {
+            let directory = moves
+                .iter()
+                .fold(base.clone(), |at, dir| paths::resolve(&at, dir));
+            if !directories.contains(&directory) {
+                directories.push(directory);
+            }
+        }
+    }
+    let sub = printing?;
     let deny_reads = rules.has_rules(
         List::Deny,
         &Subject::Read {
@@ -286,49 +318,28 @@ fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded>
             path: "",
         },
     );
-    for command in &line.parsed.commands {
-        let Some(sub) = git::prints_tracked(command) else {
-            continue;
-        };
-        let unsure = |why: String| {
-            Some(Guarded::Unsure(format!(
-                "`git {sub}` prints the files git tracks, and {why}"
-            )))
-        };
-        if let Some(why) = &arguments.unsure_directory {
-            return unsure(format!("which repository it reads is not known: {why}"));
-        }
-        // `git -C DIR` reads DIR's repository.
-        let mut directories = arguments.directories.clone();
-        match git::moves(command) {
-            Ok(moves) => {
-                for dir in moves {
-                    for directory in &mut directories {
-                        *directory = paths::resolve(directory, dir);
-                    }
-                }
-            }
-            Err(why) => return unsure(format!("which repository it reads is not known: {why}")),
-        }
-        for directory in &directories {
-            let tracked = match tracked::tracked(directory) {
-                Ok(Some(tracked)) => tracked,
-                Ok(None) => continue,
-                Err(why) => return unsure(format!("they could not be listed: {why}")),
-            };
-            let in_home = facts.home.is_some_and(|h| h.starts_with(&tracked.toplevel));
-            let secret = tracked.secrets.first().or_else(|| {
-                tracked.files.iter().find(|f| {
-                    (in_home && facts.is_secret(f))
-                        || (deny_reads && read_denied_cached(rules, workdir, f))
-                })
-            });
-            if let Some(file) = secret {
-                return Some(Guarded::Secret(format!(
-                    "{} (git tracks it, and `git {sub}` prints what git tracks)",
-                    paths::display(workdir, file)
+    for directory in &directories {
+        let tracked = match tracked::tracked(directory) {
+            Ok(Some(tracked)) => tracked,
+            Ok(None) => continue,
+            Err(why) => {
+                return Some(Guarded::Unsure(format!(
+                    "`git {sub}` prints the files git tracks, and they could not be listed: {why}"
                 )));
             }
+        };
+        let in_home = facts.home.is_some_and(|h| h.starts_with(&tracked.toplevel));
+        let secret = tracked.secrets.first().or_else(|| {
+            tracked.files.iter().find(|f| {
+                (in_home && facts.is_secret(f))
+                    || (deny_reads && read_denied_cached(rules, workdir, f))
+            })
+        });
+        if let Some(file) = secret {
+            return Some(Guarded::Secret(format!(
+                "{} (git tracks it, and `git {sub}` prints what git tracks)",
+                paths::display(workdir, file)
+            )));
         }
     }
     None

@@ -28,8 +28,10 @@ pub(super) const PATTERN_SPECIALS: &str = "*?[]{},\\~()|!^-";
 #[derive(Default)]
 struct Unquoter {
     out: String,
-    /// `out` as a pattern (see `Word::pattern`).
-    pattern: String,
+    /// Where in `out` (byte offsets) a character was unquoted and special: kept as is when
+    /// `Word::pattern` is built, every other special character is escaped. Recorded rather than
+    /// built as it goes: most words are never patterns.
+    specials: Vec<usize>,
     dynamic: Option<String>,
     /// A leading `~` or `~/` the shell replaces with `$HOME` (`~user` and the rest are dynamic).
     tilde: bool,
@@ -50,10 +52,6 @@ impl Unquoter {
             self.first_is_meta = Some(meta);
         }
         self.out.push(c);
-        if PATTERN_SPECIALS.contains(c) {
-            self.pattern.push('\\');
-        }
-        self.pattern.push(c);
     }
 
     /// An unquoted character that may mean something to brace, tilde or glob expansion: kept
@@ -62,8 +60,21 @@ impl Unquoter {
         if self.first_is_meta.is_none() {
             self.first_is_meta = Some(meta);
         }
+        self.specials.push(self.out.len());
         self.out.push(c);
-        self.pattern.push(c);
+    }
+
+    /// `out` as a pattern: the special characters that were quoted escaped with `\\`.
+    fn pattern(&self) -> String {
+        let mut pattern = String::with_capacity(self.out.len() + 8);
+        let mut specials = self.specials.iter().peekable();
+        for (at, c) in self.out.char_indices() {
+            if specials.next_if(|s| **s == at).is_none() && PATTERN_SPECIALS.contains(c) {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern
     }
 
     fn dynamic(&mut self, why: impl Into<String>) {
@@ -131,11 +142,11 @@ impl Unquoter {
                     self.dynamic("the shell may expand `~` after `=` or `:`");
                     self.push(c, false);
                 }
-                // Unquoted, these only appear in extended globs (`@(a|b)`), negated classes
-                // (`[!a]`) and brace or tilde forms: the expansion decides what they mean.
-                '~' | ']' | '}' | ',' | '(' | ')' | '|' | '!' | '^' | '-' => {
-                    self.push_special(c, false)
-                }
+                // Unquoted, these mean something in tilde and brace forms (`{~,x}`) and extended
+                // globs (`@(a|b)`); after a `[`, in a bracket expression (`[!a-f]`). The
+                // expansion decides; elsewhere they are literal (and escaped in the pattern).
+                '~' | '(' | ')' | '|' => self.push_special(c, false),
+                '!' | '^' | '-' if self.pending_bracket => self.push_special(c, false),
                 _ => self.push(c, false),
             }
             previous = Some(c);
@@ -181,12 +192,13 @@ impl Unquoter {
         let expands = (self.glob || self.brace || self.tilde)
             && self.dynamic.is_none()
             && !self.out.contains('\0');
+        let pattern = expands.then(|| self.pattern());
         let mut word = Word {
             text: self.out,
             dynamic: self.dynamic,
             glob: self.glob,
             leading_literal,
-            pattern: expands.then_some(self.pattern),
+            pattern,
         };
         if self.tilde && word.dynamic.is_none() {
             word.dynamic = Some("the shell expands `~`".into());
