@@ -131,6 +131,12 @@ fn git_commands_that_print_files_ask_when_a_secret_is_tracked_or_reachable() {
                 case(&*BASH, bash("git diff --no-index src src"), Default),
                 V::Run,
             ),
+            // `git blame` prints the one file it names: judged as that path.
+            (case(&*BASH, bash("git blame .env"), Default), V::Ask),
+            (
+                case(&*BASH, bash("git blame -- src/main.rs"), Default),
+                V::Run,
+            ),
         ],
     );
     // Once the index tracks `.env`, every git command that prints file contents asks.
