@@ -9,20 +9,21 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod always_allow;
+mod arguments;
 pub mod command;
+mod expand;
 mod facts;
+mod git;
 pub mod protected;
 pub mod rules;
 mod scope;
 pub mod shell;
+mod tracked;
 
 use crate::planning::Mode;
 use crate::tools::{Tool, ToolKind, paths};
 use command::CommandLine;
-use facts::{
-    Facts, argument_paths, bash_command, guarded_below, named, names_denied, reads_only,
-    secret_named, strongest,
-};
+use facts::{Facts, bash_command, guarded, named, names_denied, reads_only, strongest};
 use rules::{List, PermissionRules, RuleVerdict, Subject};
 pub use scope::suggested_rule;
 use scope::{edit_scope, exact_scope, prefix_scope};
@@ -104,7 +105,7 @@ impl ToolHook for PermissionStage<'_> {
 pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &PermissionRules) -> Verdict {
     // One look at the settings files per decision; every question below uses what it read.
     rules.refresh();
-    let facts = Facts::gather(call);
+    let facts = Facts::gather(call, Some(rules.home()));
     let subjects = facts.subjects();
     let verdict = strongest(rules, &subjects);
     let exact = exact_scope(&facts);
@@ -128,7 +129,8 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
             && [List::Deny, List::Ask]
                 .into_iter()
                 .any(|list| rules.has_rules(list, &Subject::Command("")));
-        let denied = argument_paths(&facts)
+        let denied = facts
+            .argument_paths()
             .iter()
             .find(|p| names_denied(rules, p))
             .map(|p| p.shown.clone());
@@ -157,10 +159,10 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         return Verdict::Run;
     }
 
-    let secret = secret_named(&facts).or_else(|| guarded_below(&facts, rules));
+    let secret = guarded(&facts, rules);
     if plan {
-        if let Some(path) = &secret {
-            return plan_refusal(&format!("{path} usually holds secrets"));
+        if let Some(guarded) = &secret {
+            return plan_refusal(&guarded.plan_reason());
         }
         if call.leave_sandbox {
             return leave_sandbox(&exact);
@@ -180,13 +182,13 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
     if let Some(path) = facts
         .writes
         .iter()
-        .find(|p| protected::is_protected_write(&p.resolved))
+        .find(|p| protected::is_protected_write(&p.resolved) || rules.in_home(&p.resolved))
     {
         // Never remembered: each write to these asks (CONTRACT, protected paths).
         return ask(
             format!(
-                "`{}` writes {}, a protected path (harness9's settings, git's internals, MCP \
-                 servers or environment files)",
+                "`{}` writes {}, a protected path (harness9's settings or state, git's \
+                 internals, MCP servers or environment files)",
                 facts.tool(),
                 path.shown
             ),
@@ -196,16 +198,10 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
             },
         );
     }
-    if let Some(path) = &secret
+    if let Some(guarded) = &secret
         && !is_granted
     {
-        return ask(
-            format!(
-                "`{}` reads {path}, a file that usually holds secrets",
-                facts.tool()
-            ),
-            exact,
-        );
+        return ask(guarded.ask_reason(facts.tool()), exact);
     }
     let outside: Vec<&str> = facts
         .writes
@@ -270,14 +266,16 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
     }
 }
 
-/// The guard a tool's tree walk reads through: secret files and paths a read deny rule covers
-/// are withheld, judged as the decision judges a named path.
+/// The guard a tool's tree walk reads through: secret files, `$HARNESS9_HOME` and paths a read
+/// deny rule covers are withheld, judged as the decision judges a named path.
 pub fn read_guard(
     rules: std::sync::Arc<PermissionRules>,
     workdir: PathBuf,
 ) -> crate::tools::walk::ReadGuard {
     rules.refresh();
-    crate::tools::walk::ReadGuard::new(move |path| read_denied_cached(&rules, &workdir, path))
+    crate::tools::walk::ReadGuard::new(move |path| {
+        rules.in_home(path) || read_denied_cached(&rules, &workdir, path)
+    })
 }
 
 /// Whether a deny rule covers reading `path` (resolved), whoever reads it: a tool's walk or an
@@ -343,5 +341,7 @@ pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'st
     }
 }
 
+#[cfg(test)]
+mod bypass_tests;
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,10 @@ pub struct CommandLine {
     /// Each simple command's text with its program normalised: what `bash(...)` rules match.
     /// (`find -exec CMD ;` is a command of its own: the parser reports it.)
     pub texts: Vec<String>,
+    /// The commands whose arguments are only partly known before they run, as texts: those
+    /// `xargs` and `find -exec` run, and `find … -delete` as the `rm -rf` it amounts to. Deny
+    /// and ask rules match them by their program (`Subject::OpenCommand`).
+    pub open: Vec<String>,
 }
 
 /// Programs that run their arguments (or their input) as code: when the parser could not see a
@@ -29,10 +33,19 @@ impl CommandLine {
     /// The line as the parser gave it (tests build one by hand to judge the structure alone).
     pub fn from_parsed(parsed: ParsedCommand) -> CommandLine {
         let mut texts = Vec::new();
+        let mut open = Vec::new();
         for command in &parsed.commands {
             texts.push(normalised(command));
+            if command.open_arguments {
+                open.push(normalised(command));
+            }
+            open.extend(find_delete(command));
         }
-        CommandLine { parsed, texts }
+        CommandLine {
+            parsed,
+            texts,
+            open,
+        }
     }
 
     /// Whether every part is plain: plain simple commands joined only by `;`, `&&`, `||`, `|`.
@@ -58,11 +71,13 @@ impl CommandLine {
         })
     }
 
-    /// The argument words that could name a file: every word after a program, and the value
-    /// of a `--option=value`. Words starting with `-` otherwise are options.
+    /// The argument words that could name a file: every word after a program, the value of a
+    /// `--option=value`, and the files input is redirected from. Words starting with `-`
+    /// otherwise are options.
     pub fn path_words(&self) -> Vec<&str> {
         let mut out = Vec::new();
         for command in &self.parsed.commands {
+            out.extend(command.inputs.iter().map(String::as_str));
             for word in command.words.iter().skip(1) {
                 match word.strip_prefix('-') {
                     Some(option) => {
@@ -99,8 +114,43 @@ impl CommandLine {
             SEARCHES_TREES.contains(&program)
                 || (GREPS.contains(&program)
                     && command.words.iter().skip(1).any(|w| is_recursive_flag(w)))
+                || super::git::searches_untracked(command)
         })
     }
+}
+
+/// For `find … -delete` (its own `-delete`, not a word of a command `-exec` runs): the
+/// `rm -rf` it amounts to, naming find's starting points.
+fn find_delete(command: &SimpleCommand) -> Option<String> {
+    if command.program() != "find" {
+        return None;
+    }
+    let args = &command.words[1..];
+    let mut in_exec = false;
+    let mut deletes = false;
+    for word in args {
+        match word.as_str() {
+            ";" | "+" if in_exec => in_exec = false,
+            _ if in_exec => {}
+            "-exec" | "-execdir" | "-ok" | "-okdir" => in_exec = true,
+            "-delete" => deletes = true,
+            _ => {}
+        }
+    }
+    if !deletes {
+        return None;
+    }
+    let starts: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| matches!(*w, "-H" | "-L" | "-P"))
+        .take_while(|w| !w.starts_with('-') && !matches!(*w, "(" | "!" | ")" | ","))
+        .collect();
+    Some(if starts.is_empty() {
+        "rm -rf .".to_owned()
+    } else {
+        format!("rm -rf {}", starts.join(" "))
+    })
 }
 
 /// `-r`, `-R`, clusters holding them (`-rn`), `--recursive`, `--dereference-recursive`,

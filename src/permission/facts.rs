@@ -1,15 +1,16 @@
 //! What the decision judges a call by, gathered once per call: the paths it reads and writes
-//! (resolved, shown as rules match them), its parsed command line, the strongest rule over all
-//! of them, and the secret or denied files its arguments or its tree walks reach.
+//! (resolved, shown as rules match them), its parsed command line and what its arguments name,
+//! the strongest rule over all of them, and the secret or denied files its arguments, its tree
+//! walks or the git commands that print tracked files reach.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::arguments::{self, ArgumentPaths};
 use super::command::CommandLine;
-use super::protected;
-use super::rules::{PermissionRules, RuleVerdict, Subject};
-use super::{CallInput, read_denied_cached};
+use super::rules::{List, PermissionRules, RuleVerdict, Subject};
+use super::{CallInput, git, protected, read_denied_cached, tracked};
 use crate::tools::paths;
 
 /// A path a call names, resolved once: the form rules match (relative inside the working
@@ -36,24 +37,42 @@ pub(super) struct Facts<'a> {
     pub writes: Vec<NamedPath>,
     /// For `bash`: the parsed line.
     pub line: Option<CommandLine>,
+    /// For `bash`: what its arguments name.
+    pub arguments: Option<ArgumentPaths>,
+    /// `$HARNESS9_HOME`, resolved, when the caller knows it: everything in it is secret.
+    home: Option<&'a Path>,
 }
 
 impl<'a> Facts<'a> {
-    pub fn gather(call: &'a CallInput<'a>) -> Self {
+    pub fn gather(call: &'a CallInput<'a>, home: Option<&'a Path>) -> Self {
         let workdir = call.workdir;
         let resolve_all = |raws: Vec<String>| -> Vec<NamedPath> {
             raws.iter().map(|r| named(workdir, r)).collect()
         };
+        let line = bash_command(call).map(CommandLine::parse);
         Facts {
             call,
             reads: resolve_all(call.tool.read_paths(call.arguments)),
             writes: resolve_all(call.tool.written_paths(call.arguments)),
-            line: bash_command(call).map(CommandLine::parse),
+            arguments: line.as_ref().map(|l| arguments::gather(l, workdir)),
+            line,
+            home,
         }
     }
 
     pub fn tool(&self) -> &'static str {
         self.call.tool.name()
+    }
+
+    /// Whether reading `path` (resolved) asks: a file that usually holds secrets, or anything
+    /// in `$HARNESS9_HOME` (the sessions, the serve token, the user's settings).
+    pub fn is_secret(&self, path: &Path) -> bool {
+        protected::is_secret_file(path) || self.home.is_some_and(|home| path.starts_with(home))
+    }
+
+    /// The paths the arguments of a `bash` line name (globs expanded); none for other tools.
+    pub fn argument_paths(&self) -> &[NamedPath] {
+        self.arguments.as_ref().map_or(&[], |a| a.paths.as_slice())
     }
 
     /// Every rule subject of the call.
@@ -70,6 +89,7 @@ impl<'a> Facts<'a> {
         }));
         if let Some(line) = &self.line {
             out.extend(line.texts.iter().map(|t| Subject::Command(t)));
+            out.extend(line.open.iter().map(|t| Subject::OpenCommand(t)));
         }
         if out.is_empty() {
             out.push(Subject::Call { tool, text: None });
@@ -111,18 +131,6 @@ pub(super) fn reads_only(line: &CommandLine, text: &str) -> bool {
         && crate::planning::readonly::check(text).is_ok()
 }
 
-/// Paths a call's arguments name: the tool's own, or each word of a command that could be one.
-pub(super) fn argument_paths(facts: &Facts<'_>) -> Vec<NamedPath> {
-    match &facts.line {
-        Some(line) => line
-            .path_words()
-            .into_iter()
-            .map(|w| named(facts.call.workdir, w))
-            .collect(),
-        None => Vec::new(),
-    }
-}
-
 /// Whether a deny rule covers reading or writing `path`.
 pub(super) fn names_denied(rules: &PermissionRules, path: &NamedPath) -> bool {
     [
@@ -139,43 +147,103 @@ pub(super) fn names_denied(rules: &PermissionRules, path: &NamedPath) -> bool {
     .any(|s| matches!(rules.evaluate_cached(s), Some(RuleVerdict::Deny(_))))
 }
 
+/// Why what a call reads needs the user before it runs.
+pub(super) enum Guarded {
+    /// A file that usually holds secrets (or one a deny rule covers) that the call reads or
+    /// may print, as shown, with what makes it so when that is not the name alone.
+    Secret(String),
+    /// What the call reads could not be worked out, and why.
+    Unsure(String),
+}
+
+impl Guarded {
+    /// Why plan mode refuses the call.
+    pub fn plan_reason(&self) -> String {
+        match self {
+            Guarded::Secret(path) => format!("{path} usually holds secrets"),
+            Guarded::Unsure(why) => format!("this command: {why}"),
+        }
+    }
+
+    /// Why the call asks.
+    pub fn ask_reason(&self, tool: &str) -> String {
+        match self {
+            Guarded::Secret(path) => {
+                format!("`{tool}` reads {path}, a file that usually holds secrets")
+            }
+            Guarded::Unsure(why) => format!("`{tool}` runs a command, and {why}"),
+        }
+    }
+}
+
+/// The first thing the call reads that needs the user: a secret it names (a glob's matches
+/// included), one below a tree it searches, one git tracks when it prints tracked files, or
+/// files it names that could not be worked out.
+pub(super) fn guarded(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded> {
+    secret_named(facts)
+        .map(Guarded::Secret)
+        .or_else(|| guarded_below(facts, rules).map(Guarded::Secret))
+        .or_else(|| tracked_secret(facts, rules))
+        .or_else(|| {
+            facts
+                .arguments
+                .as_ref()
+                .and_then(|a| a.unsure_expansion.clone())
+                .map(Guarded::Unsure)
+        })
+}
+
 /// The first path the call reads (by a read tool's argument or a command's word) that usually
 /// holds secrets.
 pub(super) fn secret_named(facts: &Facts<'_>) -> Option<String> {
     facts
         .reads
         .iter()
-        .chain(argument_paths(facts).iter())
-        .find(|p| protected::is_secret_file(&p.resolved))
+        .chain(facts.argument_paths())
+        .find(|p| facts.is_secret(&p.resolved))
         .map(|p| p.shown.clone())
 }
 
 /// Files a tree walk by a command may look at before it gives up and asks.
 pub(super) const WALK_LIMIT: usize = 20_000;
 
-/// For a command that reads whole trees (`grep -r KEY .`, `rg KEY`): the first secret or
-/// denied file below the directories it names (the working directory when it names none). A
-/// tree too large to look through counts as holding one: unsure, so it asks.
+/// For a command that reads whole trees (`grep -r KEY .`, `rg KEY`, `git grep --untracked`):
+/// the first secret or denied file below the directories it names (where it runs when it names
+/// none); for `diff` and `git diff --no-index` (and `git diff` outside a repository, which is
+/// the same), below the directories it compares. Symbolic links are followed (`grep -R` does)
+/// and judged by what they point to as well. A tree too large to look through counts as
+/// holding one: unsure, so it asks.
 pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Option<String> {
     let line = facts.line.as_ref()?;
-    if !line.searches_trees() {
+    let arguments = facts.arguments.as_ref()?;
+    let searches = line.searches_trees();
+    let workdir = facts.call.workdir;
+    let commands = &line.parsed.commands;
+    let diffs = commands
+        .iter()
+        .any(|c| c.program() == "diff" || git::diffs_paths(c, false))
+        || (commands.iter().any(|c| git::diffs_paths(c, true)) && !tracked::in_repository(workdir));
+    if !searches && !diffs {
         return None;
     }
-    let workdir = facts.call.workdir;
-    let mut roots: Vec<PathBuf> = argument_paths(facts)
-        .into_iter()
+    let mut roots: Vec<PathBuf> = arguments
+        .paths
+        .iter()
         .filter(|p| p.resolved.is_dir())
-        .map(|p| p.resolved)
+        .map(|p| p.resolved.clone())
         .collect();
-    if roots.is_empty() {
-        roots.push(workdir.to_owned());
+    if roots.is_empty() && searches {
+        roots.clone_from(&arguments.directories);
     }
     for root in roots {
         // Everything a recursive grep would open: no ignore files, hidden files included.
         let walk = ignore::WalkBuilder::new(&root)
             .standard_filters(false)
+            .follow_links(true)
             .filter_entry(|entry| entry.file_name() != ".git")
             .build();
+        let withheld =
+            |path: &Path| facts.is_secret(path) || read_denied_cached(rules, workdir, path);
         for (seen, entry) in walk.enumerate() {
             if seen >= WALK_LIMIT {
                 return Some(format!(
@@ -185,9 +253,93 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
             }
             let Ok(entry) = entry else { continue };
             let path = entry.path();
-            if protected::is_secret_file(path) || read_denied_cached(rules, workdir, path) {
+            if withheld(path) {
                 return Some(paths::display(workdir, path));
             }
+            if entry.path_is_symlink()
+                && let Ok(target) = path.canonicalize()
+                && withheld(&target)
+            {
+                return Some(format!(
+                    "{} (a link to {})",
+                    paths::display(workdir, path),
+                    paths::display(workdir, &target)
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// For a git command that prints the contents of tracked files (`git grep`, `git show`,
+/// `git log -p`...): the first tracked file that usually holds secrets or that a read deny rule
+/// covers, in the repository of every directory the line runs git in. Tracked files that
+/// cannot be listed count as unsure.
+fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded> {
+    let line = facts.line.as_ref()?;
+    let arguments = facts.arguments.as_ref()?;
+    let workdir = facts.call.workdir;
+    // The directories git runs in, each once however many commands run there.
+    let mut printing = None;
+    let mut directories: Vec<PathBuf> = Vec::new();
+    for command in &line.parsed.commands {
+        let Some(sub) = git::prints_tracked(command) else {
+            continue;
+        };
+        printing.get_or_insert(sub);
+        let unknown = |why: &str| {
+            Some(Guarded::Unsure(format!(
+                "`git {sub}` prints the files git tracks, and which repository it reads is not \
+                 known: {why}"
+            )))
+        };
+        if let Some(why) = &arguments.unsure_directory {
+            return unknown(why);
+        }
+        // `git -C DIR` reads DIR's repository.
+        let moves = match git::moves(command) {
+            Ok(moves) => moves,
+            Err(why) => return unknown(&why),
+        };
+        for base in &arguments.directories {
+            let directory = moves
+                .iter()
+                .fold(base.clone(), |at, dir| paths::resolve(&at, dir));
+            if !directories.contains(&directory) {
+                directories.push(directory);
+            }
+        }
+    }
+    let sub = printing?;
+    let deny_reads = rules.has_rules(
+        List::Deny,
+        &Subject::Read {
+            tool: "read_file",
+            path: "",
+        },
+    );
+    for directory in &directories {
+        let tracked = match tracked::tracked(directory) {
+            Ok(Some(tracked)) => tracked,
+            Ok(None) => continue,
+            Err(why) => {
+                return Some(Guarded::Unsure(format!(
+                    "`git {sub}` prints the files git tracks, and they could not be listed: {why}"
+                )));
+            }
+        };
+        let in_home = facts.home.is_some_and(|h| h.starts_with(&tracked.toplevel));
+        let secret = tracked.secrets.first().or_else(|| {
+            tracked.files.iter().find(|f| {
+                (in_home && facts.is_secret(f))
+                    || (deny_reads && read_denied_cached(rules, workdir, f))
+            })
+        });
+        if let Some(file) = secret {
+            return Some(Guarded::Secret(format!(
+                "{} (git tracks it, and `git {sub}` prints what git tracks)",
+                paths::display(workdir, file)
+            )));
         }
     }
     None

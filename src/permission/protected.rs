@@ -26,24 +26,70 @@ fn is_guarded_dir(name: &str) -> bool {
     name == ".harness9" || name == ".git"
 }
 
-/// Whether `path` (resolved) usually holds secrets, so reading it asks first: `.env*`,
-/// `*.pem`, `*.key`, `id_rsa*`, `id_ed25519*`, `.aws/credentials`, `.netrc`, `.npmrc`,
-/// `.pypirc`. Names compare without case.
+/// Whether `path` (resolved) usually holds secrets, so reading it asks first: the contract's
+/// `.env*`, `*.pem`, `*.key`, `id_rsa*`, `id_ed25519*`, `.aws/credentials`, `.netrc`, `.npmrc`,
+/// `.pypirc`, and more of the same kind: the other SSH keys (`id_ecdsa*`, `id_dsa*`, and
+/// anything in a `.ssh/` directory, whatever its name), `*.p12`/`*.pfx` key stores,
+/// `.git-credentials`, `.pgpass`, `.docker/config.json`, `.kube/config`,
+/// `.config/gh/hosts.yml` and everything under `.config/gcloud/`. Names compare without case.
 pub fn is_secret_file(path: &Path) -> bool {
     let Some(name) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
         return false;
     };
-    let parent_is_aws = path
+    // Walks judge every file they meet: the parents are compared without copying them.
+    let parents: Vec<std::borrow::Cow<'_, str>> = path
         .parent()
-        .and_then(Path::file_name)
-        .is_some_and(|p| p.eq_ignore_ascii_case(".aws"));
+        .into_iter()
+        .flat_map(Path::components)
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    let is = |depth: usize, dir: &str| {
+        parents
+            .len()
+            .checked_sub(depth)
+            .and_then(|at| parents.get(at))
+            .is_some_and(|parent| parent.eq_ignore_ascii_case(dir))
+    };
+    let below = |dirs: &[&str]| {
+        parents.windows(dirs.len()).any(|window| {
+            window
+                .iter()
+                .zip(dirs)
+                .all(|(parent, dir)| parent.eq_ignore_ascii_case(dir))
+        })
+    };
     name.starts_with(".env")
-        || name.ends_with(".pem")
-        || name.ends_with(".key")
-        || name.starts_with("id_rsa")
-        || name.starts_with("id_ed25519")
-        || (parent_is_aws && name == "credentials")
-        || matches!(name.as_str(), ".netrc" | ".npmrc" | ".pypirc")
+        || [".pem", ".key", ".p12", ".pfx"]
+            .iter()
+            .any(|suffix| name.ends_with(suffix))
+        || ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        || matches!(
+            name.as_str(),
+            ".netrc" | ".npmrc" | ".pypirc" | ".git-credentials" | ".pgpass"
+        )
+        || (is(1, ".aws") && name == "credentials")
+        || (is(1, ".docker") && name == "config.json")
+        || (is(1, ".kube") && name == "config")
+        || (is(2, ".config") && is(1, "gh") && name == "hosts.yml")
+        || below(&[".ssh"])
+        || below(&[".config", "gcloud"])
+}
+
+/// Whether `path` is an environment template committed to be copied (`.env.example`,
+/// `.env.sample`, `.env.template`, `.env.dist`): secret by its name, not by its purpose. Only
+/// what git tracks is judged so (a tracked template is published anyway); reading one still
+/// asks like any `.env*`.
+pub fn is_env_template(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .is_some_and(|name| {
+            name.starts_with(".env")
+                && [".example", ".sample", ".template", ".dist"]
+                    .iter()
+                    .any(|suffix| name.ends_with(suffix))
+        })
 }
 
 #[cfg(test)]
@@ -98,6 +144,44 @@ mod tests {
             "/w/keys.rs",
             "/w/credentials",
             "/w/README.md",
+        ] {
+            assert!(!is_secret_file(Path::new(p)), "{p}");
+        }
+    }
+
+    /// Issue 19, item 5: the contract's list is a minimum.
+    #[test]
+    fn more_secret_names() {
+        for p in [
+            "/root/.ssh/id_ecdsa",
+            "/root/.ssh/id_ecdsa_sk",
+            "/root/.ssh/id_dsa",
+            "/w/deploy/id_ecdsa",
+            "/w/deploy/id_dsa.old",
+            "/root/.git-credentials",
+            "/root/.pgpass",
+            "/root/.docker/config.json",
+            "/root/.kube/config",
+            "/root/.config/gh/hosts.yml",
+            "/w/certs/client.p12",
+            "/w/certs/client.PFX",
+            "/root/.ssh/deploy_key",
+            "/root/.ssh/github",
+            "/home/u/.SSH/work",
+            "/root/.config/gcloud/credentials.db",
+            "/root/.config/gcloud/application_default_credentials.json",
+            "/root/.config/gcloud/legacy_credentials/me@example.com/adc.json",
+            "/root/.config/gcloud/credentials.json",
+        ] {
+            assert!(is_secret_file(Path::new(p)), "{p}");
+        }
+        for p in [
+            "/w/docker/config.json",
+            "/w/kube/config",
+            "/w/.config/gh/config.yml",
+            "/w/src/credentials.json",
+            "/w/ssh.rs",
+            "/w/.sshd/notes.txt",
         ] {
             assert!(!is_secret_file(Path::new(p)), "{p}");
         }

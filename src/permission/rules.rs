@@ -35,6 +35,9 @@ struct Rule {
     tool: String,
     /// `None` matches every call of the tool.
     pattern: Option<GlobMatcher>,
+    /// For a `bash` rule: its pattern's first word, which `Subject::OpenCommand` is matched by.
+    /// `None` matches every program.
+    program: Option<GlobMatcher>,
     text: String,
 }
 
@@ -71,6 +74,11 @@ pub enum Subject<'a> {
     Write { tool: &'a str, path: &'a str },
     /// One simple command of a `bash` line, its program normalised (`/bin/rm` → `rm`).
     Command(&'a str),
+    /// A command whose arguments are only partly known before it runs (`xargs rm`,
+    /// `find -exec rm -r {} +`, and `find -delete` as `rm`): any argument could follow. An
+    /// allow rule must match it as written; a deny or ask rule matches it when the rule's
+    /// first word matches its program, whatever the rest of the rule says.
+    OpenCommand(&'a str),
     /// Any other call: its tool, and the text rules match it by (if any).
     Call {
         tool: &'a str,
@@ -82,7 +90,7 @@ impl Subject<'_> {
     fn text(&self) -> Option<&str> {
         match self {
             Subject::Read { path, .. } | Subject::Write { path, .. } => Some(path),
-            Subject::Command(text) => Some(text),
+            Subject::Command(text) | Subject::OpenCommand(text) => Some(text),
             Subject::Call { text, .. } => *text,
         }
     }
@@ -98,18 +106,27 @@ impl Rule {
                 Subject::Write { tool: by, .. } => {
                     matches!(tool, "edit_file" | "write_file") || tool == *by
                 }
-                Subject::Command(_) => tool == "bash",
+                Subject::Command(_) | Subject::OpenCommand(_) => tool == "bash",
                 Subject::Call { tool: by, .. } => tool == *by,
             }
     }
 
     fn matches(&self, subject: &Subject<'_>) -> bool {
-        self.concerns(subject)
-            && match (&self.pattern, subject.text()) {
-                (None, _) => true,
-                (Some(pattern), Some(text)) => pattern.is_match(text),
-                (Some(_), None) => false,
-            }
+        if !self.concerns(subject) {
+            return false;
+        }
+        if let Subject::OpenCommand(text) = subject
+            && self.list != List::Allow
+        {
+            let program = text.split(' ').next().unwrap_or(text);
+            return self.pattern.is_none()
+                || self.program.as_ref().is_none_or(|p| p.is_match(program));
+        }
+        match (&self.pattern, subject.text()) {
+            (None, _) => true,
+            (Some(pattern), Some(text)) => pattern.is_match(text),
+            (Some(_), None) => false,
+        }
     }
 }
 
@@ -170,21 +187,27 @@ fn parse_rule(list: List, text: &str) -> Result<Rule, String> {
     if tool.is_empty() {
         return Err(format!("the rule `{text}` names no tool"));
     }
-    let pattern = match pattern.filter(|p| !p.is_empty() && *p != "*") {
-        Some(pattern) => Some(
-            // In a command `*` matches anything; in a path it stays within a directory.
-            GlobBuilder::new(pattern)
-                .literal_separator(tool != "bash")
-                .build()
-                .map_err(|e| format!("the rule `{text}` has a bad pattern: {e}"))?
-                .compile_matcher(),
-        ),
-        None => None,
+    let pattern = pattern.filter(|p| !p.is_empty() && *p != "*");
+    // In a command `*` matches anything; in a path it stays within a directory.
+    let compile = |glob: &str| {
+        GlobBuilder::new(glob)
+            .literal_separator(tool != "bash")
+            .build()
+            .map(|g| g.compile_matcher())
+            .map_err(|e| format!("the rule `{text}` has a bad pattern: {e}"))
+    };
+    let program = match pattern {
+        Some(pattern) if tool == "bash" => {
+            let first = pattern.split_whitespace().next().unwrap_or(pattern);
+            (first != "*").then(|| compile(first)).transpose()?
+        }
+        _ => None,
     };
     Ok(Rule {
         list,
         tool: tool.to_owned(),
-        pattern,
+        pattern: pattern.map(compile).transpose()?,
+        program,
         text: text.to_owned(),
     })
 }
@@ -259,6 +282,8 @@ pub struct PermissionRules {
     problems: Mutex<Vec<String>>,
     trusted: bool,
     local_file: PathBuf,
+    /// `$HARNESS9_HOME`, resolved: every path in it is secret to read and protected to write.
+    home: PathBuf,
 }
 
 impl PermissionRules {
@@ -278,7 +303,19 @@ impl PermissionRules {
             problems: Mutex::new(Vec::new()),
             trusted,
             local_file: local_file(workdir),
+            home: crate::tools::paths::resolve(workdir, &home.to_string_lossy()),
         }
+    }
+
+    /// `$HARNESS9_HOME`, resolved (symlinks too): the user's settings, sessions, serve token and
+    /// trusted folders.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Whether `path` (resolved) lies in `$HARNESS9_HOME`.
+    pub fn in_home(&self, path: &Path) -> bool {
+        path.starts_with(&self.home)
     }
 
     /// No rules at all (tests, embedding).

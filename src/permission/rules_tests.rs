@@ -161,3 +161,37 @@ fn malformed_files_are_reported_once_and_ignored_and_changes_are_reread() {
         "the user's deny still wins over the project's allow"
     );
 }
+
+/// Issue 19, item 6: a command whose arguments are only known when it runs (`xargs rm`,
+/// `find -exec rm -r {} +`, `find -delete`) meets a deny or ask rule by its program; an allow
+/// rule must still match it as written.
+#[test]
+fn open_commands_meet_deny_and_ask_rules_by_their_program() {
+    let set = rules(
+        r#"{"permissions": {
+        "allow": ["bash(wc*)", "bash(rm -rf build)"],
+        "ask": ["bash(git push*)"],
+        "deny": ["bash(rm -rf *)", "bash(chmod 777 /*)"]}}"#,
+    );
+    assert_eq!(verdict(&set, Subject::Command("rm")), None);
+    assert_eq!(verdict(&set, Subject::OpenCommand("rm")), Some(List::Deny));
+    assert_eq!(
+        verdict(&set, Subject::OpenCommand("rm -r -f {}")),
+        Some(List::Deny)
+    );
+    assert_eq!(
+        verdict(&set, Subject::OpenCommand("chmod +x")),
+        Some(List::Deny)
+    );
+    assert_eq!(verdict(&set, Subject::OpenCommand("git")), Some(List::Ask));
+    assert_eq!(
+        verdict(&set, Subject::OpenCommand("wc -l")),
+        Some(List::Allow)
+    );
+    assert_eq!(verdict(&set, Subject::OpenCommand("cat")), None);
+    let everything = rules(r#"{"permissions": {"deny": ["bash"], "allow": ["bash(*)"]}}"#);
+    assert_eq!(
+        verdict(&everything, Subject::OpenCommand("cat")),
+        Some(List::Deny)
+    );
+}

@@ -46,7 +46,7 @@ pub(super) fn prefix_scope(tool: &str, prefix: &str) -> Scope {
 /// directory. Never for protected paths or secret files.
 pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Option<String> {
     let call = CallInput::new(tool, arguments, Mode::Default, workdir);
-    let facts = Facts::gather(&call);
+    let facts = Facts::gather(&call, None);
     if secret_named(&facts).is_some() || call.leave_sandbox {
         return None;
     }

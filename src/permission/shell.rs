@@ -35,6 +35,15 @@ pub struct SimpleCommand {
     /// Why this command is not plain: an expansion, a substitution, a redirection, an
     /// assignment, a glob that the shell would expand... `None` for a plain word list.
     pub not_plain: Option<String>,
+    /// The words the shell expands to file names (globs, braces, a leading `~/`) as patterns,
+    /// quoted characters escaped with `\`: the permission decision expands them as bash would.
+    pub patterns: Vec<String>,
+    /// Whether it runs with arguments only known when it runs: `xargs` appends words read from
+    /// its input, `find -exec … {}` the files it finds.
+    pub open_arguments: bool,
+    /// The files its input is redirected from (`< FILE`, `<> FILE`), as plain words (a glob
+    /// among them is in `patterns`).
+    pub inputs: Vec<String>,
 }
 
 impl SimpleCommand {
@@ -114,6 +123,12 @@ impl fmt::Display for Reason {
 pub struct AnalysedCommand {
     pub words: Vec<String>,
     pub reasons: Vec<Reason>,
+    /// See `SimpleCommand::patterns`.
+    pub patterns: Vec<String>,
+    /// See `SimpleCommand::open_arguments`.
+    pub open_arguments: bool,
+    /// See `SimpleCommand::inputs`.
+    pub inputs: Vec<String>,
 }
 
 impl AnalysedCommand {
@@ -145,6 +160,9 @@ pub fn parse(line: &str) -> ParsedCommand {
         .map(|c| SimpleCommand {
             not_plain: c.reasons.first().map(ToString::to_string),
             words: c.words,
+            patterns: c.patterns,
+            open_arguments: c.open_arguments,
+            inputs: c.inputs,
         })
         .collect();
     let not_plain = analysis.structure.or_else(|| {

@@ -9,14 +9,14 @@ use super::*;
 use crate::tools::{Bash, EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
 
 /// A working directory and a home with settings files.
-struct Env {
+pub(super) struct Env {
     _dir: tempfile::TempDir,
-    work: PathBuf,
-    home: PathBuf,
+    pub work: PathBuf,
+    pub home: PathBuf,
 }
 
 impl Env {
-    fn new() -> Env {
+    pub fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let (work, home) = (root.join("work"), root.join("home"));
@@ -31,7 +31,7 @@ impl Env {
         }
     }
 
-    fn user(self, json: &str) -> Env {
+    pub fn user(self, json: &str) -> Env {
         std::fs::write(self.home.join("settings.json"), json).unwrap();
         self
     }
@@ -41,21 +41,21 @@ impl Env {
         self
     }
 
-    fn rules(&self, trusted: bool) -> PermissionRules {
+    pub fn rules(&self, trusted: bool) -> PermissionRules {
         PermissionRules::new(&self.work, &self.home, trusted)
     }
 }
 
 /// One call to judge.
-struct Case<'a> {
-    tool: &'a dyn Tool,
-    args: Value,
-    mode: Mode,
-    granted: &'a [&'a str],
-    sandboxed: bool,
+pub(super) struct Case<'a> {
+    pub tool: &'a dyn Tool,
+    pub args: Value,
+    pub mode: Mode,
+    pub granted: &'a [&'a str],
+    pub sandboxed: bool,
 }
 
-fn case(tool: &dyn Tool, args: Value, mode: Mode) -> Case<'_> {
+pub(super) fn case(tool: &dyn Tool, args: Value, mode: Mode) -> Case<'_> {
     Case {
         tool,
         args,
@@ -65,7 +65,7 @@ fn case(tool: &dyn Tool, args: Value, mode: Mode) -> Case<'_> {
     }
 }
 
-fn judge(work: &Path, rules: &PermissionRules, case: &Case<'_>) -> Verdict {
+pub(super) fn judge(work: &Path, rules: &PermissionRules, case: &Case<'_>) -> Verdict {
     let granted: HashSet<String> = case.granted.iter().map(|s| s.to_string()).collect();
     let mut input = CallInput::new(case.tool, &case.args, case.mode, work);
     input.sandboxed = case.sandboxed;
@@ -77,13 +77,13 @@ fn judge(work: &Path, rules: &PermissionRules, case: &Case<'_>) -> Verdict {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum V {
+pub(super) enum V {
     Run,
     Ask,
     Deny,
 }
 
-fn short(verdict: &Verdict) -> V {
+pub(super) fn short(verdict: &Verdict) -> V {
     match verdict {
         Verdict::Run => V::Run,
         Verdict::Ask { .. } => V::Ask,
@@ -92,21 +92,21 @@ fn short(verdict: &Verdict) -> V {
 }
 
 /// One unsandboxed `bash` for every table (it holds no state).
-static BASH: std::sync::LazyLock<Bash> = std::sync::LazyLock::new(Bash::default);
+pub(super) static BASH: std::sync::LazyLock<Bash> = std::sync::LazyLock::new(Bash::default);
 
-fn bash(command: &str) -> Value {
+pub(super) fn bash(command: &str) -> Value {
     json!({ "command": command })
 }
 
-fn path(p: &str) -> Value {
+pub(super) fn path(p: &str) -> Value {
     json!({ "path": p })
 }
 
-fn write(p: &str) -> Value {
+pub(super) fn write(p: &str) -> Value {
     json!({ "path": p, "content": "x" })
 }
 
-fn check_table(env: &Env, rules: &PermissionRules, table: &[(Case<'_>, V)]) {
+pub(super) fn check_table(env: &Env, rules: &PermissionRules, table: &[(Case<'_>, V)]) {
     for (case, want) in table {
         let got = judge(&env.work, rules, case);
         assert_eq!(
@@ -554,6 +554,9 @@ fn structure_decides_plainness_and_dynamic_programs() {
     let simple = |words: &[&str], not_plain: Option<&str>| SimpleCommand {
         words: words.iter().map(|w| w.to_string()).collect(),
         not_plain: not_plain.map(str::to_owned),
+        patterns: Vec::new(),
+        open_arguments: false,
+        inputs: Vec::new(),
     };
     let line = |commands: Vec<SimpleCommand>, not_plain: Option<&str>| {
         command::CommandLine::from_parsed(ParsedCommand {

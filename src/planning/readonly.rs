@@ -4,6 +4,10 @@
 //! unknown program or option, an expansion, a redirection, an option that writes or runs
 //! something) is refused, with a reason written for the model.
 //!
+//! `cd` (and `pushd`/`popd`) is accepted only alone: before another command it changes what that
+//! command's paths mean, and leads git into another repository, whose configuration can run
+//! programs (`core.fsmonitor`).
+//!
 //! Globs: a word such as `src/*.rs` is accepted for programs whose operands are all files they
 //! only read, when the word starts with a literal character other than `-` (so no file name it
 //! expands to can be read as an option). `*.rs` or `-*` are refused. Whether an argument names a
@@ -28,11 +32,28 @@ pub fn check(command: &str) -> Result<(), String> {
     if analysis.commands.is_empty() {
         return Err("it runs no command".into());
     }
+    if analysis.commands.len() > 1
+        && let Some(mover) = analysis
+            .commands
+            .iter()
+            .find(|c| DIRECTORY_CHANGES.contains(&c.program()))
+    {
+        return Err(format!(
+            "`{}` changes the directory the other commands run in: what their paths mean, and \
+             which repository (with its own configuration) git reads; run them from the working \
+             directory with relative paths instead",
+            mover.program()
+        ));
+    }
     for part in &analysis.commands {
         check_command(part)?;
     }
     Ok(())
 }
+
+/// Builtins that move the shell to another directory. Alone on a line they change nothing (each
+/// command runs in a shell of its own).
+const DIRECTORY_CHANGES: &[&str] = &["cd", "pushd", "popd"];
 
 fn check_command(part: &AnalysedCommand) -> Result<(), String> {
     let program = part.program();

@@ -290,3 +290,197 @@ fn auto_edit_runs_sandboxed_commands_and_leaving_the_sandbox_asks() {
     assert!(!results[0].contains("denied"), "{results:?}");
     assert!(results[1].contains("--mode yolo"), "{results:?}");
 }
+
+/// git with the machine's configuration left out, as a test fixture.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Issue 19, item 1: `cd evil && git status` was read-only to the classifier, and git ran the
+/// `core.fsmonitor` program of an embedded bare repository (plain files in a cloned repo).
+#[test]
+fn cd_into_an_embedded_repository_is_not_read_only() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    git(&run.workdir, &["init", "-q"]);
+    let evil = run.workdir.join("evil");
+    for dir in ["objects", "refs/heads"] {
+        std::fs::create_dir_all(evil.join(dir)).unwrap();
+    }
+    std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let pwned = run.workdir.join("pwned");
+    std::fs::write(
+        evil.join("config"),
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\t\
+             fsmonitor = \"touch {}; false\"\n",
+            pwned.display()
+        ),
+    )
+    .unwrap();
+    script(&mock, &[("bash", r#"{"command":"cd evil && git status"}"#)]);
+    let output = run.exec(&mock, &["exec", "--json", "go"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(approvals(&json_lines(&output.stdout)), ["bash"]);
+    assert!(!pwned.exists(), "the fsmonitor program did not run");
+}
+
+/// Issue 19, item 2: git printed a tracked `.env` (`git grep`, `git diff --cached`) and an
+/// untracked one (`git grep --untracked`, `--no-index`) unasked.
+#[test]
+fn git_does_not_print_secret_files_unasked() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    git(&run.workdir, &["init", "-q"]);
+    std::fs::write(run.workdir.join("README.md"), "KEY is read from .env\n").unwrap();
+    std::fs::write(run.workdir.join(".env"), "KEY=sk-tracked-secret\n").unwrap();
+    git(&run.workdir, &["add", "README.md", ".env"]);
+    script(
+        &mock,
+        &[
+            ("bash", r#"{"command":"git grep KEY"}"#),
+            ("bash", r#"{"command":"git diff --cached"}"#),
+            ("bash", r#"{"command":"git status --short"}"#),
+        ],
+    );
+    let output = run.exec(&mock, &["exec", "--json", "go"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(approvals(&json_lines(&output.stdout)), ["bash", "bash"]);
+    let results = tool_results(&mock);
+    assert!(
+        results.iter().all(|r| !r.contains("sk-tracked-secret")),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains(".env"),
+        "git status still runs: {results:?}"
+    );
+
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    git(&run.workdir, &["init", "-q"]);
+    std::fs::write(run.workdir.join("README.md"), "KEY\n").unwrap();
+    std::fs::write(run.workdir.join(".env"), "KEY=sk-untracked-secret\n").unwrap();
+    git(&run.workdir, &["add", "README.md"]);
+    script(
+        &mock,
+        &[
+            ("bash", r#"{"command":"git grep --untracked KEY"}"#),
+            ("bash", r#"{"command":"git grep --no-index KEY"}"#),
+        ],
+    );
+    let output = run.exec(&mock, &["exec", "--json", "go"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(approvals(&json_lines(&output.stdout)), ["bash", "bash"]);
+    let results = tool_results(&mock);
+    assert!(
+        results.iter().all(|r| !r.contains("sk-untracked-secret")),
+        "{results:?}"
+    );
+}
+
+/// Issue 19, item 3: `cat .e?v` ran in plan mode (the classifier accepts globs), `cat .en*` in
+/// auto-edit's sandbox (which may read the working directory), both unasked.
+#[test]
+fn globs_naming_secret_files_are_not_read_unasked() {
+    for (mode, command, asked) in [("plan", "cat .e?v", 0), ("auto-edit", "cat .en*", 1)] {
+        let mock = MockLlm::start_in_background();
+        let run = Run::new();
+        std::fs::write(run.workdir.join(".env"), "KEY=sk-globbed-secret\n").unwrap();
+        let arguments = serde_json::json!({ "command": command }).to_string();
+        script(&mock, &[("bash", &arguments)]);
+        let output = run.exec(&mock, &["exec", "--json", "--mode", mode, "go"]);
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(
+            approvals(&json_lines(&output.stdout)).len(),
+            asked,
+            "{mode}"
+        );
+        let results = tool_results(&mock);
+        assert!(
+            results.iter().all(|r| !r.contains("sk-globbed-secret")),
+            "{mode}: {results:?}"
+        );
+    }
+}
+
+/// Issue 19, item 4: `$HARNESS9_HOME` (the serve token, the sessions) was readable by every
+/// read tool and by `cat` unasked.
+#[test]
+fn harness9_home_is_read_only_with_approval() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::create_dir_all(&run.home).unwrap();
+    std::fs::write(run.home.join("serve.token"), "token-home-secret\n").unwrap();
+    let home = run.home.display().to_string();
+    let token = format!("{home}/serve.token");
+    let calls: Vec<(&str, String)> = vec![
+        (
+            "read_file",
+            serde_json::json!({ "path": token }).to_string(),
+        ),
+        (
+            "grep",
+            serde_json::json!({ "pattern": "token", "path": home }).to_string(),
+        ),
+        (
+            "glob",
+            serde_json::json!({ "pattern": "*", "path": home }).to_string(),
+        ),
+        ("list_dir", serde_json::json!({ "path": home }).to_string()),
+        (
+            "bash",
+            serde_json::json!({ "command": format!("cat {token}") }).to_string(),
+        ),
+    ];
+    let calls: Vec<(&str, &str)> = calls.iter().map(|(n, a)| (*n, a.as_str())).collect();
+    script(&mock, &calls);
+    let output = run.exec(&mock, &["exec", "--json", "go"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        approvals(&json_lines(&output.stdout)),
+        ["read_file", "grep", "glob", "list_dir", "bash"]
+    );
+    let results = tool_results(&mock);
+    assert!(
+        results.iter().all(|r| !r.contains("token-home-secret")),
+        "{results:?}"
+    );
+}
+
+/// Issue 19, item 6: the user's `bash(rm *)` did not cover `find -delete` nor `xargs rm`.
+#[test]
+fn a_deny_rule_on_rm_covers_find_delete_and_xargs() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    write_settings(
+        &run.home.join("settings.json"),
+        r#"{"permissions": {"deny": ["bash(rm *)"]}}"#,
+    );
+    std::fs::write(run.workdir.join("one.tmp"), "").unwrap();
+    std::fs::write(run.workdir.join("two.tmp"), "").unwrap();
+    script(
+        &mock,
+        &[
+            ("bash", r#"{"command":"find . -name one.tmp -delete"}"#),
+            ("bash", r#"{"command":"echo two.tmp | xargs rm"}"#),
+        ],
+    );
+    let output = run.exec(&mock, &["exec", "--json", "--mode", "yolo", "go"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(run.workdir.join("one.tmp").exists());
+    assert!(run.workdir.join("two.tmp").exists());
+    let results = tool_results(&mock);
+    assert!(
+        results.iter().all(|r| r.contains("`bash(rm *)`")),
+        "{results:?}"
+    );
+}

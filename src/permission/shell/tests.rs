@@ -317,3 +317,59 @@ fn output_only_discarded_is_told_apart_from_other_redirections() {
         );
     }
 }
+
+/// Issue 19, item 3: the words the shell expands to file names are kept as patterns, quoted
+/// characters escaped, so the decision can expand them as bash would.
+#[test]
+fn patterns_keep_what_the_shell_expands_and_escape_what_it_does_not() {
+    let patterns = |line: &str| -> Vec<String> {
+        parse(line)
+            .commands
+            .iter()
+            .flat_map(|c| c.patterns.clone())
+            .collect()
+    };
+    let table: &[(&str, &[&str])] = &[
+        ("cat .e?v", &[".e?v"]),
+        ("cat '.e?v'", &[]),
+        ("cat \".e\"*", &[".e*"]),
+        ("cat '*'.env*", &["\\*.env*"]),
+        ("cat \"[a-f]\"*", &["\\[a\\-f\\]*"]),
+        ("cat .[!x]nv", &[".[!x]nv"]),
+        ("cat .{e,x}nv", &[".{e,x}nv"]),
+        ("cat ~/.env", &["~/.env"]),
+        ("cat ~", &["~"]),
+        ("cat src/main.rs", &[]),
+        ("cat ~root/.env", &[]),
+        ("cat $x*", &[]),
+        ("cat ${e}v", &[]),
+        ("timeout 5 cat .e*", &[".e*"]),
+        ("bash -c 'cat .e*'", &[".e*"]),
+    ];
+    for (line, want) in table {
+        assert_eq!(patterns(line), *want, "{line}");
+    }
+    let open = |line: &str| -> Vec<bool> {
+        parse(line)
+            .commands
+            .iter()
+            .map(|c| c.open_arguments)
+            .collect()
+    };
+    assert_eq!(open("ls | xargs rm"), [false, true]);
+    assert_eq!(open("find . -exec rm {} +"), [false, true]);
+    assert_eq!(open("rm x"), [false]);
+    let inputs = |line: &str| -> Vec<Vec<String>> {
+        parse(line)
+            .commands
+            .iter()
+            .map(|c| c.inputs.clone())
+            .collect()
+    };
+    assert_eq!(inputs("cat < a.txt"), [["a.txt"]]);
+    assert_eq!(inputs("cat 0<> 'b c'"), [["b c"]]);
+    assert_eq!(inputs("{ cat; wc; } < d"), [["d"], ["d"]]);
+    assert_eq!(inputs("cat > out 2>&1"), [Vec::<String>::new()]);
+    assert_eq!(inputs("cat < \"$f\""), [Vec::<String>::new()]);
+    assert_eq!(patterns("cat < .e*"), [".e*"]);
+}

@@ -118,6 +118,7 @@ impl<'s> Walker<'s> {
         let mut has_body = false;
         let mut redirects = Vec::new();
         let mut all_discard = true;
+        let mut inputs = Inputs::default();
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             if node
@@ -128,6 +129,7 @@ impl<'s> Walker<'s> {
                 self.statement(child, depth + 1);
             } else {
                 all_discard &= discards_output(child, self.src);
+                inputs.add(child, self.src);
                 redirects.push(short(words::text(child, self.src)));
                 self.nested(child, depth + 1);
             }
@@ -141,10 +143,13 @@ impl<'s> Walker<'s> {
         } else {
             Reason::Other(format!("it redirects input or output (`{text}`)"))
         };
-        // Every command of the body (and the substitutions inside it) has its output redirected.
+        // Every command of the body (and the substitutions inside it) has its output redirected
+        // (and its input read from the files named).
         let end = self.commands.len();
         for command in self.commands.get_mut(first..end).into_iter().flatten() {
             command.reasons.push(reason.clone());
+            command.inputs.extend(inputs.files.iter().cloned());
+            command.patterns.extend(inputs.patterns.iter().cloned());
         }
     }
 
@@ -157,6 +162,9 @@ impl<'s> Walker<'s> {
         self.commands.push(AnalysedCommand {
             words,
             reasons: vec![Reason::Other("it sets or unsets shell variables".into())],
+            patterns: Vec::new(),
+            open_arguments: false,
+            inputs: Vec::new(),
         });
         self.nested(node, depth + 1);
     }
@@ -164,10 +172,14 @@ impl<'s> Walker<'s> {
     fn command(&mut self, node: Node<'_>, depth: usize) {
         let mut words: Vec<Word> = Vec::new();
         let mut reasons = Vec::new();
+        let mut inputs = Inputs::default();
         let mut cursor = node.walk();
         if cursor.goto_first_child() {
             loop {
                 let child = cursor.node();
+                if cursor.field_name() == Some("redirect") {
+                    inputs.add(child, self.src);
+                }
                 match cursor.field_name() {
                     Some("name") | Some("argument") => words.push(words::word(child, self.src)),
                     Some("redirect") if discards_output(child, self.src) => {
@@ -197,6 +209,9 @@ impl<'s> Walker<'s> {
         if words.first().is_some_and(|w| w.glob) {
             reasons.push(Reason::Other("its program name is a glob".into()));
         }
+        // Wrapper words included: whatever the shell expands is judged.
+        let mut patterns: Vec<String> = words.iter().filter_map(|w| w.pattern.clone()).collect();
+        patterns.extend(inputs.patterns);
         let peeled = wrappers::peel(words, &mut reasons);
         let scripts = wrappers::scripts(&peeled);
         let exec_commands = wrappers::find_exec(&peeled);
@@ -217,9 +232,13 @@ impl<'s> Walker<'s> {
             }
         }
         reasons.dedup();
+        let open_arguments = reasons.contains(&Reason::XargsInput);
         self.commands.push(AnalysedCommand {
             words: peeled.into_iter().map(|w| w.text).collect(),
             reasons,
+            patterns,
+            open_arguments,
+            inputs: inputs.files,
         });
         for script in scripts {
             self.script(script);
@@ -232,6 +251,10 @@ impl<'s> Walker<'s> {
             self.commands.push(AnalysedCommand {
                 words: peeled.into_iter().map(|w| w.text).collect(),
                 reasons,
+                // Its words are find's: their patterns were taken with find's.
+                patterns: Vec::new(),
+                open_arguments: true,
+                inputs: Vec::new(),
             });
         }
         self.nested(node, depth + 1);
@@ -250,6 +273,37 @@ impl<'s> Walker<'s> {
             wrappers::Script::Literal(_) => self.mark("it nests shell scripts too deeply"),
             wrappers::Script::Dynamic => {
                 self.mark("it runs a shell script that is only known when it runs")
+            }
+        }
+    }
+}
+
+/// The files redirections read, as plain words and as patterns the shell expands.
+#[derive(Default)]
+struct Inputs {
+    files: Vec<String>,
+    patterns: Vec<String>,
+}
+
+impl Inputs {
+    /// Takes the file of `redirect` when it is read (`< FILE`, `<> FILE`). A word only known when
+    /// it runs (`< "$f"`) is left, as such arguments are.
+    fn add(&mut self, redirect: Node<'_>, src: &str) {
+        if redirect.kind() != "file_redirect" {
+            return;
+        }
+        let mut reads = false;
+        let mut cursor = redirect.walk();
+        for child in redirect.children(&mut cursor) {
+            if !child.is_named() {
+                reads = matches!(child.kind(), "<" | "<>");
+            } else if reads && child.kind() != "file_descriptor" {
+                let word = words::word(child, src);
+                if let Some(pattern) = word.pattern {
+                    self.patterns.push(pattern);
+                } else if word.dynamic.is_none() {
+                    self.files.push(word.text);
+                }
             }
         }
     }

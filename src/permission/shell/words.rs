@@ -14,13 +14,27 @@ pub(super) struct Word {
     pub glob: bool,
     /// Whether the word starts with a literal character other than `-` (see `Reason::Glob`).
     pub leading_literal: bool,
+    /// When the shell expands the word to file names (a glob, braces, a leading `~/`) and
+    /// nothing else about it is dynamic: the word as a pattern, every quoted or escaped
+    /// character that would mean something to brace expansion, `~` or a glob written `\c`.
+    pub pattern: Option<String>,
 }
+
+/// Characters escaped in `Word::pattern` when they were quoted: they would otherwise mean
+/// something to brace expansion, tilde expansion or a glob.
+pub(super) const PATTERN_SPECIALS: &str = "*?[]{},\\~()|!^-";
 
 /// Builds a word piece by piece, keeping track of what the shell would do to the unquoted parts.
 #[derive(Default)]
 struct Unquoter {
     out: String,
+    /// Where in `out` (byte offsets) a character was unquoted and special: kept as is when
+    /// `Word::pattern` is built, every other special character is escaped. Recorded rather than
+    /// built as it goes: most words are never patterns.
+    specials: Vec<usize>,
     dynamic: Option<String>,
+    /// A leading `~` or `~/` the shell replaces with `$HOME` (`~user` and the rest are dynamic).
+    tilde: bool,
     glob: bool,
     /// Whether the first character came from an unquoted glob character.
     first_is_meta: Option<bool>,
@@ -32,11 +46,35 @@ struct Unquoter {
 }
 
 impl Unquoter {
+    /// A character the shell takes literally (quoted, escaped, or plain).
     fn push(&mut self, c: char, meta: bool) {
         if self.first_is_meta.is_none() {
             self.first_is_meta = Some(meta);
         }
         self.out.push(c);
+    }
+
+    /// An unquoted character that may mean something to brace, tilde or glob expansion: kept
+    /// as is in the pattern.
+    fn push_special(&mut self, c: char, meta: bool) {
+        if self.first_is_meta.is_none() {
+            self.first_is_meta = Some(meta);
+        }
+        self.specials.push(self.out.len());
+        self.out.push(c);
+    }
+
+    /// `out` as a pattern: the special characters that were quoted escaped with `\\`.
+    fn pattern(&self) -> String {
+        let mut pattern = String::with_capacity(self.out.len() + 8);
+        let mut specials = self.specials.iter().peekable();
+        for (at, c) in self.out.char_indices() {
+            if specials.next_if(|s| **s == at).is_none() && PATTERN_SPECIALS.contains(c) {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern
     }
 
     fn dynamic(&mut self, why: impl Into<String>) {
@@ -51,7 +89,11 @@ impl Unquoter {
         let mut chars = text.chars().peekable();
         let at_start = self.out.is_empty() && self.first_is_meta.is_none();
         if at_start && text.starts_with('~') {
-            self.dynamic("the shell expands `~`");
+            if text == "~" || text.starts_with("~/") {
+                self.tilde = true;
+            } else {
+                self.dynamic("the shell expands `~`");
+            }
         }
         let mut previous = None;
         while let Some(c) = chars.next() {
@@ -70,36 +112,41 @@ impl Unquoter {
                 }
                 '*' | '?' => {
                     self.glob = true;
-                    self.push(c, true);
+                    self.push_special(c, true);
                 }
                 '[' => {
                     self.pending_bracket = true;
-                    self.push(c, true);
+                    self.push_special(c, true);
                 }
                 ']' if self.pending_bracket => {
                     self.glob = true;
-                    self.push(c, false);
+                    self.push_special(c, false);
                 }
                 '{' => {
                     self.brace_open = true;
-                    self.push(c, false);
+                    self.push_special(c, false);
                 }
                 ',' if self.brace_open => {
                     self.brace_separator = true;
-                    self.push(c, false);
+                    self.push_special(c, false);
                 }
                 '.' if self.brace_open && previous == Some('.') => {
                     self.brace_separator = true;
-                    self.push(c, false);
+                    self.push_special(c, false);
                 }
                 '}' if self.brace_open && self.brace_separator => {
                     self.brace = true;
-                    self.push(c, false);
+                    self.push_special(c, false);
                 }
                 '~' if matches!(previous, Some('=' | ':')) => {
                     self.dynamic("the shell may expand `~` after `=` or `:`");
                     self.push(c, false);
                 }
+                // Unquoted, these mean something in tilde and brace forms (`{~,x}`) and extended
+                // globs (`@(a|b)`); after a `[`, in a bracket expression (`[!a-f]`). The
+                // expansion decides; elsewhere they are literal (and escaped in the pattern).
+                '~' | '(' | ')' | '|' => self.push_special(c, false),
+                '!' | '^' | '-' if self.pending_bracket => self.push_special(c, false),
                 _ => self.push(c, false),
             }
             previous = Some(c);
@@ -142,12 +189,20 @@ impl Unquoter {
 
     fn finish(self, raw: &str) -> Word {
         let leading_literal = self.first_is_meta == Some(false) && !self.out.starts_with('-');
+        let expands = (self.glob || self.brace || self.tilde)
+            && self.dynamic.is_none()
+            && !self.out.contains('\0');
+        let pattern = expands.then(|| self.pattern());
         let mut word = Word {
             text: self.out,
             dynamic: self.dynamic,
             glob: self.glob,
             leading_literal,
+            pattern,
         };
+        if self.tilde && word.dynamic.is_none() {
+            word.dynamic = Some("the shell expands `~`".into());
+        }
         if self.brace && word.dynamic.is_none() {
             word.dynamic = Some("the shell expands the braces in it".into());
         }

@@ -6,7 +6,9 @@
 use super::options::{Allowed, listed, operands};
 
 /// Options of `git log`, `git show`, `git diff` and their kin: formatting, limiting and diff
-/// options. `--output`, `--ext-diff` and `--textconv` are not among them.
+/// options. `--output`, `--ext-diff` and `--textconv` are not among them. `git diff --no-index`
+/// compares files outside the repository: the permission decision judges its operands as
+/// paths, and the directories among them file by file.
 const LOG_FLAGS: &str = "--oneline --stat --shortstat --numstat --name-only --name-status \
     --patch -p -u --no-patch -s --graph --all --abbrev-commit --no-abbrev-commit --reverse \
     --first-parent --merges --no-merges --follow --relative-date --cached --staged --no-color \
@@ -123,13 +125,23 @@ const SUBCOMMANDS: &[(&str, Allowed)] = &[
                     "--textconv",
                     "`git grep --textconv` runs configured conversion programs",
                 ),
+                (
+                    "--untracked",
+                    "`git grep --untracked` reads untracked files too, where secrets such as \
+                     `.env` live; search tracked files, or use `grep`/`rg` on named paths",
+                ),
+                (
+                    "--no-index",
+                    "`git grep --no-index` reads untracked files too, where secrets such as \
+                     `.env` live; search tracked files, or use `grep`/`rg` on named paths",
+                ),
             ],
             ..allowed(
                 "-n -i -I -w -v -l -L -c -E -F -G -P -h -H -p -W -o -q -z -a --line-number \
                     --ignore-case --word-regexp --invert-match --files-with-matches --name-only \
                     --files-without-match --count --extended-regexp --fixed-strings \
                     --basic-regexp --perl-regexp --heading --break --show-function \
-                    --function-context --cached --untracked --no-index --exclude-standard \
+                    --function-context --cached --exclude-standard \
                     --no-exclude-standard --only-matching --quiet --all-match --and --or --not ( \
                     ) --full-name --recurse-submodules --text --column --null --no-color",
                 "-e -f -A -B -C -m --max-count --after-context --before-context --context",

@@ -171,3 +171,62 @@ fn the_table() {
         assert_eq!(verdict.is_ok(), *read_only, "{command}: {verdict:?}");
     }
 }
+
+/// Issue 19, item 1: `cd` changes what the paths after it mean and which repository git reads
+/// (an embedded bare repository's `core.fsmonitor` ran); git's own ways to another directory
+/// or configuration are refused too.
+#[test]
+fn cd_with_other_commands_and_git_pointed_elsewhere_are_refused() {
+    for command in [
+        "cd evil && git status",
+        "cd evil; git log",
+        "ls && cd evil",
+        "cd evil | git status",
+        "pushd evil && git status",
+        "popd && git status",
+        "builtin cd evil && git status",
+        "git -C evil status",
+        "git -Cevil status",
+        "git --git-dir=evil status",
+        "git --git-dir evil status",
+        "git --work-tree=. --git-dir=evil status",
+        "git --namespace=x log",
+        "git --exec-path=evil status",
+        "git --super-prefix=x/ status",
+        "GIT_DIR=evil git status",
+        "GIT_CONFIG_GLOBAL=evil/config git status",
+        "env GIT_DIR=evil git status",
+        "git log --ext-diff -p",
+        "git log --textconv -p",
+        "git show --output=x",
+    ] {
+        assert!(check(command).is_err(), "{command} was accepted");
+    }
+    let why = check("cd evil && git status").unwrap_err();
+    assert!(why.contains("`cd`"), "{why}");
+    assert!(
+        check("cd evil").is_ok(),
+        "a lone `cd` changes nothing after it"
+    );
+}
+
+/// Issue 19, item 2: `git grep` outside what git tracks reads untracked secrets (`.env`).
+#[test]
+fn git_grep_of_untracked_files_is_refused() {
+    for command in [
+        "git grep --no-index KEY",
+        "git grep --untracked KEY",
+        "git grep -n --untracked KEY src",
+    ] {
+        let why = check(command).unwrap_err();
+        assert!(
+            why.contains("untracked") || why.contains("--no-index"),
+            "{command}: {why}"
+        );
+    }
+    assert!(check("git grep -n KEY src").is_ok());
+    assert!(
+        check("git diff --no-index a.txt b.txt").is_ok(),
+        "its operands are judged as paths by the permission decision"
+    );
+}
