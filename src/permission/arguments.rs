@@ -46,7 +46,13 @@ pub(super) fn gather(line: &CommandLine, workdir: &Path) -> ArgumentPaths {
         Err(why) => (vec![workdir.to_owned()], Some(why)),
     };
     let mut paths = Vec::new();
+    // A word or pattern named twice is judged once: long chains repeat their paths, and each
+    // judgement resolves the path and matches it against every rule.
+    let mut seen = std::collections::HashSet::new();
     for word in line.path_words() {
+        if !seen.insert(word) {
+            continue;
+        }
         if Path::new(word).is_absolute() {
             paths.push(named_in(workdir, workdir, word));
             continue;
@@ -56,7 +62,11 @@ pub(super) fn gather(line: &CommandLine, workdir: &Path) -> ArgumentPaths {
         }
     }
     let mut unsure_expansion = None;
+    let mut seen_patterns = std::collections::HashSet::new();
     for pattern in line.parsed.commands.iter().flat_map(|c| &c.patterns) {
+        if !seen_patterns.insert(pattern) {
+            continue;
+        }
         if let Some(why) = &unsure_directory {
             unsure_expansion.get_or_insert_with(|| {
                 format!("where `{}` is expanded is not known: {why}", shown(pattern))
@@ -80,6 +90,8 @@ pub(super) fn gather(line: &CommandLine, workdir: &Path) -> ArgumentPaths {
             }
         }
     }
+    let mut judged = std::collections::HashSet::new();
+    paths.retain(|p: &NamedPath| judged.insert(p.resolved.clone()));
     ArgumentPaths {
         paths,
         directories,
