@@ -31,6 +31,19 @@ fn exec(run: &Run, mock: &MockLlm, args: &[&str]) -> Output {
     command(run, mock, args).output().expect("harness9 runs")
 }
 
+/// The first tool result the model got back (in the second request).
+fn first_tool_result(requests: &[crate::support::Recorded]) -> String {
+    requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -216,15 +229,7 @@ fn a_command_cannot_read_the_key_from_harness9s_environment() {
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = mock.requests();
-    let tool = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let tool = first_tool_result(&requests);
     assert!(tool.contains("exec"), "the parent is harness9: {tool}");
     assert!(!tool.contains(KEY), "the key leaked: {tool}");
     assert!(
@@ -267,15 +272,7 @@ fn even_root_outside_the_sandbox_cannot_open_harness9s_memory() {
     let output = exec(&run, &mock, &args);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = mock.requests();
-    let tool = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let tool = first_tool_result(&requests);
     assert!(tool.contains("REFUSED"), "{tool}");
     assert!(!tool.contains("OPENED"), "{tool}");
 }
