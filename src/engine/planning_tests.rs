@@ -357,6 +357,55 @@ async fn allow_like_this_writes_a_rule_that_covers_the_next_call() {
     assert!(work.join("second").is_dir(), "the second call ran");
 }
 
+/// In a folder that is not trusted, the folder's allow rules do not count: a rule written there
+/// says so rather than "always allowed", and the next call still asks.
+#[tokio::test]
+async fn allow_like_this_in_an_untrusted_folder_says_the_rule_waits_for_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let rules = Arc::new(rules::PermissionRules::new(
+        &work,
+        &work.join("home"),
+        false,
+    ));
+    let provider = Arc::new(ScriptedProvider::new([
+        calls_reply("", vec![call("1", "bash", r#"{"command":"mkdir first"}"#)]),
+        calls_reply("", vec![call("2", "bash", r#"{"command":"mkdir second"}"#)]),
+        text_reply("ok"),
+    ]));
+    let provider_dyn: Arc<dyn crate::provider::LlmProvider> = provider.clone();
+    let mut registry = crate::tools::Registry::new();
+    registry.register(Arc::new(Bash::default())).unwrap();
+    let engine = Arc::new(
+        AgentEngine::builder(provider_dyn, Arc::new(registry), &work)
+            .permission_rules(rules)
+            .build(),
+    );
+    let mut rx = engine.run_stream("echo twice".into(), CancellationToken::new());
+    let mut seen = Vec::new();
+    let EventKind::ApprovalRequired(request) =
+        until(&mut rx, "approval_required", &mut seen).await.kind
+    else {
+        unreachable!()
+    };
+    request.respond(ApprovalDecision::AllowRule);
+    let EventKind::ApprovalRequired(second) =
+        until(&mut rx, "approval_required", &mut seen).await.kind
+    else {
+        unreachable!()
+    };
+    assert!(
+        notices(&seen)
+            .iter()
+            .any(|n| n.contains("not trusted") && n.contains("bash(mkdir*)")),
+        "{:?}",
+        notices(&seen)
+    );
+    second.respond(ApprovalDecision::AllowOnce);
+    drain(rx).await;
+    assert!(work.join("second").is_dir());
+}
+
 #[tokio::test]
 async fn a_deny_rule_refuses_even_in_yolo_and_a_broken_settings_file_is_reported_once() {
     let dir = tempfile::tempdir().unwrap();

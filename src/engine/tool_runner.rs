@@ -107,8 +107,16 @@ impl AgentEngine {
                             let text = match &suggested {
                                 Some(rule) => {
                                     match always_allow::add_allow(self.rules.local_file(), rule) {
-                                        Ok(path) => format!(
+                                        Ok(path) if self.rules.trusted() => format!(
                                             "always allowed: wrote `{rule}` to {}",
+                                            path.display()
+                                        ),
+                                        // The file is the folder's: its allow rules count
+                                        // only once the folder is trusted.
+                                        Ok(path) => format!(
+                                            "wrote `{rule}` to {}, but this folder is not \
+                                             trusted, so the rule counts only once you trust \
+                                             it (--trust); this call was allowed once",
                                             path.display()
                                         ),
                                         Err(e) => format!(

@@ -318,6 +318,11 @@ impl PermissionRules {
         path.starts_with(&self.home)
     }
 
+    /// Whether the folder is trusted (its allow rules count).
+    pub fn trusted(&self) -> bool {
+        self.trusted
+    }
+
     /// No rules at all (tests, embedding).
     pub fn none() -> Self {
         let nowhere = Path::new("/nonexistent-harness9");
