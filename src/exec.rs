@@ -2,10 +2,10 @@
 //! (`crate::session`) like the TUI. Text mode streams the answer onto stdout as it arrives (a
 //! flush per delta) with `[engine]` lines and notices on stderr; `--json` prints one CONTRACT
 //! event per line on stdout and nothing else. What was ignored at start (a malformed settings
-//! file) is said before the run in both modes. Nobody can answer an approval here, so such calls are refused with the flag
-//! that would allow them. SIGINT and SIGTERM cancel the run cleanly (exit 130). Text mode
-//! strips terminal control sequences from everything it prints; a run whose turns could not all
-//! be saved exits 1 and says what was lost.
+//! file) is said before the run in both modes. Nobody can answer an approval here, so such
+//! calls are refused with the flag that would allow them. SIGINT and SIGTERM cancel the run
+//! cleanly (exit 130). Text mode strips terminal control sequences from everything it prints; a
+//! run whose turns could not all be saved exits 1 and says what was lost.
 
 use std::io::{Read, Write};
 
