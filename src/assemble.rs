@@ -79,7 +79,7 @@ pub fn resumed_mode(stored: &str) -> (Mode, Option<String>) {
             Mode::Default,
             Some(
                 "this session was in yolo mode; it resumes in default mode (--mode yolo, or \
-                 Shift+Tab in the TUI, chooses it again)"
+                 /mode yolo in the TUI, chooses it again)"
                     .into(),
             ),
         ),

@@ -343,8 +343,8 @@ pub fn resolve_home(env: &Environment) -> Result<PathBuf, ConfigError> {
     })
 }
 
-/// CONTRACT.md: `--provider`, else `HARNESS9_PROVIDER`, else Anthropic if its key is set, else
-/// OpenAI if its key is set.
+/// `--provider`, else `HARNESS9_PROVIDER`, else Anthropic if its key is set, else OpenAI if its
+/// key is set, else OpenAI if `OPENAI_BASE_URL` names a server (a local one needs no key).
 fn choose_provider(
     options: &RunOptions,
     env: &Environment,
@@ -363,6 +363,9 @@ fn choose_provider(
     if env.get("ANTHROPIC_API_KEY").is_some() {
         Ok(ProviderKind::Anthropic)
     } else if env.get("OPENAI_API_KEY").is_some() {
+        Ok(ProviderKind::OpenAi)
+    } else if env.get("OPENAI_BASE_URL").is_some() {
+        // A local OpenAI-compatible server (Ollama, llama.cpp) needs no key.
         Ok(ProviderKind::OpenAi)
     } else {
         Err(ConfigError::NoProvider {

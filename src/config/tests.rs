@@ -44,6 +44,21 @@ fn harness9_provider_and_flag_choose() {
 }
 
 #[test]
+fn a_base_url_without_a_key_is_a_local_openai_compatible_server() {
+    let settings = resolve_with(
+        &[],
+        &[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"),
+            ("HARNESS9_HOME", "/h"),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(settings.provider.kind, ProviderKind::OpenAi);
+    assert_eq!(settings.provider.base_url, "http://127.0.0.1:11434/v1");
+}
+
+#[test]
 fn no_key_names_the_variables_and_env_example() {
     let err = resolve_with(&[], &[], &[]).unwrap_err();
     let text = err.to_string();
