@@ -313,24 +313,33 @@ async fn todo_write_refuses_several_items_jumping_to_completed() {
     assert_eq!(store.count(TodoStatus::Pending), 3, "nothing changed");
 }
 
-#[tokio::test]
-async fn allow_like_this_writes_a_rule_that_covers_the_next_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().canonicalize().unwrap();
-    let rules = Arc::new(rules::PermissionRules::new(&work, &work.join("home"), true));
+/// An engine whose model runs `mkdir first`, then `mkdir second`, with the rules of `work`
+/// (`trusted`: whether the folder's allow rules count).
+fn two_mkdirs(work: &std::path::Path, trusted: bool) -> Arc<AgentEngine> {
+    let rules = Arc::new(rules::PermissionRules::new(
+        work,
+        &work.join("home"),
+        trusted,
+    ));
     let provider = Arc::new(ScriptedProvider::new([
         calls_reply("", vec![call("1", "bash", r#"{"command":"mkdir first"}"#)]),
         calls_reply("", vec![call("2", "bash", r#"{"command":"mkdir second"}"#)]),
         text_reply("ok"),
     ]));
-    let provider_dyn: Arc<dyn crate::provider::LlmProvider> = provider.clone();
     let mut registry = crate::tools::Registry::new();
     registry.register(Arc::new(Bash::default())).unwrap();
-    let engine = Arc::new(
-        AgentEngine::builder(provider_dyn, Arc::new(registry), &work)
+    Arc::new(
+        AgentEngine::builder(provider, Arc::new(registry), work)
             .permission_rules(rules)
             .build(),
-    );
+    )
+}
+
+#[tokio::test]
+async fn allow_like_this_writes_a_rule_that_covers_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let engine = two_mkdirs(&work, true);
     let mut rx = engine.run_stream("echo twice".into(), CancellationToken::new());
     let mut seen = Vec::new();
     let EventKind::ApprovalRequired(request) =
@@ -363,24 +372,7 @@ async fn allow_like_this_writes_a_rule_that_covers_the_next_call() {
 async fn allow_like_this_in_an_untrusted_folder_says_the_rule_waits_for_trust() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().canonicalize().unwrap();
-    let rules = Arc::new(rules::PermissionRules::new(
-        &work,
-        &work.join("home"),
-        false,
-    ));
-    let provider = Arc::new(ScriptedProvider::new([
-        calls_reply("", vec![call("1", "bash", r#"{"command":"mkdir first"}"#)]),
-        calls_reply("", vec![call("2", "bash", r#"{"command":"mkdir second"}"#)]),
-        text_reply("ok"),
-    ]));
-    let provider_dyn: Arc<dyn crate::provider::LlmProvider> = provider.clone();
-    let mut registry = crate::tools::Registry::new();
-    registry.register(Arc::new(Bash::default())).unwrap();
-    let engine = Arc::new(
-        AgentEngine::builder(provider_dyn, Arc::new(registry), &work)
-            .permission_rules(rules)
-            .build(),
-    );
+    let engine = two_mkdirs(&work, false);
     let mut rx = engine.run_stream("echo twice".into(), CancellationToken::new());
     let mut seen = Vec::new();
     let EventKind::ApprovalRequired(request) =

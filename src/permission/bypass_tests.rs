@@ -10,6 +10,28 @@ use super::tests::{BASH, Env, V, bash, case, check_table, judge, path, short, wr
 use super::*;
 use crate::tools::{EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
 
+/// Writes `text` to `root/name`, creating its folders.
+pub(super) fn file(root: &Path, name: &str, text: &str) {
+    let path = root.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// git with the machine's configuration left out, as a test fixture.
+pub(super) fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
 /// A `bash` call as the sandbox would run it in `auto-edit`.
 fn sandboxed(command: &str) -> (super::tests::Case<'static>, V) {
     let mut c = case(&*BASH, bash(command), Mode::AutoEdit);
@@ -20,27 +42,6 @@ fn sandboxed(command: &str) -> (super::tests::Case<'static>, V) {
 fn expect(mut pair: (super::tests::Case<'static>, V), want: V) -> (super::tests::Case<'static>, V) {
     pair.1 = want;
     pair
-}
-
-fn file(root: &Path, name: &str, text: &str) {
-    let path = root.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(path, text).unwrap();
-}
-
-/// git with the machine's configuration left out, as a test fixture.
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
 }
 
 /// An `Env` whose working directory is a real repository.

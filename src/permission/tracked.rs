@@ -221,17 +221,7 @@ fn list(layout: &Layout) -> Result<Tracked, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
+    use crate::permission::bypass_tests::git;
 
     #[test]
     fn tracked_files_are_listed_again_when_the_index_changes() {

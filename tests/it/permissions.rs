@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::exec::{Run, json_lines};
-use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
+use crate::support::{MockLlm, Reply, Split, git, openai_text_sse, openai_tool_sse};
 use crate::tui::{press_until_screen, start};
 
 /// Scripts one tool call per turn, then a closing text.
@@ -289,19 +289,6 @@ fn auto_edit_runs_sandboxed_commands_and_leaving_the_sandbox_asks() {
     let results = tool_results(&mock);
     assert!(!results[0].contains("denied"), "{results:?}");
     assert!(results[1].contains("--mode yolo"), "{results:?}");
-}
-
-/// git with the machine's configuration left out, as a test fixture.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
 }
 
 /// Issue 19, item 1: `cd evil && git status` was read-only to the classifier, and git ran the

@@ -12,6 +12,8 @@ use harness9::schema::ToolCall;
 use harness9::tools::{Bash, ToolContext, builtin_registry_with};
 use serde_json::json;
 
+use crate::support::git;
+
 fn binary() -> PathBuf {
     PathBuf::from(assert_cmd::cargo::cargo_bin!("harness9"))
 }
@@ -69,14 +71,21 @@ impl Place {
         };
         // Outside the sandbox: a repository's new hooks and config are exactly what the
         // sandbox keeps a command from creating.
-        let git = Command::new("git")
-            .args(["init", "-q", "."])
-            .current_dir(&place.workdir)
-            .output()
-            .unwrap();
-        assert!(git.status.success(), "{}", text(&git));
+        git(&place.workdir, &["init", "-q", "."]);
         std::fs::write(place.workdir.join("f.txt"), "tracked\n").unwrap();
         place
+    }
+
+    /// Commits the workdir and adds a linked worktree `wt` beside it; returns its path.
+    fn linked_worktree(&self) -> PathBuf {
+        git(&self.workdir, &["add", "-A"]);
+        git(&self.workdir, &["commit", "-qm", "base"]);
+        let worktree = self.workdir.parent().unwrap().join("wt");
+        git(
+            &self.workdir,
+            &["worktree", "add", "-q", worktree.to_str().unwrap()],
+        );
+        worktree
     }
 
     /// `harness9 [flags] sandbox -- bash -c SCRIPT` in the workdir.
@@ -154,22 +163,7 @@ fn workspace_write_lets_commands_write_the_workdir_and_tmp_and_commit() {
 #[test]
 fn a_linked_worktree_can_commit_but_not_touch_the_repositorys_hooks_or_config() {
     let place = Place::new();
-    let git = |dir: &Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-    };
-    git(&place.workdir, &["add", "-A"]);
-    git(&place.workdir, &["commit", "-qm", "base"]);
-    let worktree = place.workdir.parent().unwrap().join("wt");
-    git(
-        &place.workdir,
-        &["worktree", "add", "-q", worktree.to_str().unwrap()],
-    );
+    let worktree = place.linked_worktree();
     let output = place.sandboxed_in(
         &worktree,
         &[],
@@ -573,22 +567,7 @@ async fn git_init_in_the_sandbox_is_undone_and_the_model_told_how_to_leave_it() 
 #[test]
 fn a_linked_worktrees_git_file_and_git_dir_redirections_stay_out_of_reach() {
     let place = Place::new();
-    let git = |dir: &Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-    };
-    git(&place.workdir, &["add", "-A"]);
-    git(&place.workdir, &["commit", "-qm", "base"]);
-    let worktree = place.workdir.parent().unwrap().join("wt");
-    git(
-        &place.workdir,
-        &["worktree", "add", "-q", worktree.to_str().unwrap()],
-    );
+    let worktree = place.linked_worktree();
     let gitdir = place.workdir.join(".git/worktrees/wt");
     let dot_git_before = std::fs::read(worktree.join(".git")).unwrap();
     let commondir_before = std::fs::read(gitdir.join("commondir")).unwrap();
