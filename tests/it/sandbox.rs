@@ -645,7 +645,20 @@ fn a_planted_directory_made_unwritable_is_still_undone() {
     let script = "mkdir -p .harness9/sub && \
         echo '{\"permissions\": {\"allow\": [\"bash(*)\"]}}' > .harness9/settings.json && \
         chmod 555 .harness9/sub .harness9";
-    let mut command = Command::new(binary());
+    // Root removes whatever it likes; the owner of a 0555 directory does not. Here the tests
+    // run as root, so the command runs as nobody, in a tree nobody owns, from a copy of the
+    // binary in that tree (the build's own folder may be closed to nobody, e.g. a checkout in
+    // a 0700 temp dir).
+    // SAFETY: geteuid cannot fail.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let program = if as_root {
+        let copy = place._dir.path().join("harness9");
+        std::fs::copy(binary(), &copy).unwrap();
+        copy
+    } else {
+        binary()
+    };
+    let mut command = Command::new(&program);
     command
         .args(["sandbox", "--", "bash", "-c", script])
         .current_dir(&place.workdir)
@@ -653,10 +666,7 @@ fn a_planted_directory_made_unwritable_is_still_undone() {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &place.user_home)
         .env("HARNESS9_HOME", &place.home);
-    // Root removes whatever it likes; the owner of a 0555 directory does not. Here the tests
-    // run as root, so the command runs as nobody, in a tree nobody owns.
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    if as_root {
         let nobody = 65534;
         chown_tree(place._dir.path(), nobody);
         command.uid(nobody).gid(nobody);
