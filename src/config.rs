@@ -4,6 +4,7 @@
 //! folder's `.env` sets only the provider's variables, and in an untrusted folder its base URL
 //! never receives a key from elsewhere.
 
+pub mod approved;
 mod cli;
 pub mod trust;
 
