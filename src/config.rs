@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use cli::{Cli, Command, ExecArgs, RunOptions, SandboxArgs, SessionsArgs};
+pub use cli::{
+    AttachArgs, Cli, Command, ExecArgs, RunOptions, SandboxArgs, ServeArgs, SessionsArgs,
+};
 
 use crate::planning::Mode;
 use crate::provider::{

@@ -7,6 +7,7 @@ mod compaction;
 mod continuation;
 mod emitter;
 pub mod event;
+mod event_wire;
 mod failure;
 mod model_call;
 mod run_loop;

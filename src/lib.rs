@@ -14,6 +14,7 @@ pub mod planning;
 pub mod provider;
 pub mod sandbox;
 pub mod schema;
+pub mod serve;
 pub mod session;
 pub mod sessions_cmd;
 pub mod terminal_text;

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Ok(dir) => dir,
         Err(e) => return usage_error(&e),
     };
+    let secrets = hardened.secrets.clone();
     let env = Environment::load(&workdir.join(".env"), hardened.secrets);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -57,6 +58,17 @@ fn main() -> ExitCode {
         };
         return ExitCode::from(runtime.block_on(sessions_cmd::run(&home, &workdir, args)));
     }
+    // Attaching to a server needs no provider either: the server has it.
+    if let Some(Command::Attach(args)) = &cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        let token = env.process_var("HARNESS9_SERVE_TOKEN");
+        let result = runtime.block_on(tui::attach(&home, token, args));
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        return ExitCode::from(tui::exit_code(result));
+    }
     // Configuration problems are reported before anything else happens (and before a TUI
     // would take over the terminal).
     let settings = match config::resolve(&cli.options, workdir.clone(), &env) {
@@ -71,7 +83,19 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(outcome as u8)
         }
-        Some(Command::Sessions(_) | Command::Sandbox(_)) => ExitCode::SUCCESS,
+        Some(Command::Serve(args)) => {
+            let _logs = harness9::observe::init_stderr_logging();
+            let context = harness9::serve::ServeContext {
+                token: env.process_var("HARNESS9_SERVE_TOKEN").map(str::to_owned),
+                settings,
+                options: cli.options.clone(),
+                secrets,
+            };
+            let code = runtime.block_on(serve(context, args));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            ExitCode::from(code)
+        }
+        Some(Command::Sessions(_) | Command::Sandbox(_) | Command::Attach(_)) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
                 (true, _) => (SessionChoice::Continue, false),
@@ -85,6 +109,33 @@ fn main() -> ExitCode {
             let result = runtime.block_on(tui::run(settings, choice, picker, Box::new(trusted)));
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(tui::exit_code(result))
+        }
+    }
+}
+
+/// Runs `serve` until SIGINT or SIGTERM; every session is closed (and stored) before it returns.
+async fn serve(context: harness9::serve::ServeContext, args: config::ServeArgs) -> u8 {
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        stop.cancel();
+    });
+    match harness9::serve::run(context, args, shutdown).await {
+        Ok(()) => 130,
+        Err(error) => {
+            eprintln!("harness9 serve: {error}");
+            error.exit_code()
         }
     }
 }

@@ -9,7 +9,7 @@ mod openai;
 mod redact;
 mod retry;
 mod scripted;
-mod sse;
+pub(crate) mod sse;
 mod transport;
 
 use std::fmt;

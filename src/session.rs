@@ -13,6 +13,7 @@
 mod actor;
 mod hub;
 mod protocol;
+pub mod remote;
 mod switching;
 
 use std::sync::{Arc, Weak};

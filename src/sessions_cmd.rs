@@ -51,7 +51,7 @@ pub async fn run(home: &Path, workdir: &Path, args: SessionsArgs) -> u8 {
     0
 }
 
-fn as_json(session: &SessionRecord, snippet: &str) -> serde_json::Value {
+pub(crate) fn as_json(session: &SessionRecord, snippet: &str) -> serde_json::Value {
     let mut value = json!({
         "id": session.id,
         "name": session.name,

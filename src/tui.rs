@@ -118,13 +118,48 @@ async fn run_screen(
         drive_queue: false,
         load_transcript: true,
     };
+    let opened = session::open(&settings, choice, options).await?;
+    show(opened, &settings.home, open_picker, term, started).await
+}
+
+/// `harness9 attach`: the TUI over a session of a `serve` instance (`session::remote`).
+pub async fn attach(
+    home: &std::path::Path,
+    token: Option<&str>,
+    args: &crate::config::AttachArgs,
+) -> Result<(), AssembleError> {
+    let started = Instant::now();
+    let _logs = terminal::init_file_logging(home);
+    highlight::warm_up();
+    let token = crate::serve::read_token(token, home).map_err(|e| {
+        AssembleError::Setup(format!(
+            "no token for {}: set HARNESS9_SERVE_TOKEN, or start harness9 serve first \
+             (it writes {}): {e}",
+            args.url,
+            home.join(crate::serve::TOKEN_FILE).display()
+        ))
+    })?;
+    let opened = session::remote::open(&args.url, &token, args.session.as_deref()).await?;
+    let outcome = show(opened, home, false, None, started).await;
+    terminal::restore();
+    outcome
+}
+
+/// Shows an opened session until the user leaves it.
+async fn show(
+    opened: Opened,
+    home: &std::path::Path,
+    open_picker: bool,
+    term: Option<terminal::Term>,
+    started: Instant,
+) -> Result<(), AssembleError> {
     let Opened {
         handle,
         updates,
         facts,
         loaded,
         notices,
-    } = session::open(&settings, choice, options).await?;
+    } = opened;
     let mut app = App::new(SessionView {
         session_id: loaded.session_id.clone(),
         provider: facts.provider,
@@ -172,7 +207,7 @@ async fn run_screen(
     let entered = match term {
         Some(term) => Ok(term),
         None => {
-            terminal::install_panic_hook(settings.home.join("logs"));
+            terminal::install_panic_hook(home.join("logs"));
             enter_terminal()
         }
     };

@@ -35,6 +35,29 @@ pub enum Command {
     Sessions(SessionsArgs),
     /// Run one command in the configured sandbox, to see what it allows.
     Sandbox(SandboxArgs),
+    /// Serve the HTTP API: other programs open, watch and drive sessions.
+    Serve(ServeArgs),
+    /// The full-screen TUI as a client of a `harness9 serve` instance.
+    Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on; one other than loopback needs HARNESS9_SERVE_TOKEN.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7979")]
+    pub listen: std::net::SocketAddr,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The server's address, as `harness9 serve` printed it (http://127.0.0.1:7979).
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// A session of the server to drive (its id, a unique prefix, or its name); without it, a
+    /// new one.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,10 +1,9 @@
 //! The engine's events: past-tense facts a client (TUI, `exec`) consumes, in the order of design
-//! §3.3, and their JSON form of CONTRACT.md (`{"type", "turn", "data"}`).
+//! §3.3. Their JSON form of CONTRACT.md is in `event_wire`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::planning::Mode;
@@ -145,86 +144,5 @@ impl ApprovalRequest {
     pub fn respond(&self, decision: ApprovalDecision) -> bool {
         let sender = self.responder.lock().ok().and_then(|mut slot| slot.take());
         sender.is_some_and(|tx| tx.send(decision).is_ok())
-    }
-}
-
-impl EventKind {
-    /// The `type` of the JSON form.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            EventKind::SessionStarted(_) => "session_started",
-            EventKind::TokenUpdate(_) => "token_update",
-            EventKind::ThinkingDelta(_) => "thinking_delta",
-            EventKind::ActionDelta(_) => "action_delta",
-            EventKind::ToolStart(_) => "tool_start",
-            EventKind::ApprovalRequired(_) => "approval_required",
-            EventKind::ToolResult(_) => "tool_result",
-            EventKind::Compaction(_) => "compaction",
-            EventKind::Retry(_) => "retry",
-            EventKind::Notice(_) => "notice",
-            EventKind::Done(_) => "done",
-            EventKind::Error(_) => "error",
-        }
-    }
-}
-
-fn call_json(call: &ToolCall) -> Value {
-    json!({"id": call.id, "name": call.name, "arguments": call.arguments_value()})
-}
-
-impl Event {
-    /// The CONTRACT.md JSON object of this event.
-    pub fn to_json(&self) -> Value {
-        let data = match &self.kind {
-            EventKind::SessionStarted(info) => json!({
-                "session_id": info.session_id,
-                "workdir": info.workdir,
-                "provider": info.provider,
-                "model": info.model,
-                "mode": info.mode.as_str(),
-            }),
-            EventKind::TokenUpdate(update) => json!({
-                "input_tokens": update.input_tokens,
-                "output_tokens": update.output_tokens,
-                "context_window": update.context_window,
-                "estimated": update.estimated,
-            }),
-            EventKind::ThinkingDelta(text)
-            | EventKind::ActionDelta(text)
-            | EventKind::Notice(text) => {
-                json!(text)
-            }
-            EventKind::ToolStart(call) => call_json(call),
-            EventKind::ApprovalRequired(request) => json!({
-                "id": request.id,
-                "tool_call": call_json(&request.tool_call),
-                "reason": request.reason,
-            }),
-            EventKind::ToolResult(outcome) => json!({
-                "tool_call_id": outcome.result.tool_call_id,
-                "name": outcome.name,
-                "output": outcome.result.output,
-                "is_error": outcome.result.is_error,
-                "duration_ms": outcome.duration.as_millis() as u64,
-            }),
-            EventKind::Compaction(info) => json!({
-                "before_tokens": info.before_tokens,
-                "after_tokens": info.after_tokens,
-                "strategy": info.strategy,
-            }),
-            EventKind::Retry(info) => json!({
-                "attempt": info.attempt,
-                "max_attempts": info.max_attempts,
-                "reason": info.reason,
-                "delay_ms": info.delay.as_millis() as u64,
-            }),
-            EventKind::Done(info) => json!({
-                "turns": info.turns,
-                "input_tokens": info.input_tokens,
-                "output_tokens": info.output_tokens,
-            }),
-            EventKind::Error(failure) => json!(failure.message),
-        };
-        json!({"type": self.kind.type_name(), "turn": self.turn, "data": data})
     }
 }

@@ -48,6 +48,25 @@ impl FailureKind {
             FailureKind::Config => "config",
         }
     }
+
+    /// The kind `as_str` names.
+    pub fn parse(name: &str) -> Option<FailureKind> {
+        use FailureKind::*;
+        [
+            Interrupted,
+            Auth,
+            Network,
+            Model,
+            Provider,
+            MaxTurns,
+            ContextTooLong,
+            Storage,
+            NotFound,
+            Config,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
+    }
 }
 
 impl std::fmt::Display for FailureKind {

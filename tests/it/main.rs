@@ -6,6 +6,7 @@ mod observe;
 mod permissions;
 mod providers;
 mod sandbox;
+mod serve;
 mod sessions;
 mod stored_state;
 mod support;

@@ -1,0 +1,317 @@
+//! The engine's events on a wire: the CONTRACT.md JSON object (`{"type", "turn", "data"}`)
+//! that `exec --json` prints and `serve` streams, and the way back from it, so a front end in
+//! another process (`attach`) gets the same `Event`s the engine emitted. The JSON carries a few
+//! fields beyond the contract's (an approval's `always_scope` and `suggested_rule`, an error's
+//! `kind`): additions a client may ignore.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::event::{
+    ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo, SessionInfo,
+    TokenUpdate, ToolOutcome,
+};
+use super::failure::{Failure, FailureKind};
+use crate::planning::Mode;
+use crate::schema::{ToolCall, ToolResult};
+
+/// The compaction strategies the engine names (`CompactionInfo::strategy` is static).
+const STRATEGIES: [&str; 3] = ["sliding_window", "token_budget", "summarization"];
+
+impl EventKind {
+    /// The `type` of the JSON form.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::SessionStarted(_) => "session_started",
+            EventKind::TokenUpdate(_) => "token_update",
+            EventKind::ThinkingDelta(_) => "thinking_delta",
+            EventKind::ActionDelta(_) => "action_delta",
+            EventKind::ToolStart(_) => "tool_start",
+            EventKind::ApprovalRequired(_) => "approval_required",
+            EventKind::ToolResult(_) => "tool_result",
+            EventKind::Compaction(_) => "compaction",
+            EventKind::Retry(_) => "retry",
+            EventKind::Notice(_) => "notice",
+            EventKind::Done(_) => "done",
+            EventKind::Error(_) => "error",
+        }
+    }
+}
+
+fn call_json(call: &ToolCall) -> Value {
+    json!({"id": call.id, "name": call.name, "arguments": call.arguments_value()})
+}
+
+fn call_from(value: &Value) -> Option<ToolCall> {
+    let arguments = match value.get("arguments") {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    Some(ToolCall {
+        id: value.get("id")?.as_str()?.to_owned(),
+        name: value.get("name")?.as_str()?.to_owned(),
+        arguments,
+    })
+}
+
+impl Event {
+    /// The CONTRACT.md JSON object of this event.
+    pub fn to_json(&self) -> Value {
+        let data = match &self.kind {
+            EventKind::SessionStarted(info) => json!({
+                "session_id": info.session_id,
+                "workdir": info.workdir,
+                "provider": info.provider,
+                "model": info.model,
+                "mode": info.mode.as_str(),
+            }),
+            EventKind::TokenUpdate(update) => json!({
+                "input_tokens": update.input_tokens,
+                "output_tokens": update.output_tokens,
+                "context_window": update.context_window,
+                "estimated": update.estimated,
+            }),
+            EventKind::ThinkingDelta(text)
+            | EventKind::ActionDelta(text)
+            | EventKind::Notice(text) => {
+                json!(text)
+            }
+            EventKind::ToolStart(call) => call_json(call),
+            EventKind::ApprovalRequired(request) => json!({
+                "id": request.id,
+                "tool_call": call_json(&request.tool_call),
+                "reason": request.reason,
+                "always_scope": request.always_scope,
+                "suggested_rule": request.suggested_rule,
+            }),
+            EventKind::ToolResult(outcome) => json!({
+                "tool_call_id": outcome.result.tool_call_id,
+                "name": outcome.name,
+                "output": outcome.result.output,
+                "is_error": outcome.result.is_error,
+                "duration_ms": outcome.duration.as_millis() as u64,
+            }),
+            EventKind::Compaction(info) => json!({
+                "before_tokens": info.before_tokens,
+                "after_tokens": info.after_tokens,
+                "strategy": info.strategy,
+            }),
+            EventKind::Retry(info) => json!({
+                "attempt": info.attempt,
+                "max_attempts": info.max_attempts,
+                "reason": info.reason,
+                "delay_ms": info.delay.as_millis() as u64,
+            }),
+            EventKind::Done(info) => json!({
+                "turns": info.turns,
+                "input_tokens": info.input_tokens,
+                "output_tokens": info.output_tokens,
+            }),
+            EventKind::Error(failure) => json!(failure.message),
+        };
+        let mut object = json!({"type": self.kind.type_name(), "turn": self.turn, "data": data});
+        if let EventKind::Error(failure) = &self.kind {
+            object["kind"] = json!(failure.kind.as_str());
+        }
+        object
+    }
+
+    /// The event a JSON object of `to_json` stands for; `None` for a type this build does not
+    /// know or data of the wrong shape (a newer server: the client skips it). An approval made
+    /// from JSON is answered through the receiver returned beside it.
+    pub fn from_json(
+        value: &Value,
+    ) -> Option<(
+        Event,
+        Option<tokio::sync::oneshot::Receiver<super::ApprovalDecision>>,
+    )> {
+        let turn = u32::try_from(value.get("turn")?.as_u64()?).ok()?;
+        let data = value.get("data")?;
+        let text = |d: &Value| d.as_str().map(str::to_owned);
+        let number = |key: &str| data.get(key).and_then(Value::as_u64);
+        let string = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_owned);
+        let mut answer = None;
+        let kind = match value.get("type")?.as_str()? {
+            "session_started" => EventKind::SessionStarted(SessionInfo {
+                session_id: string("session_id")?,
+                workdir: string("workdir")?,
+                provider: string("provider")?,
+                model: string("model")?,
+                mode: Mode::parse(data.get("mode")?.as_str()?)?,
+            }),
+            "token_update" => EventKind::TokenUpdate(TokenUpdate {
+                input_tokens: number("input_tokens")?,
+                output_tokens: number("output_tokens")?,
+                context_window: number("context_window")?,
+                estimated: data.get("estimated")?.as_bool()?,
+            }),
+            "thinking_delta" => EventKind::ThinkingDelta(text(data)?),
+            "action_delta" => EventKind::ActionDelta(text(data)?),
+            "notice" => EventKind::Notice(text(data)?),
+            "tool_start" => EventKind::ToolStart(call_from(data)?),
+            "approval_required" => {
+                let (request, receiver) = ApprovalRequest::new(
+                    call_from(data.get("tool_call")?)?,
+                    string("reason")?,
+                    string("always_scope").unwrap_or_default(),
+                    "--mode",
+                    string("suggested_rule"),
+                );
+                answer = Some(receiver);
+                EventKind::ApprovalRequired(request)
+            }
+            "tool_result" => EventKind::ToolResult(ToolOutcome {
+                name: string("name")?,
+                result: ToolResult {
+                    tool_call_id: string("tool_call_id")?,
+                    output: string("output")?,
+                    is_error: data.get("is_error")?.as_bool()?,
+                },
+                duration: Duration::from_millis(number("duration_ms")?),
+            }),
+            "compaction" => {
+                let named = data.get("strategy")?.as_str()?;
+                EventKind::Compaction(CompactionInfo {
+                    before_tokens: number("before_tokens")?,
+                    after_tokens: number("after_tokens")?,
+                    strategy: STRATEGIES.into_iter().find(|s| *s == named)?,
+                })
+            }
+            "retry" => EventKind::Retry(RetryInfo {
+                attempt: u32::try_from(number("attempt")?).ok()?,
+                max_attempts: u32::try_from(number("max_attempts")?).ok()?,
+                reason: string("reason")?,
+                delay: Duration::from_millis(number("delay_ms")?),
+            }),
+            "done" => EventKind::Done(DoneInfo {
+                turns: u32::try_from(number("turns")?).ok()?,
+                input_tokens: number("input_tokens")?,
+                output_tokens: number("output_tokens")?,
+            }),
+            "error" => {
+                let kind = value
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .and_then(FailureKind::parse)
+                    .unwrap_or(FailureKind::Provider);
+                EventKind::Error(Failure::new(kind, text(data)?))
+            }
+            _ => return None,
+        };
+        Some((Event { turn, kind }, answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(event: Event) -> Event {
+        let json = event.to_json();
+        let (back, _) = Event::from_json(&json).expect("parses back");
+        assert_eq!(back.to_json(), json, "the JSON survives a round trip");
+        back
+    }
+
+    #[test]
+    fn every_event_survives_the_wire() {
+        let call = ToolCall {
+            id: "call_1".into(),
+            name: "bash".into(),
+            arguments: r#"{"command":"ls"}"#.into(),
+        };
+        let (request, _) = ApprovalRequest::new(
+            call.clone(),
+            "bash needs approval".into(),
+            "`bash` commands starting `ls`".into(),
+            "--mode yolo",
+            Some("Bash(ls:*)".into()),
+        );
+        let kinds = vec![
+            EventKind::SessionStarted(SessionInfo {
+                session_id: "s1".into(),
+                workdir: "/w".into(),
+                provider: "openai".into(),
+                model: "gpt-4o".into(),
+                mode: Mode::AutoEdit,
+            }),
+            EventKind::TokenUpdate(TokenUpdate {
+                input_tokens: 10,
+                output_tokens: 2,
+                context_window: 128_000,
+                estimated: true,
+            }),
+            EventKind::ThinkingDelta("hm".into()),
+            EventKind::ActionDelta("Hello\n".into()),
+            EventKind::ToolStart(call.clone()),
+            EventKind::ApprovalRequired(request),
+            EventKind::ToolResult(ToolOutcome {
+                name: "bash".into(),
+                result: ToolResult {
+                    tool_call_id: "call_1".into(),
+                    output: "a\nb".into(),
+                    is_error: false,
+                },
+                duration: Duration::from_millis(12),
+            }),
+            EventKind::Compaction(CompactionInfo {
+                before_tokens: 900,
+                after_tokens: 300,
+                strategy: "summarization",
+            }),
+            EventKind::Retry(RetryInfo {
+                attempt: 2,
+                max_attempts: 4,
+                reason: "rate limited".into(),
+                delay: Duration::from_millis(1500),
+            }),
+            EventKind::Notice("a settings file was ignored".into()),
+            EventKind::Done(DoneInfo {
+                turns: 3,
+                input_tokens: 100,
+                output_tokens: 20,
+            }),
+            EventKind::Error(Failure::new(FailureKind::Interrupted, "interrupted")),
+        ];
+        for kind in kinds {
+            round_trip(Event { turn: 1, kind });
+        }
+    }
+
+    #[test]
+    fn an_error_keeps_its_kind_and_an_approval_can_be_answered() {
+        let back = round_trip(Event {
+            turn: 2,
+            kind: EventKind::Error(Failure::new(FailureKind::Auth, "the key was refused")),
+        });
+        assert!(matches!(back.kind, EventKind::Error(f) if f.kind == FailureKind::Auth));
+        let json = json!({"type": "approval_required", "turn": 1, "data": {
+            "id": "c", "tool_call": {"id": "c", "name": "bash", "arguments": {"command": "ls"}},
+            "reason": "why"}});
+        let (event, answer) = Event::from_json(&json).unwrap();
+        let EventKind::ApprovalRequired(request) = event.kind else {
+            panic!("an approval");
+        };
+        assert!(request.respond(super::super::ApprovalDecision::AllowOnce));
+        assert_eq!(
+            answer.unwrap().try_recv().unwrap(),
+            super::super::ApprovalDecision::AllowOnce
+        );
+    }
+
+    #[test]
+    fn unknown_types_and_wrong_shapes_are_skipped() {
+        for value in [
+            json!({"type": "from_the_future", "turn": 1, "data": {}}),
+            json!({"type": "token_update", "turn": 1, "data": "text"}),
+            json!({"type": "action_delta", "turn": -1, "data": "x"}),
+            json!({"type": "compaction", "turn": 1,
+                   "data": {"before_tokens": 1, "after_tokens": 1, "strategy": "other"}}),
+            json!("not an object"),
+        ] {
+            assert!(Event::from_json(&value).is_none(), "{value}");
+        }
+    }
+}

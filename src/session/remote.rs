@@ -1,0 +1,372 @@
+//! A session core in another process (`harness9 serve`), reached over its HTTP API. `open`
+//! gives the same `Opened` as `session::open`: requests become HTTP calls, the session's SSE
+//! stream becomes updates, and the TUI drives it unchanged (`harness9 attach`). A stream that
+//! breaks (the server dropped a watcher that fell behind, a network blip) is opened again with
+//! `Last-Event-ID`, so nothing is missed. What the API does not offer (switching sessions,
+//! renaming, `!` commands) is answered with a failure that says so.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::hub::Hub;
+use super::{Closing, LoadedSession, Opened, Request, SessionFacts, SessionHandle, Update};
+use crate::assemble::{AssembleError, Unsaved};
+use crate::engine::{ApprovalDecision, Event, Failure, FailureKind};
+use crate::planning::{Mode, TodoItem};
+use crate::provider::sse::SseFramer;
+use crate::schema::{Message, ToolResult};
+
+/// Reconnection attempts in a row before the stream is given up.
+const RECONNECTS: u32 = 8;
+
+#[derive(Clone)]
+struct Api {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+    session_id: String,
+}
+
+impl Api {
+    fn url(&self, path: &str) -> String {
+        format!("{}/sessions/{}{path}", self.base, self.session_id)
+    }
+
+    /// POSTs `body` to the session's `path`; the server's own message when it refuses.
+    async fn post(&self, path: &str, body: Value) -> Result<(), Failure> {
+        let response = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| Failure::new(FailureKind::Network, format!("the server: {e}")))?;
+        if response.status().is_success() {
+            return Ok(());
+        }
+        let status = response.status();
+        let message = error_message(response).await;
+        let kind = match status.as_u16() {
+            401 | 403 => FailureKind::Auth,
+            404 | 409 => FailureKind::NotFound,
+            _ => FailureKind::Config,
+        };
+        Err(Failure::new(kind, message))
+    }
+}
+
+async fn error_message(response: reqwest::Response) -> String {
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    match body.get("error").and_then(Value::as_str) {
+        Some(message) => message.to_owned(),
+        None => format!("the server answered {status}"),
+    }
+}
+
+/// Opens a session of the server at `url` (a new one, or `session`) and starts following it.
+pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opened, AssembleError> {
+    let base = url.trim_end_matches('/').to_owned();
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .no_proxy()
+        .build()
+        .map_err(|e| AssembleError::Setup(format!("cannot make an HTTP client: {e}")))?;
+    let body = match session {
+        Some(id) => json!({ "resume": id }),
+        None => json!({}),
+    };
+    let response = http
+        .post(format!("{base}/sessions"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| AssembleError::Setup(format!("cannot reach {base}: {e}")))?;
+    let status = response.status();
+    if !status.is_success() {
+        let message = error_message(response).await;
+        return Err(match status.as_u16() {
+            404 | 400 => AssembleError::Session(message),
+            401 => AssembleError::Setup(format!(
+                "{base} refused the token ({message}); set HARNESS9_SERVE_TOKEN, or attach as \
+                 the user who started serve"
+            )),
+            _ => AssembleError::Setup(message),
+        });
+    }
+    let described: Value = response
+        .json()
+        .await
+        .map_err(|e| AssembleError::Setup(format!("{base} answered something else: {e}")))?;
+    let text = |key: &str| described[key].as_str().unwrap_or_default().to_owned();
+    let api = Api {
+        base,
+        token: token.to_owned(),
+        http,
+        session_id: text("id"),
+    };
+    let messages = load_messages(&api).await?;
+    let facts = SessionFacts {
+        provider: text("provider"),
+        model: text("model"),
+        workdir: text("workdir"),
+        context_window: described["context_window"].as_u64().unwrap_or(128_000),
+        sandbox: text("sandbox"),
+        skills: Vec::new(),
+    };
+    let notices = described["notices"]
+        .as_array()
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned))
+        .into_iter()
+        .flatten()
+        .collect();
+    let loaded = LoadedSession {
+        session_id: api.session_id.clone(),
+        mode: Mode::parse(&text("mode")).unwrap_or_default(),
+        messages,
+        todos: Vec::new(),
+        queue: Vec::new(),
+        problems: Vec::new(),
+        notices: Vec::new(),
+    };
+    let hub = Arc::new(Hub::default());
+    let updates = hub.subscribe();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let handle = SessionHandle {
+        requests: tx,
+        hub: Arc::downgrade(&hub),
+    };
+    let stop = CancellationToken::new();
+    tokio::spawn(follow(api.clone(), Arc::clone(&hub), stop.clone()));
+    tokio::spawn(serve_requests(api, hub, rx, stop));
+    Ok(Opened {
+        handle,
+        updates,
+        facts,
+        loaded,
+        notices,
+    })
+}
+
+async fn load_messages(api: &Api) -> Result<Vec<Message>, AssembleError> {
+    let response = api
+        .http
+        .get(api.url("/messages"))
+        .bearer_auth(&api.token)
+        .send()
+        .await
+        .map_err(|e| AssembleError::Setup(format!("cannot read the transcript: {e}")))?;
+    if !response.status().is_success() {
+        return Err(AssembleError::Setup(error_message(response).await));
+    }
+    response
+        .json()
+        .await
+        .map_err(|e| AssembleError::Setup(format!("the transcript does not parse: {e}")))
+}
+
+/// Carries the front end's requests to the server until it closes the session here.
+async fn serve_requests(
+    api: Api,
+    hub: Arc<Hub>,
+    mut requests: mpsc::UnboundedReceiver<Request>,
+    stop: CancellationToken,
+) {
+    while let Some(request) = requests.recv().await {
+        let sent = match request {
+            Request::Submit(text) => api.post("/prompt", json!({ "text": text })).await,
+            Request::Interrupt => api.post("/interrupt", json!({})).await,
+            Request::SetMode(mode) => api.post("/mode", json!({"mode": mode.as_str()})).await,
+            Request::AnswerApproval { id, decision } => answer(&api, &id, decision).await,
+            Request::Close { .. } => break,
+            Request::ListFiles { generation } => {
+                hub.publish(Update::Files {
+                    generation,
+                    files: Arc::new(Vec::new()),
+                });
+                Ok(())
+            }
+            Request::RunShell { id, .. } => {
+                hub.publish(Update::ShellDone {
+                    id,
+                    result: ToolResult {
+                        tool_call_id: String::new(),
+                        output: "`!` commands are not available through attach".into(),
+                        is_error: true,
+                    },
+                    duration: Duration::ZERO,
+                });
+                Ok(())
+            }
+            Request::NewSession => Err(unavailable_failure("a new session")),
+            Request::Resume(_) | Request::ListSessions { .. } => {
+                Err(unavailable_failure("switching sessions"))
+            }
+            Request::Rename(_) => Err(unavailable_failure("renaming")),
+            Request::Compact => Err(unavailable_failure("compacting")),
+            Request::SetModel(_) => Err(unavailable_failure("switching models")),
+            // Kept by this front end itself; the server needs none of them.
+            Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),
+        };
+        if let Err(failure) = sent {
+            hub.publish(Update::Failed(failure));
+        }
+    }
+    stop.cancel();
+    // The session goes on in the server; here it has ended.
+    hub.publish(Update::Closed(Arc::new(Closing {
+        session_id: api.session_id.clone(),
+        kept: true,
+        unsaved: Unsaved::default(),
+        flush_error: None,
+    })));
+}
+
+fn unavailable_failure(what: &str) -> Failure {
+    Failure::new(
+        FailureKind::Config,
+        format!("{what} is not available through attach: start harness9 attach again"),
+    )
+}
+
+async fn answer(api: &Api, id: &str, decision: ApprovalDecision) -> Result<(), Failure> {
+    let body = match decision {
+        ApprovalDecision::AllowOnce | ApprovalDecision::AllowRule => json!({"decision": "once"}),
+        ApprovalDecision::AllowAlways => json!({"decision": "session"}),
+        ApprovalDecision::Deny { reason } => json!({"decision": "deny", "reason": reason}),
+        ApprovalDecision::NoApprover => json!({"decision": "deny"}),
+    };
+    api.post(&format!("/approvals/{id}"), body).await
+}
+
+/// Follows the session's event stream, reconnecting with `Last-Event-ID`, until the session
+/// closes, the front end leaves, or the server cannot be reached.
+async fn follow(api: Api, hub: Arc<Hub>, stop: CancellationToken) {
+    let mut last_id: Option<u64> = None;
+    let mut failures = 0;
+    loop {
+        let outcome = tokio::select! {
+            outcome = read_stream(&api, &hub, &mut last_id) => outcome,
+            _ = stop.cancelled() => return,
+        };
+        match outcome {
+            StreamEnd::Closed => {
+                stop.cancel();
+                return;
+            }
+            StreamEnd::Broken { progressed } => {
+                failures = if progressed { 1 } else { failures + 1 };
+                if failures > RECONNECTS {
+                    hub.publish(Update::Failed(Failure::new(
+                        FailureKind::Network,
+                        format!("lost the connection to {}", api.base),
+                    )));
+                    return;
+                }
+                let wait = Duration::from_millis(100 << failures.min(5));
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = stop.cancelled() => return,
+                }
+            }
+        }
+    }
+}
+
+enum StreamEnd {
+    /// The server said the session closed.
+    Closed,
+    /// The stream ended or broke; `progressed` when it delivered something first.
+    Broken { progressed: bool },
+}
+
+async fn read_stream(api: &Api, hub: &Arc<Hub>, last_id: &mut Option<u64>) -> StreamEnd {
+    let mut request = api.http.get(api.url("/events")).bearer_auth(&api.token);
+    if let Some(id) = last_id {
+        request = request.header("Last-Event-ID", id.to_string());
+    }
+    let response = match request.send().await {
+        Ok(response) if response.status().is_success() => response,
+        _ => return StreamEnd::Broken { progressed: false },
+    };
+    let mut progressed = false;
+    let mut framer = SseFramer::new(1 << 20, 64 << 20);
+    let mut events = Vec::new();
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let Ok(chunk) = chunk else { break };
+        if framer.push(&chunk, &mut events).is_err() {
+            break;
+        }
+        for sse in events.drain(..) {
+            let Ok(value) = serde_json::from_str::<Value>(&sse.data) else {
+                continue;
+            };
+            if let Some(id) = value.get("id").and_then(Value::as_u64) {
+                *last_id = Some(id);
+            }
+            progressed = true;
+            if deliver(api, hub, &value) {
+                return StreamEnd::Closed;
+            }
+        }
+    }
+    StreamEnd::Broken { progressed }
+}
+
+/// Publishes the update one event of the stream stands for; `true` for the session's end.
+fn deliver(api: &Api, hub: &Arc<Hub>, value: &Value) -> bool {
+    let data = &value["data"];
+    match value["type"].as_str() {
+        Some("todos") => {
+            let todos: Vec<TodoItem> = serde_json::from_value(data.clone()).unwrap_or_default();
+            hub.publish(Update::Todos(todos));
+        }
+        Some("renamed") => {
+            if let Some(name) = data["name"].as_str() {
+                hub.publish(Update::Renamed(name.to_owned()));
+            }
+        }
+        Some("closed") => {
+            hub.publish(Update::Closed(Arc::new(Closing {
+                session_id: api.session_id.clone(),
+                kept: data["kept"].as_bool().unwrap_or(true),
+                unsaved: Unsaved::default(),
+                flush_error: None,
+            })));
+            return true;
+        }
+        // The queue is this front end's own; a prompt started by another client is seen by
+        // its events.
+        Some("queue" | "run_started") => {}
+        _ => {
+            if let Some((event, answer)) = Event::from_json(value) {
+                if let Some(answer) = answer {
+                    // The front end answers the request in place; the answer goes to the server.
+                    let api = api.clone();
+                    let hub = Arc::clone(hub);
+                    let id = match &event.kind {
+                        crate::engine::EventKind::ApprovalRequired(r) => r.id.clone(),
+                        _ => String::new(),
+                    };
+                    tokio::spawn(async move {
+                        if let Ok(decision) = answer.await
+                            && let Err(failure) = self::answer(&api, &id, decision).await
+                        {
+                            hub.publish(Update::Failed(failure));
+                        }
+                    });
+                }
+                hub.publish(Update::Engine(event));
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,587 @@
+//! `harness9 serve`, the real binary, driven by a real HTTP client (reqwest) against a mock LLM
+//! on 127.0.0.1: watchers, replay, approvals, the guards against browsers and strangers,
+//! interrupt, mode, the transcript, and `attach` in a pseudo-terminal.
+
+use std::io::BufRead;
+use std::process::{Child, Stdio};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::exec::Run;
+use crate::support::{Gate, MockLlm, PATIENCE, Reply, Split, openai_text_sse, openai_tool_sse};
+
+/// A `harness9 serve` child process.
+pub struct Server {
+    child: Child,
+    pub url: String,
+    pub token: String,
+    pub run: Run,
+    http: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    pub fn start(mock: &MockLlm, args: &[&str], envs: &[(&str, &str)]) -> Server {
+        let run = Run::new();
+        let mut command = run.command(mock, &["serve", "--listen", "127.0.0.1:0"]);
+        command
+            .args(args)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null());
+        for (key, value) in envs {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("harness9 serve: listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(PATIENCE)
+            .expect("serve says where it listens");
+        let token = envs
+            .iter()
+            .find(|(k, _)| *k == "HARNESS9_SERVE_TOKEN")
+            .map(|(_, v)| (*v).to_owned())
+            .unwrap_or_else(|| {
+                std::fs::read_to_string(run.home.join("serve.token"))
+                    .expect("the token file")
+                    .trim()
+                    .to_owned()
+            });
+        Server {
+            child,
+            url,
+            token,
+            run,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("serve answers");
+        let status = response.status();
+        let value = response.json().await.unwrap_or(Value::Null);
+        (status, value)
+    }
+
+    pub async fn open(&self, body: Value) -> String {
+        let (status, value) = self.request("POST", "/sessions", Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{value}");
+        value["id"].as_str().expect("an id").to_owned()
+    }
+
+    pub async fn prompt(&self, id: &str, text: &str) {
+        let (status, value) = self
+            .request(
+                "POST",
+                &format!("/sessions/{id}/prompt"),
+                Some(json!({ "text": text })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{value}");
+    }
+
+    pub async fn watch(&self, id: &str, last_event_id: Option<u64>) -> Watcher {
+        let mut request = self
+            .http
+            .get(format!("{}/sessions/{id}/events", self.url))
+            .bearer_auth(&self.token);
+        if let Some(last) = last_event_id {
+            request = request.header("Last-Event-ID", last.to_string());
+        }
+        let response = request.send().await.expect("events");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        Watcher {
+            response,
+            buffer: Vec::new(),
+        }
+    }
+}
+
+/// One SSE watcher of a session.
+pub struct Watcher {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+}
+
+impl Watcher {
+    /// The next event (its JSON, with the SSE `id:` checked against the JSON's `id`).
+    pub async fn next(&mut self) -> Value {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let text = String::from_utf8(frame).unwrap();
+                if text.starts_with(':') {
+                    continue;
+                }
+                let mut id = None;
+                let mut data = None;
+                for line in text.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = Some(v.parse::<u64>().unwrap());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data = Some(serde_json::from_str::<Value>(v).unwrap());
+                    }
+                }
+                let data = data.expect("a data line");
+                assert_eq!(data["id"].as_u64(), id, "the SSE id is the event's id");
+                return data;
+            }
+            let chunk = tokio::time::timeout(PATIENCE, self.response.chunk())
+                .await
+                .expect("an event in time")
+                .expect("the stream reads")
+                .expect("the stream goes on");
+            self.buffer.extend_from_slice(&chunk);
+        }
+    }
+
+    /// Events up to and including the first of type `until`.
+    pub async fn until(&mut self, until: &str) -> Vec<Value> {
+        let mut events = Vec::new();
+        loop {
+            let event = self.next().await;
+            let done = event["type"] == until;
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+fn ids(events: &[Value]) -> Vec<u64> {
+    events.iter().map(|e| e["id"].as_u64().unwrap()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_watchers_see_the_same_events_and_a_reconnect_gets_what_it_missed() {
+    let mock = MockLlm::start().await;
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Hello from the served session."),
+        split: Split::Random(7),
+    });
+    let server = Server::start(&mock, &[], &[]);
+    let id = server.open(json!({})).await;
+    let mut first = server.watch(&id, None).await;
+    let mut second = server.watch(&id, None).await;
+    server.prompt(&id, "say hello").await;
+    let a = first.until("done").await;
+    let b = second.until("done").await;
+    assert_eq!(a, b, "both watchers see the same events in the same order");
+    assert_eq!(types(&a).first(), Some(&"session_started"));
+    assert!(ids(&a).windows(2).all(|w| w[0] < w[1]), "{:?}", ids(&a));
+    let text: String = a
+        .iter()
+        .filter(|e| e["type"] == "action_delta")
+        .map(|e| e["data"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello from the served session.");
+    // A watcher that saw only the first two events comes back for the rest.
+    let seen = a[1]["id"].as_u64().unwrap();
+    let mut late = server.watch(&id, Some(seen)).await;
+    let missed = late.until("done").await;
+    assert_eq!(missed, a[2..].to_vec());
+    // The transcript route has the stored conversation.
+    let (status, messages) = server
+        .request("GET", &format!("/sessions/{id}/messages"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let messages = messages.to_string();
+    assert!(messages.contains("say hello") && messages.contains("Hello from the served session."));
+    // And the list of sessions has it.
+    let (status, list) = server.request("GET", "/sessions", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list[0]["id"], id.as_str(), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_answered_over_http_runs_the_call_and_a_second_answer_gets_409() {
+    let mock = MockLlm::start().await;
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("call_1", "bash", r#"{"command":"printf made > made.txt"}"#),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Made it."),
+        split: Split::Whole,
+    });
+    let server = Server::start(&mock, &[], &[]);
+    let id = server.open(json!({})).await;
+    let mut watcher = server.watch(&id, None).await;
+    server.prompt(&id, "make a file").await;
+    let asked = watcher.until("approval_required").await;
+    let approval = asked.last().unwrap().clone();
+    assert_eq!(approval["data"]["tool_call"]["name"], "bash");
+    // A watcher that connects while the approval waits sees it first.
+    let mut newcomer = server.watch(&id, None).await;
+    assert_eq!(newcomer.next().await, approval);
+    let path = format!("/sessions/{id}/approvals/call_1");
+    let (status, body) = server
+        .request("POST", &path, Some(json!({"decision": "once"})))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = server
+        .request("POST", &path, Some(json!({"decision": "deny"})))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "the first answer won");
+    let rest = watcher.until("done").await;
+    let result = rest.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["data"]["is_error"], false, "{result}");
+    assert_eq!(
+        std::fs::read_to_string(server.run.workdir.join("made.txt")).unwrap(),
+        "made"
+    );
+    // An approval that never existed is not found; a bad decision is a 400.
+    let (status, _) = server
+        .request(
+            "POST",
+            &format!("/sessions/{id}/approvals/nope"),
+            Some(json!({"decision": "once"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = server
+        .request("POST", &path, Some(json!({"decision": "maybe"})))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("once"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_browsers_and_bad_requests_are_refused() {
+    let mock = MockLlm::start().await;
+    let server = Server::start(&mock, &[], &[]);
+    let http = reqwest::Client::new();
+    let url = |path: &str| format!("{}{path}", server.url);
+    // No token, a wrong one, or one in the query string: 401.
+    let status = |r: reqwest::Response| r.status();
+    assert_eq!(
+        status(http.get(url("/sessions")).send().await.unwrap()),
+        401
+    );
+    let wrong = http
+        .get(url("/sessions"))
+        .bearer_auth("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let query = format!(
+        "/sessions?token={}&access_token={}",
+        server.token, server.token
+    );
+    assert_eq!(status(http.get(url(&query)).send().await.unwrap()), 401);
+    let cookie = http
+        .get(url("/sessions"))
+        .header("Cookie", format!("token={}", server.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cookie.status(), 401);
+    // /health needs none.
+    let health: Value = http
+        .get(url("/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["ok"], true);
+    // A page in a browser: any Origin is refused, even with the token; no CORS, ever.
+    let from_page = http
+        .post(url("/sessions"))
+        .bearer_auth(&server.token)
+        .header("Origin", "http://127.0.0.1:3000")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(from_page.status(), 403);
+    let preflight = http
+        .request(reqwest::Method::OPTIONS, url("/sessions"))
+        .header("Origin", "https://evil.example")
+        .header("Access-Control-Request-Method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 403);
+    assert!(
+        !preflight
+            .headers()
+            .keys()
+            .any(|k| k.as_str().starts_with("access-control-")),
+        "{:?}",
+        preflight.headers()
+    );
+    // DNS rebinding: a page served under another name reaches 127.0.0.1 with its own Host.
+    let rebound = http
+        .get(url("/sessions"))
+        .bearer_auth(&server.token)
+        .header("Host", "attacker.example:7979")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 421);
+    // Unknown sessions and routes: 404. Bad JSON or fields: 400 with a message.
+    let (code, _) = server
+        .request("POST", "/sessions/nope/prompt", Some(json!({"text": "hi"})))
+        .await;
+    assert_eq!(code, 404);
+    let (code, _) = server.request("GET", "/sessions/nope/events", None).await;
+    assert_eq!(code, 404);
+    let (code, _) = server.request("GET", "/sessions/nope/messages", None).await;
+    assert_eq!(code, 404);
+    let (code, _) = server.request("GET", "/nowhere", None).await;
+    assert_eq!(code, 404);
+    let bad = http
+        .post(url("/sessions"))
+        .bearer_auth(&server.token)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    let message: Value = bad.json().await.unwrap();
+    assert!(
+        message["error"].as_str().unwrap().contains("JSON"),
+        "{message}"
+    );
+    let (code, body) = server
+        .request("POST", "/sessions", Some(json!({"mode": "fast"})))
+        .await;
+    assert_eq!(code, 400, "{body}");
+    let id = server.open(json!({})).await;
+    let (code, _) = server
+        .request(
+            "POST",
+            &format!("/sessions/{id}/prompt"),
+            Some(json!({"text": "  "})),
+        )
+        .await;
+    assert_eq!(code, 400);
+    let (code, _) = server
+        .request(
+            "POST",
+            &format!("/sessions/{id}/prompt"),
+            Some(json!({"txt": "hi"})),
+        )
+        .await;
+    assert_eq!(code, 400);
+    // yolo is not handed out by a server that was not started in it.
+    let (code, _) = server
+        .request("POST", "/sessions", Some(json!({"mode": "yolo"})))
+        .await;
+    assert_eq!(code, 403);
+    let (code, _) = server
+        .request(
+            "POST",
+            &format!("/sessions/{id}/mode"),
+            Some(json!({"mode": "yolo"})),
+        )
+        .await;
+    assert_eq!(code, 403);
+    let (code, _) = server
+        .request(
+            "POST",
+            "/sessions",
+            Some(json!({"resume": "no-such-session"})),
+        )
+        .await;
+    assert_eq!(code, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_stops_the_run_and_a_mode_switch_holds_from_the_next_run() {
+    let mock = MockLlm::start().await;
+    let gate = Gate::default();
+    let body = openai_text_sse("never finished");
+    mock.push(Reply::Gated {
+        head: crate::support::openai_text_chunk("Working on"),
+        rest: body,
+        gate: gate.clone(),
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("A plan."),
+        split: Split::Whole,
+    });
+    let server = Server::start(&mock, &[], &[]);
+    let id = server.open(json!({"mode": "auto-edit"})).await;
+    let mut watcher = server.watch(&id, None).await;
+    server.prompt(&id, "work").await;
+    let started = watcher.until("action_delta").await;
+    assert_eq!(started[0]["data"]["mode"], "auto-edit");
+    let (code, _) = server
+        .request("POST", &format!("/sessions/{id}/interrupt"), None)
+        .await;
+    assert_eq!(code, StatusCode::ACCEPTED);
+    let ended = watcher.until("error").await;
+    let error = ended.last().unwrap();
+    assert_eq!(error["kind"], "interrupted", "{error}");
+    let (code, body) = server
+        .request(
+            "POST",
+            &format!("/sessions/{id}/mode"),
+            Some(json!({"mode": "plan"})),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    server.prompt(&id, "plan it").await;
+    let next = watcher.until("done").await;
+    let started = next
+        .iter()
+        .find(|e| e["type"] == "session_started")
+        .unwrap();
+    assert_eq!(started["data"]["mode"], "plan");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_never_reaches_a_command_and_a_public_address_needs_one() {
+    let mock = MockLlm::start().await;
+    mock.push(Reply::Sse {
+        body: openai_tool_sse(
+            "call_env",
+            "bash",
+            r#"{"command":"env; cat /proc/$PPID/environ | tr '\\0' '\\n'"}"#,
+        ),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Looked."),
+        split: Split::Whole,
+    });
+    let secret = "serve-token-that-must-stay-secret-1234";
+    let server = Server::start(
+        &mock,
+        &["--mode", "yolo"],
+        &[("HARNESS9_SERVE_TOKEN", secret)],
+    );
+    let id = server.open(json!({"mode": "yolo"})).await;
+    let mut watcher = server.watch(&id, None).await;
+    server.prompt(&id, "look around").await;
+    let events = watcher.until("done").await;
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    let output = result["data"]["output"].as_str().unwrap();
+    assert!(output.contains("PATH="), "the command ran: {output}");
+    assert!(!output.contains(secret), "{output}");
+    drop(server);
+    // Beyond loopback without a token of the user's own: refused, exit 2.
+    let run = Run::new();
+    let out = run
+        .command(&mock, &["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("HARNESS9_SERVE_TOKEN"));
+}
+
+/// A prompt sent while a run goes on is queued and runs next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_sent_during_a_run_is_queued_behind_it() {
+    let mock = MockLlm::start().await;
+    let gate = Gate::default();
+    mock.push(Reply::Gated {
+        head: crate::support::openai_text_chunk("First "),
+        rest: openai_text_sse("answer."),
+        gate: gate.clone(),
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Second answer."),
+        split: Split::Whole,
+    });
+    let server = Server::start(&mock, &[], &[]);
+    let id = server.open(json!({})).await;
+    let mut watcher = server.watch(&id, None).await;
+    server.prompt(&id, "one").await;
+    watcher.until("action_delta").await;
+    server.prompt(&id, "two").await;
+    gate.open();
+    watcher.until("done").await;
+    let second = watcher.until("done").await;
+    assert!(
+        second
+            .iter()
+            .any(|e| e["type"] == "run_started" && e["data"]["prompt"] == "two")
+    );
+    assert!(
+        second.iter().any(|e| e["data"] == "Second answer."),
+        "{second:?}"
+    );
+}
+
+/// `harness9 attach`: the TUI over a served session, typed into as a person would.
+#[test]
+fn attach_streams_a_prompt_and_runs_an_approved_call() {
+    use crate::tui::{Pty, harness9, press_until};
+    let mock = MockLlm::start_in_background();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Hello through the server."),
+        split: Split::Random(3),
+    });
+    mock.push(Reply::Sse {
+        body: openai_tool_sse(
+            "call_a",
+            "bash",
+            r#"{"command":"echo attached-run && touch made"}"#,
+        ),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("It ran."),
+        split: Split::Whole,
+    });
+    let server = Server::start(&mock, &[], &[]);
+    let env = vec![
+        ("HOME", server.run.home.display().to_string()),
+        ("HARNESS9_HOME", server.run.home.display().to_string()),
+    ];
+    let mut pty = Pty::spawn(
+        harness9(),
+        &["attach", &server.url],
+        &server.run.workdir,
+        &env,
+    );
+    pty.wait_for("Ask harness9 to do something");
+    pty.send("say hello\r");
+    pty.wait_for_all(&["› say hello", "Hello through the server."]);
+    pty.send("run it\r");
+    pty.wait_for_all(&["Approve bash?", "$ echo attached-run"]);
+    press_until(&mut pty, "y", "✓ bash");
+    pty.wait_for_all(&["│ attached-run", "It ran."]);
+    assert!(server.run.workdir.join("made").exists());
+}
