@@ -7,6 +7,7 @@ mod permissions;
 mod providers;
 mod sandbox;
 mod serve;
+mod serve_client;
 mod sessions;
 mod stored_state;
 mod support;
