@@ -57,6 +57,34 @@ fn anthropic_stream() -> Vec<u8> {
     out.into_bytes()
 }
 
+fn responses_stream() -> Vec<u8> {
+    let mut out = String::new();
+    let mut seq = 0;
+    let mut event = |kind: &str, rest: String| {
+        out.push_str(&format!(
+            "event: {kind}\ndata: {{\"type\":\"{kind}\",\"sequence_number\":{seq}{rest}}}\n\n"
+        ));
+        seq += 1;
+    };
+    event("response.created", ",\"response\":{\"id\":\"resp_bench\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-5\",\"output\":[]}".into());
+    event("response.output_item.added", ",\"output_index\":0,\"item\":{\"id\":\"msg_bench\",\"type\":\"message\",\"status\":\"in_progress\",\"content\":[],\"role\":\"assistant\"}".into());
+    for i in 0..TEXT_DELTAS {
+        event(
+            "response.output_text.delta",
+            format!(",\"item_id\":\"msg_bench\",\"output_index\":0,\"content_index\":0,\"delta\":\" word{i}\",\"logprobs\":[],\"obfuscation\":\"Xk2a\""),
+        );
+    }
+    event("response.output_item.added", ",\"output_index\":1,\"item\":{\"id\":\"fc_bench\",\"type\":\"function_call\",\"status\":\"in_progress\",\"arguments\":\"\",\"call_id\":\"call_1\",\"name\":\"write_file\"}".into());
+    for i in 0..ARGUMENT_DELTAS {
+        event(
+            "response.function_call_arguments.delta",
+            format!(",\"item_id\":\"fc_bench\",\"output_index\":1,\"delta\":\"line {i}\\\\n\",\"obfuscation\":\"q\""),
+        );
+    }
+    event("response.completed", ",\"response\":{\"id\":\"resp_bench\",\"object\":\"response\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":10,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":8000,\"output_tokens_details\":{\"reasoning_tokens\":0},\"total_tokens\":8010}}".into());
+    out.into_bytes()
+}
+
 fn decode(kind: ProviderKind, body: &[u8]) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -88,6 +116,14 @@ fn sse_anthropic(bencher: Bencher) {
     bencher
         .counter(BytesCount::new(body.len()))
         .bench(|| decode(ProviderKind::Anthropic, &body));
+}
+
+#[divan::bench(sample_count = 20)]
+fn sse_responses(bencher: Bencher) {
+    let body = responses_stream();
+    bencher
+        .counter(BytesCount::new(body.len()))
+        .bench(|| decode(ProviderKind::Responses, &body));
 }
 
 mod engine {

@@ -265,7 +265,8 @@ pub fn resolve_trusted(
     let key = key.map(|(value, _)| value);
     let base_url = base_url.map(|(value, _)| value);
     // A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) usually needs no key.
-    let keyless_ok = kind == ProviderKind::OpenAi && base_url.is_some();
+    let keyless_ok =
+        matches!(kind, ProviderKind::OpenAi | ProviderKind::Responses) && base_url.is_some();
     if key.is_none() && !keyless_ok {
         return Err(ConfigError::MissingKey {
             provider: kind,
@@ -360,6 +361,7 @@ fn choose_provider(
         return match name.trim().to_ascii_lowercase().as_str() {
             "openai" => Ok(ProviderKind::OpenAi),
             "anthropic" => Ok(ProviderKind::Anthropic),
+            "responses" => Ok(ProviderKind::Responses),
             _ => Err(ConfigError::UnknownProvider(name.to_owned())),
         };
     }

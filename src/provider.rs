@@ -1,5 +1,5 @@
-//! The model side: the `LlmProvider` trait the engine depends on, and its two wire protocols
-//! (OpenAI-compatible chat completions, Anthropic messages). Each protocol has one conversion
+//! The model side: the `LlmProvider` trait the engine depends on, and its three wire protocols
+//! (OpenAI-compatible chat completions, Anthropic messages, OpenAI Responses). Each has one conversion
 //! layer shared by the blocking and the streaming call, so both always send the same request.
 
 mod anthropic;
@@ -7,6 +7,7 @@ mod api_error;
 mod limits;
 mod openai;
 mod redact;
+mod responses;
 mod retry;
 mod scripted;
 pub(crate) mod sse;
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
 pub use redact::{REDACTED, redact, remember_key};
+pub use responses::ResponsesProvider;
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptStep, ScriptedCall, ScriptedProvider};
 pub use transport::TransportOptions;
@@ -72,6 +74,8 @@ pub enum ProviderKind {
     #[value(name = "openai")]
     OpenAi,
     Anthropic,
+    /// OpenAI's Responses API (reasoning kept between calls).
+    Responses,
 }
 
 impl ProviderKind {
@@ -79,33 +83,35 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Responses => "responses",
         }
     }
 
     pub fn default_model(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "gpt-4o",
+            ProviderKind::Responses => "gpt-5",
             ProviderKind::Anthropic => "claude-sonnet-4-20250514",
         }
     }
 
     pub fn default_base_url(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::OpenAi | ProviderKind::Responses => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com",
         }
     }
 
     pub fn key_variable(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "OPENAI_API_KEY",
+            ProviderKind::OpenAi | ProviderKind::Responses => "OPENAI_API_KEY",
             ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
         }
     }
 
     pub fn base_url_variable(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "OPENAI_BASE_URL",
+            ProviderKind::OpenAi | ProviderKind::Responses => "OPENAI_BASE_URL",
             ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
         }
     }
@@ -176,6 +182,7 @@ impl ProviderConfig {
         Ok(match self.kind {
             ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(self.clone())?),
             ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(self.clone())?),
+            ProviderKind::Responses => Arc::new(ResponsesProvider::new(self.clone())?),
         })
     }
 }
@@ -232,6 +239,10 @@ where
         ProviderKind::Anthropic => {
             let mut decoder = anthropic::AnthropicDecoder::default();
             transport::decode_sse(bytes, &mut decoder, tx, idle, "Anthropic").await
+        }
+        ProviderKind::Responses => {
+            let mut decoder = responses::ResponsesDecoder::default();
+            transport::decode_sse(bytes, &mut decoder, tx, idle, "OpenAI").await
         }
     };
     outcome.map_err(|failure| transport::redacted(failure.error))

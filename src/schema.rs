@@ -42,6 +42,13 @@ pub enum ThinkingBlock {
     Redacted {
         data: String,
     },
+    /// An OpenAI Responses reasoning item: its summary (shown as thinking) and the encrypted
+    /// reasoning the API needs back to go on from it (`store: false` keeps nothing server-side).
+    Encrypted {
+        #[serde(default)]
+        summary: String,
+        encrypted_content: String,
+    },
 }
 
 impl ThinkingBlock {
@@ -49,6 +56,7 @@ impl ThinkingBlock {
     pub fn text(&self) -> &str {
         match self {
             ThinkingBlock::Thinking { thinking, .. } => thinking,
+            ThinkingBlock::Encrypted { summary, .. } => summary,
             ThinkingBlock::Redacted { .. } => "",
         }
     }

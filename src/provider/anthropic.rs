@@ -214,6 +214,8 @@ fn assistant_blocks(message: &Message) -> Vec<Value> {
             ThinkingBlock::Redacted { data } => {
                 blocks.push(json!({"type": "redacted_thinking", "data": data}))
             }
+            // OpenAI's encrypted reasoning means nothing to Anthropic.
+            ThinkingBlock::Encrypted { .. } => {}
         }
     }
     if !message.content.is_empty() {

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::support::{MockLlm, PATIENCE, Reply, Split, fixture};
 
 mod faults;
+mod responses;
 
 const SECRET: &str = "sk-test-secret-0123456789";
 
@@ -25,7 +26,7 @@ fn provider(kind: ProviderKind, mock: &MockLlm) -> Arc<dyn LlmProvider> {
 
 fn provider_with_idle(kind: ProviderKind, mock: &MockLlm, idle: Duration) -> Arc<dyn LlmProvider> {
     let base = match kind {
-        ProviderKind::OpenAi => mock.openai_base(),
+        ProviderKind::OpenAi | ProviderKind::Responses => mock.openai_base(),
         ProviderKind::Anthropic => mock.base_url.clone(),
     };
     let mut config = ProviderConfig::new(kind, ApiKey::new(SECRET), base);
@@ -119,6 +120,7 @@ fn expected_tool_turn(kind: ProviderKind) -> Message {
             ],
             SIGNATURE,
         ),
+        ProviderKind::Responses => unreachable!("the Responses turn is in providers/responses.rs"),
     };
     let mut message = Message::assistant("Let me look at the project first.");
     message.thinking = vec![ThinkingBlock::Thinking {
@@ -152,6 +154,9 @@ fn fixture_names(kind: ProviderKind) -> (&'static str, &'static str, &'static st
             "anthropic_text.sse",
             "anthropic_tools.json",
         ),
+        ProviderKind::Responses => {
+            unreachable!("the Responses fixtures are in providers/responses.rs")
+        }
     }
 }
 

@@ -152,6 +152,7 @@ async fn too_many_calls_or_too_large_arguments_are_refused() {
                 ProviderKind::Anthropic => format!(
                     "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{piece}\"}}}}\n\n"
                 ),
+                ProviderKind::Responses => unreachable!("only the two kinds above"),
             });
         }
         mock.push(Reply::Sse {
@@ -224,7 +225,7 @@ async fn endless_server(
 
 fn provider_at(kind: ProviderKind, base: &str, idle: Duration) -> Arc<dyn LlmProvider> {
     let base = match kind {
-        ProviderKind::OpenAi => format!("{base}/v1"),
+        ProviderKind::OpenAi | ProviderKind::Responses => format!("{base}/v1"),
         ProviderKind::Anthropic => base.to_owned(),
     };
     let mut config = ProviderConfig::new(kind, ApiKey::new(SECRET), base);
