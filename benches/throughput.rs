@@ -71,14 +71,18 @@ fn responses_stream() -> Vec<u8> {
     for i in 0..TEXT_DELTAS {
         event(
             "response.output_text.delta",
-            format!(",\"item_id\":\"msg_bench\",\"output_index\":0,\"content_index\":0,\"delta\":\" word{i}\",\"logprobs\":[],\"obfuscation\":\"Xk2a\""),
+            format!(
+                ",\"item_id\":\"msg_bench\",\"output_index\":0,\"content_index\":0,\"delta\":\" word{i}\",\"logprobs\":[],\"obfuscation\":\"Xk2a\""
+            ),
         );
     }
     event("response.output_item.added", ",\"output_index\":1,\"item\":{\"id\":\"fc_bench\",\"type\":\"function_call\",\"status\":\"in_progress\",\"arguments\":\"\",\"call_id\":\"call_1\",\"name\":\"write_file\"}".into());
     for i in 0..ARGUMENT_DELTAS {
         event(
             "response.function_call_arguments.delta",
-            format!(",\"item_id\":\"fc_bench\",\"output_index\":1,\"delta\":\"line {i}\\\\n\",\"obfuscation\":\"q\""),
+            format!(
+                ",\"item_id\":\"fc_bench\",\"output_index\":1,\"delta\":\"line {i}\\\\n\",\"obfuscation\":\"q\""
+            ),
         );
     }
     event("response.completed", ",\"response\":{\"id\":\"resp_bench\",\"object\":\"response\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":10,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":8000,\"output_tokens_details\":{\"reasoning_tokens\":0},\"total_tokens\":8010}}".into());

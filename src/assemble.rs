@@ -93,9 +93,11 @@ pub type ProviderFactory = Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, Stri
 /// The settings' provider, with the model asked for.
 pub fn provider_factory(settings: &Settings) -> ProviderFactory {
     let config = settings.provider.clone();
+    let catalogue = settings.catalogue.clone();
     Arc::new(move |model: &str| {
         let mut config = config.clone();
         config.model = model.to_owned();
+        config.prices = catalogue.lookup(model).and_then(|info| info.prices());
         config.build().map_err(|e| e.to_string())
     })
 }
@@ -207,10 +209,10 @@ pub async fn assemble_with(
         .max_concurrent_tools(settings.max_concurrent_tools)
         .context_window(settings.context_window)
         .compactor(Arc::new(Summarization::for_window(settings.context_window)))
-        .prompt_builder(Arc::new(DefaultPromptBuilder {
-            workdir: settings.workdir.clone(),
-            skills: Arc::clone(&skills),
-        }))
+        .prompt_builder(Arc::new(DefaultPromptBuilder::new(
+            settings.workdir.clone(),
+            Arc::clone(&skills),
+        )))
         .mode(mode)
         .todo_store(Arc::clone(&todos))
         .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)

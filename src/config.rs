@@ -18,7 +18,7 @@ pub use cli::{
 
 use crate::planning::Mode;
 use crate::provider::{
-    ApiKey, DEFAULT_MAX_TOKENS, ProviderConfig, ProviderKind, known_context_window,
+    ApiKey, DEFAULT_MAX_TOKENS, ProviderConfig, ProviderKind, catalogue::Catalogue,
 };
 
 /// The context window assumed for a model we know nothing about.
@@ -191,6 +191,8 @@ pub struct Settings {
     pub notices: Vec<String>,
     /// `--sandbox`, when given (the settings files and the kernel decide the rest).
     pub sandbox: Option<crate::sandbox::SandboxMode>,
+    /// The models harness9 knows (built in, and `$HARNESS9_HOME/models.toml`).
+    pub catalogue: Catalogue,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -291,9 +293,13 @@ pub fn resolve_trusted(
     if !trusted {
         notices.extend(untrusted_notice(&workdir));
     }
+    let (catalogue, problem) = Catalogue::load(&home);
+    notices.extend(problem.map(|e| e.to_string()));
+    let known = catalogue.lookup(&provider.model);
+    provider.prices = known.and_then(|info| info.prices());
     let context_window = options
         .context_window
-        .or_else(|| known_context_window(&provider.model))
+        .or_else(|| known.and_then(|info| info.context_window))
         .unwrap_or(FALLBACK_CONTEXT_WINDOW);
     Ok(Settings {
         workdir,
@@ -312,6 +318,7 @@ pub fn resolve_trusted(
         trust_decided: trusted,
         notices,
         sandbox: options.sandbox,
+        catalogue,
     })
 }
 

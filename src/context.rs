@@ -19,15 +19,27 @@ pub trait PromptBuilder: Send + Sync {
     fn build(&self, mode: Mode) -> String;
 }
 
-/// The built-in prompt: who harness9 is, where it works, today's date and the platform.
+/// The built-in prompt: who harness9 is, where it works, the date and the platform.
 #[derive(Debug, Clone)]
 pub struct BasePrompt {
     pub workdir: PathBuf,
+    /// The date the session began: fixed, so the prompt (and the provider's cache of it) stays
+    /// the same on every turn, across midnight too.
+    date: String,
+}
+
+impl BasePrompt {
+    pub fn new(workdir: PathBuf) -> Self {
+        BasePrompt {
+            workdir,
+            date: today(),
+        }
+    }
 }
 
 impl PromptBuilder for BasePrompt {
     fn build(&self, mode: Mode) -> String {
-        base_prompt(&self.workdir, mode)
+        base_prompt(&self.workdir, &self.date, mode)
     }
 }
 
@@ -37,6 +49,18 @@ impl PromptBuilder for BasePrompt {
 pub struct DefaultPromptBuilder {
     pub workdir: PathBuf,
     pub skills: Arc<SkillIndex>,
+    /// The date the session began (see `BasePrompt`).
+    date: String,
+}
+
+impl DefaultPromptBuilder {
+    pub fn new(workdir: PathBuf, skills: Arc<SkillIndex>) -> Self {
+        DefaultPromptBuilder {
+            workdir,
+            skills,
+            date: today(),
+        }
+    }
 }
 
 /// The most of AGENTS.md put in the prompt.
@@ -44,7 +68,7 @@ const MAX_AGENTS_MD: usize = 64 * 1024;
 
 impl PromptBuilder for DefaultPromptBuilder {
     fn build(&self, mode: Mode) -> String {
-        let mut prompt = base_prompt(&self.workdir, mode);
+        let mut prompt = base_prompt(&self.workdir, &self.date, mode);
         if let Ok(agents) = std::fs::read_to_string(self.workdir.join("AGENTS.md")) {
             let agents = agents.trim();
             if !agents.is_empty() {
@@ -75,8 +99,9 @@ fn today() -> String {
         .collect()
 }
 
-/// The part of every system prompt that does not depend on project files.
-pub fn base_prompt(workdir: &std::path::Path, mode: Mode) -> String {
+/// The part of every system prompt that does not depend on project files; `date` as
+/// `YYYY-MM-DD`.
+pub fn base_prompt(workdir: &std::path::Path, date: &str, mode: Mode) -> String {
     let mut prompt = format!(
         "You are harness9, a coding agent working in a terminal on the user's repository.\n\
          Working directory: {}\n\
@@ -87,7 +112,7 @@ pub fn base_prompt(workdir: &std::path::Path, mode: Mode) -> String {
          you changed and what you could not do. Paths are relative to the working directory. \
          When a tool call fails, read the error, fix the call and try again.",
         workdir.display(),
-        today(),
+        date,
         std::env::consts::OS,
         std::env::consts::ARCH,
     );
@@ -141,10 +166,10 @@ mod tests {
     use crate::schema::ToolCall;
 
     fn builder(workdir: &std::path::Path, home: &std::path::Path) -> DefaultPromptBuilder {
-        DefaultPromptBuilder {
-            workdir: workdir.to_path_buf(),
-            skills: Arc::new(SkillIndex::discover(workdir, home)),
-        }
+        DefaultPromptBuilder::new(
+            workdir.to_path_buf(),
+            Arc::new(SkillIndex::discover(workdir, home)),
+        )
     }
 
     #[test]

@@ -232,11 +232,11 @@ impl AgentEngineBuilder {
     }
 
     pub fn build(self) -> AgentEngine {
-        let prompt = self.options.prompt_builder.clone().unwrap_or_else(|| {
-            Arc::new(BasePrompt {
-                workdir: self.workdir.clone(),
-            })
-        });
+        let prompt = self
+            .options
+            .prompt_builder
+            .clone()
+            .unwrap_or_else(|| Arc::new(BasePrompt::new(self.workdir.clone())));
         AgentEngine {
             provider: RwLock::new(self.provider),
             registry: self.registry,

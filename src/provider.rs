@@ -4,6 +4,7 @@
 
 mod anthropic;
 mod api_error;
+pub mod catalogue;
 mod limits;
 mod openai;
 mod redact;
@@ -48,6 +49,11 @@ pub trait LlmProvider: Send + Sync {
 
     /// The model requests are sent for.
     fn model(&self) -> &str;
+
+    /// The model's prices (from the catalogue), so a run can say what it cost.
+    fn prices(&self) -> Option<catalogue::Prices> {
+        None
+    }
 
     /// One call, waiting for the whole answer. `on_retry` hears of each retry before its wait.
     async fn generate(
@@ -158,6 +164,8 @@ pub struct ProviderConfig {
     /// OpenAI-compatible reasoning models: `low`, `medium`, `high`.
     pub reasoning_effort: Option<String>,
     pub transport: TransportOptions,
+    /// The model's prices, when the catalogue knows them.
+    pub prices: Option<catalogue::Prices>,
 }
 
 /// Output tokens per call when none is configured (CONTRACT: `--max-tokens` default).
@@ -174,6 +182,7 @@ impl ProviderConfig {
             thinking_budget: 0,
             reasoning_effort: None,
             transport: TransportOptions::default(),
+            prices: None,
         }
     }
 
@@ -187,28 +196,11 @@ impl ProviderConfig {
     }
 }
 
-/// The context window of well-known models, in tokens; `None` for an unknown model.
+/// The context window of a model the built-in catalogue knows; `None` for an unknown model.
 pub fn known_context_window(model: &str) -> Option<u64> {
-    let model = model.to_ascii_lowercase();
-    let table: &[(&str, u64)] = &[
-        ("claude-sonnet-4", 200_000),
-        ("claude-opus-4", 200_000),
-        ("claude-3", 200_000),
-        ("claude", 200_000),
-        ("gpt-4.1", 1_047_576),
-        ("gpt-4o", 128_000),
-        ("gpt-4-turbo", 128_000),
-        ("gpt-5", 400_000),
-        ("o1", 200_000),
-        ("o3", 200_000),
-        ("o4", 200_000),
-        ("deepseek", 128_000),
-        ("qwen", 128_000),
-    ];
-    table
-        .iter()
-        .find(|(prefix, _)| model.starts_with(prefix))
-        .map(|(_, window)| *window)
+    catalogue::Catalogue::builtin()
+        .lookup(model)
+        .and_then(|info| info.context_window)
 }
 
 /// Sorts tool definitions by name: a stable order keeps request prefixes cacheable.

@@ -45,13 +45,21 @@ pub struct SessionInfo {
     pub mode: Mode,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TokenUpdate {
+    /// Every prompt token, cached or not (`cache_read_tokens` and `cache_write_tokens` are parts
+    /// of it).
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub context_window: u64,
     /// `true` for the engine's estimate before a call, `false` for the provider's count.
     pub estimated: bool,
+    /// Prompt tokens read from the provider's cache (a provider's count only).
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache (Anthropic).
+    pub cache_write_tokens: u64,
+    /// What this call cost, when the model's prices are known.
+    pub cost_usd: Option<f64>,
 }
 
 /// A finished tool call.
@@ -77,11 +85,16 @@ pub struct RetryInfo {
     pub delay: Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct DoneInfo {
     pub turns: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The run's prompt tokens read from and written to the provider's cache.
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// What the run cost, when every call's model had known prices.
+    pub cost_usd: Option<f64>,
 }
 
 /// How the user answered an approval.

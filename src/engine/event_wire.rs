@@ -67,12 +67,23 @@ impl Event {
                 "model": info.model,
                 "mode": info.mode.as_str(),
             }),
-            EventKind::TokenUpdate(update) => json!({
-                "input_tokens": update.input_tokens,
-                "output_tokens": update.output_tokens,
-                "context_window": update.context_window,
-                "estimated": update.estimated,
-            }),
+            EventKind::TokenUpdate(update) => {
+                let mut data = json!({
+                    "input_tokens": update.input_tokens,
+                    "output_tokens": update.output_tokens,
+                    "context_window": update.context_window,
+                    "estimated": update.estimated,
+                });
+                // Known only from a provider's count.
+                if !update.estimated {
+                    data["cache_read_tokens"] = json!(update.cache_read_tokens);
+                    data["cache_write_tokens"] = json!(update.cache_write_tokens);
+                }
+                if let Some(cost) = update.cost_usd {
+                    data["cost_usd"] = json!(cost);
+                }
+                data
+            }
             EventKind::ThinkingDelta(text)
             | EventKind::ActionDelta(text)
             | EventKind::Notice(text) => {
@@ -104,11 +115,19 @@ impl Event {
                 "reason": info.reason,
                 "delay_ms": info.delay.as_millis() as u64,
             }),
-            EventKind::Done(info) => json!({
-                "turns": info.turns,
-                "input_tokens": info.input_tokens,
-                "output_tokens": info.output_tokens,
-            }),
+            EventKind::Done(info) => {
+                let mut data = json!({
+                    "turns": info.turns,
+                    "input_tokens": info.input_tokens,
+                    "output_tokens": info.output_tokens,
+                    "cache_read_tokens": info.cache_read_tokens,
+                    "cache_write_tokens": info.cache_write_tokens,
+                });
+                if let Some(cost) = info.cost_usd {
+                    data["cost_usd"] = json!(cost);
+                }
+                data
+            }
             EventKind::Error(failure) => json!(failure.message),
         };
         let mut object = json!({"type": self.kind.type_name(), "turn": self.turn, "data": data});
@@ -146,6 +165,9 @@ impl Event {
                 output_tokens: number("output_tokens")?,
                 context_window: number("context_window")?,
                 estimated: data.get("estimated")?.as_bool()?,
+                cache_read_tokens: number("cache_read_tokens").unwrap_or(0),
+                cache_write_tokens: number("cache_write_tokens").unwrap_or(0),
+                cost_usd: data.get("cost_usd").and_then(Value::as_f64),
             }),
             "thinking_delta" => EventKind::ThinkingDelta(text(data)?),
             "action_delta" => EventKind::ActionDelta(text(data)?),
@@ -189,6 +211,9 @@ impl Event {
                 turns: u32::try_from(number("turns")?).ok()?,
                 input_tokens: number("input_tokens")?,
                 output_tokens: number("output_tokens")?,
+                cache_read_tokens: number("cache_read_tokens").unwrap_or(0),
+                cache_write_tokens: number("cache_write_tokens").unwrap_or(0),
+                cost_usd: data.get("cost_usd").and_then(Value::as_f64),
             }),
             "error" => {
                 let kind = value
@@ -241,7 +266,10 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 2,
                 context_window: 128_000,
-                estimated: true,
+                estimated: false,
+                cache_read_tokens: 4,
+                cache_write_tokens: 1,
+                cost_usd: Some(0.25),
             }),
             EventKind::ThinkingDelta("hm".into()),
             EventKind::ActionDelta("Hello\n".into()),
@@ -272,6 +300,9 @@ mod tests {
                 turns: 3,
                 input_tokens: 100,
                 output_tokens: 20,
+                cache_read_tokens: 50,
+                cache_write_tokens: 0,
+                cost_usd: Some(0.0125),
             }),
             EventKind::Error(Failure::new(FailureKind::Interrupted, "interrupted")),
         ];

@@ -32,6 +32,10 @@ pub(super) struct RunState {
     pub(super) checkpoints: Vec<crate::memory::Compaction>,
     pub(super) session: Option<Arc<dyn Session>>,
     pub(super) usage: Usage,
+    /// What the run's calls cost so far; `None` once a call's cost was unknown.
+    pub(super) cost: Option<f64>,
+    /// Whether every call so far had a known cost (the first call starts the sum).
+    pub(super) turns_priced: bool,
     pub(super) turns: u32,
     /// The turn count when the current run began: an auto-continuation is a run of its own,
     /// with its own `--max-turns` budget.
@@ -111,6 +115,8 @@ impl AgentEngine {
             checkpoints: Vec::new(),
             session,
             usage: Usage::default(),
+            cost: None,
+            turns_priced: true,
             turns: 0,
             budget_start: 0,
             final_text: String::new(),
@@ -156,6 +162,9 @@ impl AgentEngine {
                 turns: state.turns,
                 input_tokens: state.usage.prompt_tokens(),
                 output_tokens: state.usage.output_tokens,
+                cache_read_tokens: state.usage.cache_read_tokens,
+                cache_write_tokens: state.usage.cache_creation_tokens,
+                cost_usd: state.cost,
             }),
             Err(error) => EventKind::Error(error.into()),
         };
@@ -287,6 +296,7 @@ impl AgentEngine {
                 output_tokens: 0,
                 context_window: self.options.context_window,
                 estimated: true,
+                ..TokenUpdate::default()
             }),
         })
         .await;
@@ -301,20 +311,37 @@ impl AgentEngine {
                 state.usage.output_tokens += usage.output_tokens;
                 state.usage.cache_read_tokens += usage.cache_read_tokens;
                 state.usage.cache_creation_tokens += usage.cache_creation_tokens;
+                // The cost of a call whose model has no prices is unknown, and so is the run's.
+                let cost = self.provider().prices().map(|prices| prices.cost(&usage));
+                state.cost = match (state.turns_priced, cost) {
+                    (true, Some(cost)) => Some(state.cost.unwrap_or(0.0) + cost),
+                    _ => None,
+                };
+                state.turns_priced = state.cost.is_some();
                 TokenUpdate {
                     input_tokens: usage.prompt_tokens(),
                     output_tokens: usage.output_tokens,
                     context_window: self.options.context_window,
                     estimated: false,
+                    cache_read_tokens: usage.cache_read_tokens,
+                    cache_write_tokens: usage.cache_creation_tokens,
+                    cost_usd: cost,
                 }
             }
-            None => TokenUpdate {
-                // Recounted: a refusal may have compacted the history since the first estimate.
-                input_tokens: state.prompt_estimate(&tools),
-                output_tokens: estimate_tokens(std::slice::from_ref(&message), &[]),
-                context_window: self.options.context_window,
-                estimated: true,
-            },
+            None => {
+                // A call with no usage has no known cost: neither has the run.
+                state.cost = None;
+                state.turns_priced = false;
+                TokenUpdate {
+                    // Recounted: a refusal may have compacted the history since the first
+                    // estimate.
+                    input_tokens: state.prompt_estimate(&tools),
+                    output_tokens: estimate_tokens(std::slice::from_ref(&message), &[]),
+                    context_window: self.options.context_window,
+                    estimated: true,
+                    ..TokenUpdate::default()
+                }
+            }
         };
         em.emit(Event {
             turn,

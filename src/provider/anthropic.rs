@@ -111,6 +111,10 @@ impl LlmProvider for AnthropicProvider {
         &self.config.model
     }
 
+    fn prices(&self) -> Option<super::catalogue::Prices> {
+        self.config.prices
+    }
+
     async fn generate(
         &self,
         messages: &[Message],

@@ -101,6 +101,10 @@ impl LlmProvider for OpenAiProvider {
         &self.config.model
     }
 
+    fn prices(&self) -> Option<super::catalogue::Prices> {
+        self.config.prices
+    }
+
     async fn generate(
         &self,
         messages: &[Message],

@@ -118,6 +118,10 @@ impl LlmProvider for ResponsesProvider {
         &self.config.model
     }
 
+    fn prices(&self) -> Option<super::catalogue::Prices> {
+        self.config.prices
+    }
+
     async fn generate(
         &self,
         messages: &[Message],

@@ -48,6 +48,7 @@ impl Fixture {
             trust_decided: true,
             notices: Vec::new(),
             sandbox: Some(crate::sandbox::SandboxMode::Off),
+            catalogue: Default::default(),
         };
         Fixture {
             _dir: dir,

@@ -226,6 +226,7 @@ fn snapshot_status_line_in_each_mode() {
             output_tokens: 4_000,
             context_window: 200_000,
             estimated: false,
+            ..TokenUpdate::default()
         });
         let text = screen(&mut app, 80, 24);
         let status = text.lines().last().unwrap().to_owned();
@@ -504,6 +505,7 @@ fn no_state_panics_at_tiny_sizes() {
                     turns: 1,
                     input_tokens: 1,
                     output_tokens: 1,
+                    ..DoneInfo::default()
                 }),
             ));
             app

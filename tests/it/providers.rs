@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::{MockLlm, PATIENCE, Reply, Split, fixture};
 
+mod caching;
 mod faults;
 mod responses;
 

@@ -25,6 +25,7 @@ fn submitting_streams_and_finishes_a_run() {
             turns: 1,
             input_tokens: 10,
             output_tokens: 5,
+            ..DoneInfo::default()
         }),
     ));
     assert!(!app.running);
@@ -121,6 +122,7 @@ fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
             turns: 1,
             input_tokens: 1,
             output_tokens: 1,
+            ..DoneInfo::default()
         }),
     ));
     // Plan review: `a` carries the plan out with auto-continue.

@@ -66,6 +66,7 @@ fn done() -> Event {
             turns: 1,
             input_tokens: 1,
             output_tokens: 1,
+            ..DoneInfo::default()
         }),
     }
 }
