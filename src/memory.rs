@@ -20,7 +20,8 @@ pub use compact::{Compaction, SlidingWindow, TokenBudget, cut_point};
 pub use in_memory::InMemorySession;
 pub use sqlite_session::SqliteSession;
 pub use store::{
-    NewSession, SearchHit, SessionRecord, SessionStore, now_ms, store_time, title_from,
+    NewSession, SearchHit, SessionRecord, SessionStore, SessionTotals, now_ms, store_time,
+    title_from,
 };
 pub use summarize::{SUMMARY_MARKER, Summarization};
 
@@ -89,6 +90,15 @@ pub trait Session: Send + Sync {
     }
 
     async fn record_prompt_count(&self, _count: PromptCount) -> Result<(), MemoryError> {
+        Ok(())
+    }
+
+    /// Adds model calls' usage (and the cost of those with known prices) to the session's totals.
+    async fn record_usage(
+        &self,
+        _usage: crate::schema::Usage,
+        _cost_usd: f64,
+    ) -> Result<(), MemoryError> {
         Ok(())
     }
 }

@@ -63,6 +63,11 @@ pub(crate) fn as_json(session: &SessionRecord, snippet: &str) -> serde_json::Val
         "created_at": store_time(session.created_at),
         "updated_at": store_time(session.updated_at),
         "messages": session.message_count,
+        "input_tokens": session.totals.input_tokens,
+        "output_tokens": session.totals.output_tokens,
+        "cache_read_tokens": session.totals.cache_read_tokens,
+        "cache_write_tokens": session.totals.cache_write_tokens,
+        "cost_usd": session.totals.cost_usd,
     });
     if !snippet.is_empty() {
         value["match"] = json!(snippet);

@@ -100,4 +100,76 @@ impl<S: Session> Session for SavingSession<S> {
         });
         result
     }
+
+    // The trait's defaults do nothing: every method is passed on, or the wrapped store would
+    // silently never get it.
+    async fn prompt_count(&self) -> Result<Option<crate::memory::PromptCount>, MemoryError> {
+        self.inner.prompt_count().await
+    }
+
+    async fn record_prompt_count(
+        &self,
+        count: crate::memory::PromptCount,
+    ) -> Result<(), MemoryError> {
+        self.inner.record_prompt_count(count).await
+    }
+
+    async fn record_usage(
+        &self,
+        usage: crate::schema::Usage,
+        cost_usd: f64,
+    ) -> Result<(), MemoryError> {
+        self.inner.record_usage(usage, cost_usd).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{NewSession, PromptCount, SessionStore, SqliteSession};
+    use crate::schema::Usage;
+
+    /// A wrapper that forgot a method would leave it to the trait's default, which stores
+    /// nothing: the prompt's count (the gauge after `--continue`) and the usage totals were lost
+    /// this way once.
+    #[tokio::test]
+    async fn every_write_reaches_the_store_through_the_wrapper() {
+        let store = SessionStore::open_in_memory().unwrap();
+        let record = store
+            .create(NewSession {
+                workdir: "/w".into(),
+                provider: "openai".into(),
+                model: "gpt-4o".into(),
+                mode: "default".into(),
+            })
+            .await
+            .unwrap();
+        let session = SavingSession::new(SqliteSession::new(store.clone(), &record.id));
+        let count = PromptCount {
+            tokens: 1234,
+            messages: 3,
+        };
+        session.record_prompt_count(count).await.unwrap();
+        let usage = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_read_tokens: 100,
+            cache_creation_tokens: 1,
+        };
+        session.record_usage(usage, 0.5).await.unwrap();
+        session.record_usage(usage, 0.25).await.unwrap();
+        assert_eq!(session.prompt_count().await.unwrap(), Some(count));
+        assert_eq!(store.prompt_count(&record.id).await.unwrap(), Some(count));
+        let totals = store.get(&record.id).await.unwrap().unwrap().totals;
+        assert_eq!(
+            (
+                totals.input_tokens,
+                totals.output_tokens,
+                totals.cache_read_tokens
+            ),
+            (20, 10, 200)
+        );
+        assert_eq!(totals.cache_write_tokens, 2);
+        assert_eq!(totals.cost_usd, 0.75);
+    }
 }

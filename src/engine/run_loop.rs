@@ -36,6 +36,9 @@ pub(super) struct RunState {
     pub(super) cost: Option<f64>,
     /// Whether every call so far had a known cost (the first call starts the sum).
     pub(super) turns_priced: bool,
+    /// Usage (and the cost of calls with known prices) not yet added to the stored totals.
+    pub(super) unrecorded_usage: Usage,
+    pub(super) unrecorded_cost: f64,
     pub(super) turns: u32,
     /// The turn count when the current run began: an auto-continuation is a run of its own,
     /// with its own `--max-turns` budget.
@@ -117,6 +120,8 @@ impl AgentEngine {
             usage: Usage::default(),
             cost: None,
             turns_priced: true,
+            unrecorded_usage: Usage::default(),
+            unrecorded_cost: 0.0,
             turns: 0,
             budget_start: 0,
             final_text: String::new(),
@@ -313,6 +318,12 @@ impl AgentEngine {
                 state.usage.cache_creation_tokens += usage.cache_creation_tokens;
                 // The cost of a call whose model has no prices is unknown, and so is the run's.
                 let cost = self.provider().prices().map(|prices| prices.cost(&usage));
+                let pending = &mut state.unrecorded_usage;
+                pending.input_tokens += usage.input_tokens;
+                pending.output_tokens += usage.output_tokens;
+                pending.cache_read_tokens += usage.cache_read_tokens;
+                pending.cache_creation_tokens += usage.cache_creation_tokens;
+                state.unrecorded_cost += cost.unwrap_or(0.0);
                 state.cost = match (state.turns_priced, cost) {
                     (true, Some(cost)) => Some(state.cost.unwrap_or(0.0) + cost),
                     _ => None,

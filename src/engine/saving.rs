@@ -93,6 +93,20 @@ impl AgentEngine {
                 ),
             }
         }
+        // The session's usage totals (`harness9 sessions --json`), added as the turns are.
+        if state.unrecorded_usage != crate::schema::Usage::default() {
+            let usage = state.unrecorded_usage;
+            match session.record_usage(usage, state.unrecorded_cost).await {
+                Ok(()) => {
+                    state.unrecorded_usage = crate::schema::Usage::default();
+                    state.unrecorded_cost = 0.0;
+                }
+                Err(error) => tracing::warn!(
+                    "{} could not store the session's usage | error={error}",
+                    em.prefix()
+                ),
+            }
+        }
     }
 
     /// At the end of a run: keeps what could not be saved for the session's next run, and

@@ -57,6 +57,12 @@ const STEPS: &[&str] = &[
     // so the next run's compaction decision starts from the truth rather than an estimate.
     "ALTER TABLE sessions ADD COLUMN prompt_tokens INTEGER;
      ALTER TABLE sessions ADD COLUMN prompt_messages INTEGER;",
+    // 4 → 5: what the session's model calls used and cost, summed as they are made.
+    "ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;",
 ];
 
 /// The version a fully migrated database has.

@@ -132,4 +132,35 @@ impl SessionStore {
         })
         .await
     }
+
+    /// Adds to the session's usage totals.
+    pub async fn record_usage(
+        &self,
+        id: &str,
+        usage: crate::schema::Usage,
+        cost_usd: f64,
+    ) -> Result<(), MemoryError> {
+        let id = id.to_owned();
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let values = [
+            count(usage.input_tokens),
+            count(usage.output_tokens),
+            count(usage.cache_read_tokens),
+            count(usage.cache_creation_tokens),
+        ];
+        let cost = if cost_usd.is_finite() { cost_usd } else { 0.0 };
+        self.call(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET input_tokens = input_tokens + ?2,
+                    output_tokens = output_tokens + ?3,
+                    cache_read_tokens = cache_read_tokens + ?4,
+                    cache_write_tokens = cache_write_tokens + ?5,
+                    cost_usd = cost_usd + ?6
+                 WHERE id = ?1",
+                params![id, values[0], values[1], values[2], values[3], cost],
+            )?;
+            Ok(())
+        })
+        .await
+    }
 }

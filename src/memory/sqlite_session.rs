@@ -59,4 +59,12 @@ impl Session for SqliteSession {
     async fn record_prompt_count(&self, count: PromptCount) -> Result<(), MemoryError> {
         self.store.record_prompt_count(&self.id, count).await
     }
+
+    async fn record_usage(
+        &self,
+        usage: crate::schema::Usage,
+        cost_usd: f64,
+    ) -> Result<(), MemoryError> {
+        self.store.record_usage(&self.id, usage, cost_usd).await
+    }
 }

@@ -26,8 +26,20 @@ pub struct SessionStore {
     jobs: mpsc::Sender<Job>,
 }
 
+/// What a session's model calls used and cost, summed over its life.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SessionTotals {
+    /// Prompt tokens not read from or written to a cache.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// The cost of the calls whose model had known prices.
+    pub cost_usd: f64,
+}
+
 /// A session's row.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
     pub id: String,
     pub name: Option<String>,
@@ -40,6 +52,7 @@ pub struct SessionRecord {
     pub created_at: i64,
     pub updated_at: i64,
     pub message_count: u64,
+    pub totals: SessionTotals,
 }
 
 impl SessionRecord {
@@ -59,7 +72,7 @@ pub struct NewSession {
 }
 
 /// A search hit: the session and a piece of the matching text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
     pub session: SessionRecord,
     pub snippet: String,
@@ -91,8 +104,8 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-pub(super) const SESSION_COLUMNS: &str =
-    "id, name, title, workdir, provider, model, mode, created_at, updated_at, message_count";
+pub(super) const SESSION_COLUMNS: &str = "id, name, title, workdir, provider, model, mode, created_at, updated_at, message_count, \
+     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd";
 
 pub(super) fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRecord> {
     Ok(SessionRecord {
@@ -106,6 +119,13 @@ pub(super) fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Sess
         created_at: row.get(7)?,
         updated_at: row.get(8)?,
         message_count: row.get::<_, i64>(9)?.max(0) as u64,
+        totals: SessionTotals {
+            input_tokens: row.get::<_, i64>(10)?.max(0) as u64,
+            output_tokens: row.get::<_, i64>(11)?.max(0) as u64,
+            cache_read_tokens: row.get::<_, i64>(12)?.max(0) as u64,
+            cache_write_tokens: row.get::<_, i64>(13)?.max(0) as u64,
+            cost_usd: row.get(14)?,
+        },
     })
 }
 

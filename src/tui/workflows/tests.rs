@@ -215,6 +215,7 @@ fn hit(id: &str, title: &str) -> SearchHit {
             created_at: 0,
             updated_at: crate::memory::now_ms(),
             message_count: 4,
+            totals: Default::default(),
         },
         snippet: String::new(),
     }

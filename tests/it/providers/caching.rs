@@ -153,4 +153,20 @@ fn exec_json_reports_cached_tokens_and_the_cost_from_the_catalogue() {
     let cost = find(&priced_by_user, "done")["cost_usd"].as_f64().unwrap();
     // 760 + 5,120 (no cached price: the input price) + 41 tokens at 1.00 per million.
     assert!((cost - 0.005921).abs() < 1e-12, "{cost}");
+    // Each session keeps its totals: `harness9 sessions --json` lists them.
+    let out = run.exec(&mock, &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gpt5 = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["model"] == "gpt-5")
+        .unwrap_or_else(|| panic!("{sessions}"));
+    assert_eq!(gpt5["input_tokens"], 760);
+    assert_eq!(gpt5["cache_read_tokens"], 5120);
+    assert_eq!(gpt5["output_tokens"], 41);
+    assert!(
+        (gpt5["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12,
+        "{gpt5}"
+    );
 }
