@@ -189,6 +189,9 @@ pub struct Settings {
     pub notices: Vec<String>,
     /// `--sandbox`, when given (the settings files and the kernel decide the rest).
     pub sandbox: Option<crate::sandbox::SandboxMode>,
+    /// `--trust` in `exec` and `serve`: the project's hooks count as approved for this run
+    /// (CONTRACT "Folder trust"). The TUI asks instead.
+    pub approve_extensions: bool,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -309,6 +312,7 @@ pub fn resolve_trusted(
         trust_decided: trusted,
         notices,
         sandbox: options.sandbox,
+        approve_extensions: options.trust,
     })
 }
 

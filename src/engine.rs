@@ -8,6 +8,7 @@ mod continuation;
 mod emitter;
 pub mod event;
 mod failure;
+mod hook_events;
 mod model_call;
 mod run_loop;
 mod saving;
@@ -133,6 +134,12 @@ pub struct AgentEngine {
     rules: Arc<crate::permission::rules::PermissionRules>,
     /// Keep going by itself while the todo list has open items (plan review's choice).
     auto_continue: std::sync::atomic::AtomicBool,
+    /// The user's command hooks (read at start).
+    hooks: Arc<crate::hooks::Hooks>,
+    /// Every tool call goes through it: observability, output bound, hooks, permission.
+    chain: crate::hooks::ToolChain,
+    /// Sessions whose `SessionStart` hooks have run in this process.
+    started_sessions: Mutex<HashSet<String>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -146,6 +153,7 @@ pub struct AgentEngineBuilder {
     todos: Option<Arc<TodoStore>>,
     rules: Option<Arc<crate::permission::rules::PermissionRules>>,
     auto_continue: bool,
+    hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
 impl AgentEngineBuilder {
@@ -155,6 +163,12 @@ impl AgentEngineBuilder {
         rules: Arc<crate::permission::rules::PermissionRules>,
     ) -> Self {
         self.rules = Some(rules);
+        self
+    }
+
+    /// The user's command hooks; none by default.
+    pub fn hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
+        self.hooks = Some(hooks);
         self
     }
 
@@ -236,6 +250,11 @@ impl AgentEngineBuilder {
                 workdir: self.workdir.clone(),
             })
         });
+        let rules = self
+            .rules
+            .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none()));
+        let hooks = self.hooks.unwrap_or_default();
+        let chain = tool_chain(&hooks, &rules);
         AgentEngine {
             provider: RwLock::new(self.provider),
             registry: self.registry,
@@ -250,12 +269,38 @@ impl AgentEngineBuilder {
             allowed: Mutex::new(HashSet::new()),
             user_context: Mutex::new(Vec::new()),
             unsaved: Mutex::new(None),
-            rules: self
-                .rules
-                .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none())),
+            rules,
             auto_continue: std::sync::atomic::AtomicBool::new(self.auto_continue),
+            hooks,
+            chain,
+            started_sessions: Mutex::new(HashSet::new()),
         }
     }
+}
+
+/// The tool-call chain: the span first (it covers everything after), then the output bound
+/// (its after-step sees what the hooks added), the command hooks when any is configured for
+/// tools, and the permission decision last, so it judges the arguments the hooks left.
+fn tool_chain(
+    hooks: &Arc<crate::hooks::Hooks>,
+    rules: &Arc<crate::permission::rules::PermissionRules>,
+) -> crate::hooks::ToolChain {
+    use crate::hooks::{CommandStage, HookEvent, ObserveStage, OutputBound, PermissionStage};
+    let mut stages: Vec<Arc<dyn crate::hooks::ToolHook>> =
+        vec![Arc::new(ObserveStage), Arc::new(OutputBound)];
+    let tool_hooks = hooks
+        .all()
+        .iter()
+        .any(|h| matches!(h.event, HookEvent::PreToolUse | HookEvent::PostToolUse));
+    if tool_hooks {
+        stages.push(Arc::new(CommandStage {
+            hooks: Arc::clone(hooks),
+        }));
+    }
+    stages.push(Arc::new(PermissionStage {
+        rules: Arc::clone(rules),
+    }));
+    crate::hooks::ToolChain::new(stages)
 }
 
 impl AgentEngine {
@@ -274,6 +319,7 @@ impl AgentEngine {
             todos: None,
             rules: None,
             auto_continue: false,
+            hooks: None,
         }
     }
 
@@ -289,6 +335,11 @@ impl AgentEngine {
 
     pub fn rules(&self) -> &Arc<crate::permission::rules::PermissionRules> {
         &self.rules
+    }
+
+    /// The command hooks this engine runs (`/hooks`).
+    pub fn hooks(&self) -> &Arc<crate::hooks::Hooks> {
+        &self.hooks
     }
 
     /// Switches the stored conversation from the next run on; "allow always" answers belong to

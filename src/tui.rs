@@ -134,6 +134,7 @@ async fn run_screen(
         context_window: facts.context_window,
     });
     app.skills = facts.skills;
+    app.hooks = facts.hooks;
     let LoadedSession {
         session_id,
         mode,

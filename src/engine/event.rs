@@ -32,6 +32,10 @@ pub enum EventKind {
     /// Something the user should know that is not an error: auto-continue progress and why it
     /// stopped, a settings file that was ignored, a permission rule that was written.
     Notice(String),
+    /// A command hook runs (its event and command, for a status line), or `None`: it ended.
+    /// Not one of CONTRACT's JSON events: `exec --json` leaves it out; hooks' messages come as
+    /// `notice`s.
+    HookRunning(Option<String>),
     Done(DoneInfo),
     /// The run failed; the kind says what class of failure, decided where it arose.
     Error(super::Failure),
@@ -162,6 +166,7 @@ impl EventKind {
             EventKind::Compaction(_) => "compaction",
             EventKind::Retry(_) => "retry",
             EventKind::Notice(_) => "notice",
+            EventKind::HookRunning(_) => "hook_running",
             EventKind::Done(_) => "done",
             EventKind::Error(_) => "error",
         }
@@ -218,6 +223,7 @@ impl Event {
                 "reason": info.reason,
                 "delay_ms": info.delay.as_millis() as u64,
             }),
+            EventKind::HookRunning(label) => json!(label),
             EventKind::Done(info) => json!({
                 "turns": info.turns,
                 "input_tokens": info.input_tokens,

@@ -48,6 +48,7 @@ impl Fixture {
             trust_decided: true,
             notices: Vec::new(),
             sandbox: Some(crate::sandbox::SandboxMode::Off),
+            approve_extensions: false,
         };
         Fixture {
             _dir: dir,

@@ -128,6 +128,8 @@ pub struct App {
     pub turn: u32,
     pub tokens: Option<TokenUpdate>,
     pub retry: Option<String>,
+    /// The command hook that runs now (its event and command).
+    pub hook_running: Option<String>,
     pub flash: Option<String>,
     last_ctrl_c: Option<Instant>,
     pub spinner: usize,
@@ -146,6 +148,8 @@ pub struct App {
     pub mouse_captured: bool,
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
+    /// The configured command hooks, one line each (`/hooks`).
+    pub hooks: Vec<String>,
     shell_count: usize,
     /// A plan-mode run ended: review the plan once the todo list is in.
     pub review_pending: bool,
@@ -193,6 +197,7 @@ impl App {
             turn: 0,
             tokens: None,
             retry: None,
+            hook_running: None,
             flash: None,
             last_ctrl_c: None,
             spinner: 0,
@@ -205,6 +210,7 @@ impl App {
             pastes: Vec::new(),
             mouse_captured: true,
             skills: Vec::new(),
+            hooks: Vec::new(),
             shell_count: 0,
             review_pending: false,
             review_feedback: None,
