@@ -57,6 +57,8 @@ pub enum Command {
     ClearTodos,
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
+    /// The user answered the question about `extension`: approve it, or not for now.
+    ApproveExtension(bool),
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -158,6 +160,8 @@ pub struct App {
     pub auto_continue: bool,
     /// The folder whose trust is being asked (CONTRACT "Folder trust"), while it is.
     pub trust: Option<String>,
+    /// The project extension being asked about at start, while it is.
+    pub extension: Option<crate::config::approved::PendingExtension>,
     /// The time keys are read at (tests set it).
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
@@ -216,6 +220,7 @@ impl App {
             review_feedback: None,
             auto_continue: false,
             trust: None,
+            extension: None,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
@@ -235,6 +240,8 @@ impl App {
     pub fn layer(&self) -> Layer {
         if self.trust.is_some() {
             Layer::Trust
+        } else if self.extension.is_some() {
+            Layer::Extension
         } else if self.help {
             Layer::Help
         } else if self.picker.is_some() {
@@ -369,6 +376,10 @@ impl App {
             }
             Action::Help => self.help = true,
             Action::TrustFolder(trusted) => return self.answer_trust(trusted),
+            Action::ApproveExtension(yes) => {
+                self.extension = None;
+                return vec![Command::ApproveExtension(yes)];
+            }
             Action::ToggleTodos => self.show_todos = !self.show_todos,
             Action::ToggleExpand => self.expanded = !self.expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),

@@ -387,3 +387,37 @@ fn a_trusted_projects_hook_runs_once_approved_and_asks_again_after_a_change() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(run.workdir.join("second").exists());
 }
+
+#[test]
+fn the_tui_asks_about_a_projects_hooks_shows_one_running_and_lists_them() {
+    use crate::tui::{Pty, env, harness9, press_until_screen};
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    // The hook waits for the test's go-ahead, so the status line can be seen while it runs.
+    let waiting = "while [ ! -e go ]; do sleep 0.05; done";
+    write_json(
+        &run.workdir.join(".harness9/settings.json"),
+        &hooks(&[("UserPromptSubmit", "", waiting)]),
+    );
+    answer(&mock, "All done here.");
+    let mut pty = Pty::spawn(harness9(), &[], &run.workdir, &env(&run, &mock));
+    let screen = pty.wait_for_all(&["Approve this project's extension?", "while [ ! -e go ]"]);
+    assert!(screen.contains(".harness9/settings.json"), "{screen}");
+    press_until_screen(&mut pty, "a", |s| {
+        !s.contains("Approve this project's extension?")
+    });
+    pty.wait_for("Ask harness9 to do something");
+    let approvals = std::fs::read_to_string(run.home.join("approved.json")).unwrap();
+    assert!(approvals.contains(".harness9/settings.json"), "{approvals}");
+
+    pty.send("hello there");
+    pty.wait_for("hello there");
+    pty.send("\r");
+    pty.wait_for("running UserPromptSubmit hook");
+    std::fs::write(run.workdir.join("go"), "").unwrap();
+    pty.wait_for("All done here.");
+
+    pty.send("/hooks\r");
+    pty.wait_for_all(&["UserPromptSubmit: while", "project, approved"]);
+    pty.send("\x04");
+}
