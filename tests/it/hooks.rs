@@ -406,7 +406,8 @@ fn the_tui_asks_about_a_projects_hooks_shows_one_running_and_lists_them() {
     press_until_screen(&mut pty, "a", |s| {
         !s.contains("Approve this project's extension?")
     });
-    pty.wait_for("Ask harness9 to do something");
+    // The session's own screen (the question's has no sandbox on its status line).
+    pty.wait_for("sandbox: ");
     let approvals = std::fs::read_to_string(run.home.join("approved.json")).unwrap();
     assert!(approvals.contains(".harness9/settings.json"), "{approvals}");
 
