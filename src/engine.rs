@@ -452,6 +452,20 @@ impl AgentEngine {
                     .into(),
             )));
         }
+        // `/compact` has no event stream: what its PreCompact hooks say goes to the log.
+        let trigger = serde_json::Map::from_iter([("trigger".to_owned(), "manual".into())]);
+        let said = (self.hooks)
+            .run(
+                crate::hooks::HookEvent::PreCompact,
+                None,
+                session.id(),
+                trigger,
+                cancel,
+            )
+            .await;
+        for notice in said.notices {
+            tracing::warn!("[hooks] {notice}");
+        }
         let mut history = vec![crate::schema::Message::system(
             self.prompt.build(self.mode()),
         )];
