@@ -197,3 +197,70 @@ impl ToolHook for CommandStage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planning::Mode;
+    use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+
+    /// A tool that leaves its output unbounded (as an MCP server's may).
+    struct Unbounded;
+
+    #[async_trait]
+    impl Tool for Unbounded {
+        fn name(&self) -> &'static str {
+            "unbounded"
+        }
+        fn description(&self) -> &'static str {
+            "test"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn kind(&self) -> ToolKind {
+            ToolKind::ReadOnly
+        }
+        async fn execute(&self, _: Value, _: &ToolContext) -> Result<String, ToolError> {
+            Ok(String::new())
+        }
+    }
+
+    fn call(tool: Arc<dyn Tool>) -> ChainCall {
+        ChainCall {
+            tool,
+            id: "c".into(),
+            arguments: json!({}),
+            mode: Mode::Default,
+            workdir: "/".into(),
+            session_id: String::new(),
+            granted: Default::default(),
+            hook_allowed: false,
+            rewritten: false,
+            span: tracing::Span::none(),
+            notices: Vec::new(),
+            cancel: Default::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn only_output_no_tool_bounded_is_cut() {
+        let big = "x".repeat(OUTPUT_BOUND * 3);
+        let mut result = ToolResult::ok("c", big.clone());
+        OutputBound
+            .after(&mut call(Arc::new(Unbounded)), &mut result, true)
+            .await;
+        assert!(result.output.len() < OUTPUT_BOUND + 200);
+        assert!(result.output.contains("bytes of output cut"));
+        // A built-in bounds its own output: left as it is.
+        let mut result = ToolResult::ok("c", big.clone());
+        OutputBound
+            .after(
+                &mut call(Arc::new(crate::tools::ReadFile)),
+                &mut result,
+                true,
+            )
+            .await;
+        assert_eq!(result.output.len(), big.len());
+    }
+}
