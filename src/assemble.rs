@@ -201,6 +201,17 @@ pub async fn assemble_with(
         home: settings.home.clone(),
         helper,
     }));
+    let loaded_hooks = crate::hooks::settings::load(&crate::hooks::HookSources {
+        home: &settings.home,
+        workdir: &settings.workdir,
+        trusted: settings.trusted,
+        approve_all: settings.approve_extensions,
+    });
+    notices.extend(loaded_hooks.notices);
+    let hooks = Arc::new(crate::hooks::Hooks::new(
+        loaded_hooks.hooks,
+        settings.workdir.clone(),
+    ));
     let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
     let registry = tools::standard_registry(Arc::clone(&skills), bash);
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
@@ -217,6 +228,7 @@ pub async fn assemble_with(
         .todo_store(Arc::clone(&todos))
         .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)
         .observer(Arc::new(TracingObserver))
+        .hooks(hooks)
         .permission_rules(Arc::new(crate::permission::rules::PermissionRules::new(
             &settings.workdir,
             &settings.home,

@@ -193,6 +193,9 @@ pub struct Settings {
     pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// The models harness9 knows (built in, and `$HARNESS9_HOME/models.toml`).
     pub catalogue: Catalogue,
+    /// `--trust` in `exec` and `serve`: the project's hooks count as approved for this run
+    /// (CONTRACT "Folder trust"). The TUI asks instead.
+    pub approve_extensions: bool,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -319,6 +322,7 @@ pub fn resolve_trusted(
         notices,
         sandbox: options.sandbox,
         catalogue,
+        approve_extensions: options.trust,
     })
 }
 

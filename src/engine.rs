@@ -9,6 +9,7 @@ mod emitter;
 pub mod event;
 mod event_wire;
 mod failure;
+mod hook_events;
 mod model_call;
 mod run_loop;
 mod saving;
@@ -134,6 +135,12 @@ pub struct AgentEngine {
     rules: Arc<crate::permission::rules::PermissionRules>,
     /// Keep going by itself while the todo list has open items (plan review's choice).
     auto_continue: std::sync::atomic::AtomicBool,
+    /// The user's command hooks (read at start).
+    hooks: Arc<crate::hooks::Hooks>,
+    /// Every tool call goes through it: observability, output bound, hooks, permission.
+    chain: crate::hooks::ToolChain,
+    /// Sessions whose `SessionStart` hooks have run in this process.
+    started_sessions: Mutex<HashSet<String>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -147,6 +154,7 @@ pub struct AgentEngineBuilder {
     todos: Option<Arc<TodoStore>>,
     rules: Option<Arc<crate::permission::rules::PermissionRules>>,
     auto_continue: bool,
+    hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
 impl AgentEngineBuilder {
@@ -156,6 +164,12 @@ impl AgentEngineBuilder {
         rules: Arc<crate::permission::rules::PermissionRules>,
     ) -> Self {
         self.rules = Some(rules);
+        self
+    }
+
+    /// The user's command hooks; none by default.
+    pub fn hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
+        self.hooks = Some(hooks);
         self
     }
 
@@ -237,6 +251,11 @@ impl AgentEngineBuilder {
             .prompt_builder
             .clone()
             .unwrap_or_else(|| Arc::new(BasePrompt::new(self.workdir.clone())));
+        let rules = self
+            .rules
+            .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none()));
+        let hooks = self.hooks.unwrap_or_default();
+        let chain = tool_chain(&hooks, &rules);
         AgentEngine {
             provider: RwLock::new(self.provider),
             registry: self.registry,
@@ -251,12 +270,38 @@ impl AgentEngineBuilder {
             allowed: Mutex::new(HashSet::new()),
             user_context: Mutex::new(Vec::new()),
             unsaved: Mutex::new(None),
-            rules: self
-                .rules
-                .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none())),
+            rules,
             auto_continue: std::sync::atomic::AtomicBool::new(self.auto_continue),
+            hooks,
+            chain,
+            started_sessions: Mutex::new(HashSet::new()),
         }
     }
+}
+
+/// The tool-call chain: the span first (it covers everything after), then the output bound
+/// (its after-step sees what the hooks added), the command hooks when any is configured for
+/// tools, and the permission decision last, so it judges the arguments the hooks left.
+fn tool_chain(
+    hooks: &Arc<crate::hooks::Hooks>,
+    rules: &Arc<crate::permission::rules::PermissionRules>,
+) -> crate::hooks::ToolChain {
+    use crate::hooks::{CommandStage, HookEvent, ObserveStage, OutputBound, PermissionStage};
+    let mut stages: Vec<Arc<dyn crate::hooks::ToolHook>> =
+        vec![Arc::new(ObserveStage), Arc::new(OutputBound)];
+    let tool_hooks = hooks
+        .all()
+        .iter()
+        .any(|h| matches!(h.event, HookEvent::PreToolUse | HookEvent::PostToolUse));
+    if tool_hooks {
+        stages.push(Arc::new(CommandStage {
+            hooks: Arc::clone(hooks),
+        }));
+    }
+    stages.push(Arc::new(PermissionStage {
+        rules: Arc::clone(rules),
+    }));
+    crate::hooks::ToolChain::new(stages)
 }
 
 impl AgentEngine {
@@ -275,6 +320,7 @@ impl AgentEngine {
             todos: None,
             rules: None,
             auto_continue: false,
+            hooks: None,
         }
     }
 
@@ -290,6 +336,11 @@ impl AgentEngine {
 
     pub fn rules(&self) -> &Arc<crate::permission::rules::PermissionRules> {
         &self.rules
+    }
+
+    /// The command hooks this engine runs (`/hooks`).
+    pub fn hooks(&self) -> &Arc<crate::hooks::Hooks> {
+        &self.hooks
     }
 
     /// Switches the stored conversation from the next run on; "allow always" answers belong to
@@ -401,6 +452,20 @@ impl AgentEngine {
                  they are saved, then compact"
                     .into(),
             )));
+        }
+        // `/compact` has no event stream: what its PreCompact hooks say goes to the log.
+        let trigger = serde_json::Map::from_iter([("trigger".to_owned(), "manual".into())]);
+        let said = (self.hooks)
+            .run(
+                crate::hooks::HookEvent::PreCompact,
+                None,
+                session.id(),
+                trigger,
+                cancel,
+            )
+            .await;
+        for notice in said.notices {
+            tracing::warn!("[hooks] {notice}");
         }
         let mut history = vec![crate::schema::Message::system(
             self.prompt.build(self.mode()),

@@ -211,6 +211,10 @@ struct Printer {
 
 impl Printer {
     fn show(&mut self, event: &Event) {
+        // Which hook runs is for a status line; what hooks say comes as notices.
+        if matches!(event.kind, EventKind::HookRunning(_)) {
+            return;
+        }
         if self.json {
             print_event(event);
             if let EventKind::Error(failure) = &event.kind

@@ -1,7 +1,10 @@
-//! The one decision of whether a tool call runs, asks or is refused, shaped as the first stage of
-//! the tool-call hook chain (`ToolHook::before`): later stages (hooks, issue 15) come after it and
-//! may only narrow what it lets through. It judges resolved paths and parsed commands, never the
-//! text the model wrote, and every path (TUI, `exec`, `serve`) goes through it.
+//! The one decision of whether a tool call runs, asks or is refused: the last `before` stage of
+//! the tool-call chain (`hooks::chain`), so it judges the arguments as the earlier stages (the
+//! user's command hooks) left them. A hook may refuse or ask; its `allow` (`hook_allowed`) lifts
+//! only the ordinary approval of a tool's kind, never a deny rule, an ask rule, a protected
+//! path, a secret, a write outside the working directory, leaving the sandbox or plan mode. It
+//! judges resolved paths and parsed commands, never the text the model wrote, and every path
+//! (TUI, `exec`, `serve`) goes through it.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -65,6 +68,9 @@ pub struct CallInput<'a> {
     /// Whether the call asked to leave the sandbox (`"sandbox": false`): it always asks, except
     /// in `yolo`.
     pub leave_sandbox: bool,
+    /// A hook allowed the call (`hooks::Step::Allow`): the ordinary approval of its kind is not
+    /// asked; nothing else changes.
+    pub hook_allowed: bool,
 }
 
 impl<'a> CallInput<'a> {
@@ -77,26 +83,8 @@ impl<'a> CallInput<'a> {
             sandboxed: tool.runs_sandboxed(arguments, mode),
             // Only `bash` runs in the sandbox; another tool's `sandbox` argument is its own.
             leave_sandbox: tool.name() == "bash" && crate::sandbox::leave_requested(arguments),
+            hook_allowed: false,
         }
-    }
-}
-
-/// One stage of the tool-call hook chain. The permission decision is the first; each later
-/// stage sees only calls the earlier ones let through and may ask or refuse, never widen.
-pub trait ToolHook: Send + Sync {
-    fn before(&self, call: &CallInput<'_>) -> Verdict;
-}
-
-/// The permission stage: the settings' rules and what the user allowed for this session.
-pub struct PermissionStage<'a> {
-    pub rules: &'a PermissionRules,
-    /// Scope keys answered "allow always" in this session.
-    pub granted: &'a HashSet<String>,
-}
-
-impl ToolHook for PermissionStage<'_> {
-    fn before(&self, call: &CallInput<'_>) -> Verdict {
-        decide(call, self.granted, self.rules)
     }
 }
 
@@ -235,7 +223,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         ToolKind::ReadOnly | ToolKind::Planning => Verdict::Run,
         ToolKind::Edit => {
             let scope = edit_scope();
-            if call.mode == Mode::AutoEdit || granted.contains(&scope.key) {
+            if call.mode == Mode::AutoEdit || granted.contains(&scope.key) || call.hook_allowed {
                 Verdict::Run
             } else {
                 ask(format!("`{}` changes a file", facts.tool()), scope)
@@ -255,7 +243,10 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
                 .as_ref()
                 .and_then(command::command_prefix)
                 .map(|prefix| prefix_scope(facts.tool(), &prefix));
-            if is_granted || prefix.as_ref().is_some_and(|s| granted.contains(&s.key)) {
+            if is_granted
+                || call.hook_allowed
+                || prefix.as_ref().is_some_and(|s| granted.contains(&s.key))
+            {
                 return Verdict::Run;
             }
             ask(

@@ -51,6 +51,8 @@ pub struct SessionFacts {
     pub sandbox: String,
     /// Skills as (name, description).
     pub skills: Vec<(String, String)>,
+    /// The configured command hooks, one line each with where it comes from (`/hooks`).
+    pub hooks: Vec<String>,
 }
 
 /// Where a front end sends its requests and subscribes to updates. Dropping every handle
@@ -136,6 +138,7 @@ pub async fn open_with(
             .iter()
             .map(|s| (s.name.clone(), s.description.clone()))
             .collect(),
+        hooks: assembly.engine.hooks().describe(),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let hub = Arc::new(Hub::default());

@@ -9,7 +9,7 @@ mod edit_file;
 mod glob;
 mod grep;
 mod list_dir;
-mod output;
+pub(crate) mod output;
 mod path_locks;
 pub mod paths;
 mod read_file;
@@ -124,6 +124,12 @@ pub trait Tool: Send + Sync {
             .collect()
     }
 
+    /// Whether the tool keeps its own output small enough for the model (every built-in
+    /// does); the chain's output bound cuts the output of one that does not.
+    fn bounds_own_output(&self) -> bool {
+        false
+    }
+
     /// Whether plan mode offers the tool to the model (it may still refuse some calls).
     fn offered_in_plan(&self) -> bool {
         self.kind().allowed_in_plan()
@@ -232,18 +238,7 @@ impl Registry {
                 tool.input_schema()
             ))
         })?;
-        validate::check(&tool.input_schema(), &arguments).map_err(|problem| {
-            ToolError(format!(
-                "The arguments of `{}` do not match its schema: {problem}. Expected: {}",
-                call.name,
-                tool.input_schema()
-            ))
-        })?;
-        if mode == Mode::Plan
-            && let Some(refusal) = tool.plan_mode_refusal(&arguments)
-        {
-            return Err(ToolError(refusal));
-        }
+        check_arguments(tool.as_ref(), &arguments, mode)?;
         Ok((Arc::clone(tool), arguments))
     }
 
@@ -294,6 +289,25 @@ pub fn standard_registry(skills: Arc<crate::context::SkillIndex>, bash: Bash) ->
     let mut registry = builtin_registry_with(bash);
     let _ = registry.register(Arc::new(UseSkill::new(skills)));
     registry
+}
+
+/// Whether parsed `arguments` may reach `tool` in `mode`: they match its schema, and plan mode
+/// does not refuse them. `Registry::prepare` asks it of the model's arguments, the hook chain
+/// of arguments a hook rewrote.
+pub fn check_arguments(tool: &dyn Tool, arguments: &Value, mode: Mode) -> Result<(), ToolError> {
+    validate::check(&tool.input_schema(), arguments).map_err(|problem| {
+        ToolError(format!(
+            "The arguments of `{}` do not match its schema: {problem}. Expected: {}",
+            tool.name(),
+            tool.input_schema()
+        ))
+    })?;
+    if mode == Mode::Plan
+        && let Some(refusal) = tool.plan_mode_refusal(arguments)
+    {
+        return Err(ToolError(refusal));
+    }
+    Ok(())
 }
 
 /// Arguments (already checked against the schema) as the tool's own type.

@@ -8,6 +8,7 @@
 mod app;
 mod dialog_guard;
 mod engine_events;
+mod extension_prompt;
 pub mod highlight;
 mod keymap;
 pub mod markdown;
@@ -113,6 +114,22 @@ async fn run_screen(
         }
         term = Some(screen);
     }
+    // In the TUI the user answers for the project's extensions; `--trust` does not.
+    settings.approve_extensions = false;
+    let pending = extension_prompt::pending(&settings);
+    if !pending.is_empty() {
+        if term.is_none() {
+            terminal::install_panic_hook(settings.home.join("logs"));
+            term = Some(enter_terminal()?);
+        }
+        if let Some(screen) = term.as_mut() {
+            match extension_prompt::ask(screen, &settings, pending).await {
+                Ok(Some(problems)) => settings.notices.extend(problems),
+                Ok(None) => return Ok(()),
+                Err(error) => return Err(AssembleError::Setup(error.to_string())),
+            }
+        }
+    }
     let options = CoreOptions {
         // The app shows and edits the queue and sends the next prompt itself.
         drive_queue: false,
@@ -169,6 +186,7 @@ async fn show(
         context_window: facts.context_window,
     });
     app.skills = facts.skills;
+    app.hooks = facts.hooks;
     let LoadedSession {
         session_id,
         mode,
@@ -470,7 +488,7 @@ impl Runner {
                 return false;
             }
             // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
-            Command::TrustFolder(_) => return false,
+            Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
             Command::Quit => {
                 self.close().await;
                 return true;

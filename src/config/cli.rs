@@ -152,7 +152,8 @@ pub struct RunOptions {
     pub reasoning_effort: Option<String>,
 
     /// Treat the working directory as trusted: its settings' allow rules, hooks, MCP servers
-    /// and `.env` base URLs apply (for this run; the TUI does not ask).
+    /// and `.env` base URLs apply (for this run; the TUI does not ask). In `exec`, the
+    /// project's hooks count as approved for this run; the TUI still asks about them.
     #[arg(long, global = true)]
     pub trust: bool,
 }

@@ -77,6 +77,7 @@ impl AgentEngine {
         if window == 0 || (before as f64) < window as f64 * self.options.compaction_threshold {
             return;
         }
+        self.pre_compact_hooks(turn, "auto", cancel, em).await;
         self.compact_run(turn, tools, None, cancel, em, state).await;
     }
 

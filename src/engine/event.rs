@@ -31,6 +31,10 @@ pub enum EventKind {
     /// Something the user should know that is not an error: auto-continue progress and why it
     /// stopped, a settings file that was ignored, a permission rule that was written.
     Notice(String),
+    /// A command hook runs (its event and command, for a status line), or `None`: it ended.
+    /// Not one of CONTRACT's JSON events: `exec --json` leaves it out; hooks' messages come as
+    /// `notice`s.
+    HookRunning(Option<String>),
     Done(DoneInfo),
     /// The run failed; the kind says what class of failure, decided where it arose.
     Error(super::Failure),

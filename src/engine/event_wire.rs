@@ -33,6 +33,7 @@ impl EventKind {
             EventKind::Compaction(_) => "compaction",
             EventKind::Retry(_) => "retry",
             EventKind::Notice(_) => "notice",
+            EventKind::HookRunning(_) => "hook_running",
             EventKind::Done(_) => "done",
             EventKind::Error(_) => "error",
         }
@@ -128,6 +129,7 @@ impl Event {
                 }
                 data
             }
+            EventKind::HookRunning(label) => json!(label),
             EventKind::Error(failure) => json!(failure.message),
         };
         let mut object = json!({"type": self.kind.type_name(), "turn": self.turn, "data": data});
@@ -172,6 +174,7 @@ impl Event {
             "thinking_delta" => EventKind::ThinkingDelta(text(data)?),
             "action_delta" => EventKind::ActionDelta(text(data)?),
             "notice" => EventKind::Notice(text(data)?),
+            "hook_running" => EventKind::HookRunning(text(data)),
             "tool_start" => EventKind::ToolStart(call_from(data)?),
             "approval_required" => {
                 let (request, receiver) = ApprovalRequest::new(
@@ -296,6 +299,8 @@ mod tests {
                 delay: Duration::from_millis(1500),
             }),
             EventKind::Notice("a settings file was ignored".into()),
+            EventKind::HookRunning(Some("PreToolUse: ./check.sh".into())),
+            EventKind::HookRunning(None),
             EventKind::Done(DoneInfo {
                 turns: 3,
                 input_tokens: 100,

@@ -57,6 +57,8 @@ pub(super) struct RunState {
     pub(super) repeated_call: (String, u32),
     /// Set when the run must stop by itself, with why.
     pub(super) stall: Option<String>,
+    /// How many times in a row a `Stop` hook kept the run going.
+    pub(super) stop_blocks: u32,
 }
 
 impl RunState {
@@ -131,6 +133,7 @@ impl AgentEngine {
             runs_without_progress: 0,
             repeated_call: (String::new(), 0),
             stall: None,
+            stop_blocks: 0,
         };
         let outcome = self
             .turns(prompt, cancel, em, &mut state, &span)
@@ -217,9 +220,14 @@ impl AgentEngine {
             state.known_prompt = Some((count.tokens, count.messages + 1));
             state.recorded_prompt = state.known_prompt;
         }
+        // The user's hooks see the prompt first; one may drop it, or add context.
+        let resumed = state.history.len() > 1;
+        let Some(hook_context) = self.prompt_hooks(prompt, resumed, cancel, em).await else {
+            return Ok(());
+        };
         // Commands the user ran with `!` since the last prompt go to the model with this one.
         let mut prompt = prompt.to_owned();
-        for context in self.take_user_context() {
+        for context in hook_context.into_iter().chain(self.take_user_context()) {
             prompt.push_str("\n\n");
             prompt.push_str(&context);
         }
@@ -255,7 +263,14 @@ impl AgentEngine {
             }
             if !has_tool_calls {
                 match self.continuation(state) {
-                    Continuation::Finished => return Ok(()),
+                    Continuation::Finished => {
+                        if !self
+                            .keep_going_for_stop_hooks(turn, cancel, em, state)
+                            .await
+                        {
+                            return Ok(());
+                        }
+                    }
                     Continuation::Stop(reason) => {
                         self.stop_auto_continue(turn, &reason, em).await;
                         return Ok(());
@@ -273,6 +288,47 @@ impl AgentEngine {
                 }
             }
         }
+    }
+
+    /// Runs the `Stop` hooks of a finished run; `true` when one blocked and the run goes on
+    /// with its reason as the next instruction (at most `MAX_STOP_BLOCKS` times in a row).
+    async fn keep_going_for_stop_hooks(
+        &self,
+        turn: u32,
+        cancel: &CancellationToken,
+        em: &mut dyn Emitter,
+        state: &mut RunState,
+    ) -> bool {
+        use super::hook_events::MAX_STOP_BLOCKS;
+        let Some(reason) = self
+            .stop_hooks(turn, state.stop_blocks > 0, cancel, em)
+            .await
+        else {
+            return false;
+        };
+        if state.stop_blocks >= MAX_STOP_BLOCKS {
+            em.emit(Event {
+                turn,
+                kind: EventKind::Notice(format!(
+                    "a Stop hook blocked the end of the run {MAX_STOP_BLOCKS} times in a row; \
+                     the run ends here. It said: {reason}"
+                )),
+            })
+            .await;
+            return false;
+        }
+        state.stop_blocks += 1;
+        em.emit(Event {
+            turn,
+            kind: EventKind::Notice(format!(
+                "a Stop hook keeps the run going ({}/{MAX_STOP_BLOCKS}): {reason}",
+                state.stop_blocks
+            )),
+        })
+        .await;
+        state.history.push(Message::user(reason));
+        self.save(state, em).await;
+        true
     }
 
     /// One turn; returns whether the model asked for tools (and so the loop goes on).

@@ -1,8 +1,10 @@
-//! The tool phase of a turn (design §4.4): each call is checked by the registry, decided by
-//! `permission::decide`, asked about when needed (one approval at a time, in the model's order),
-//! then run on a task of its own: concurrently, bounded by a semaphore, each with its own
-//! timeout. A panic, a timeout or a cancellation still yields a result for every call, and the
-//! results come back in the model's order whatever order the tools finish in.
+//! The tool phase of a turn (design §4.4): each call is checked by the registry, passed through
+//! the tool-call chain's before-steps (`hooks::ToolChain`: span, hooks, the permission decision),
+//! asked about when needed (one approval at a time, in the model's order), then run on a task of
+//! its own: concurrently, bounded by a semaphore, each with its own timeout, and handed back
+//! through the chain's after-steps. A panic, a timeout or a cancellation still yields a result
+//! for every call, and the results come back in the model's order whatever order the tools
+//! finish in.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,17 +18,20 @@ use tracing::Instrument;
 use super::AgentEngine;
 use super::emitter::Emitter;
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
+use crate::hooks::{ChainCall, Gate, HookEvent, Passed};
+use crate::permission;
 use crate::permission::always_allow;
-use crate::permission::{self, CallInput, PermissionStage, ToolHook, Verdict};
 use crate::planning::Mode;
 use crate::schema::{ToolCall, ToolResult};
-use crate::tools::{Tool, ToolContext};
+use crate::tools::ToolContext;
 
 /// What a finished tool task hands back.
 struct Finished {
     index: usize,
     result: ToolResult,
     duration: Duration,
+    /// What the chain's after-steps had to say (hook messages).
+    notices: Vec<String>,
 }
 
 impl AgentEngine {
@@ -57,37 +62,67 @@ impl AgentEngine {
                     continue;
                 }
             };
-            let allowed = self
+            let granted = self
                 .allowed
                 .lock()
                 .map(|set| set.clone())
                 .unwrap_or_default();
-            // The first stage of the tool-call hook chain; later stages (hooks) go after it.
-            let input = CallInput::new(tool.as_ref(), &arguments, mode, &self.workdir);
-            let stage = PermissionStage {
-                rules: &self.rules,
-                granted: &allowed,
+            let mut chain_call = ChainCall {
+                tool: Arc::clone(&tool),
+                id: call.id.clone(),
+                arguments,
+                mode,
+                workdir: self.workdir.clone(),
+                session_id: self
+                    .session()
+                    .map(|s| s.id().to_owned())
+                    .unwrap_or_default(),
+                granted,
+                hook_allowed: false,
+                rewritten: false,
+                span: tracing::Span::none(),
+                notices: Vec::new(),
+                cancel: cancel.clone(),
             };
-            let verdict = stage.before(&input);
-            for problem in self.rules.take_problems() {
+            let running = self
+                .hooks
+                .running_label(HookEvent::PreToolUse, Some(&call.name));
+            if let Some(label) = &running {
+                self.hook_running(turn, Some(label.clone()), em).await;
+            }
+            let (gate, passed) = self.chain.before(&mut chain_call).await;
+            if running.is_some() {
+                self.hook_running(turn, None, em).await;
+            }
+            let problems = self.rules.take_problems();
+            for notice in std::mem::take(&mut chain_call.notices)
+                .into_iter()
+                .chain(problems)
+            {
                 em.emit(Event {
                     turn,
-                    kind: EventKind::Notice(problem),
+                    kind: EventKind::Notice(notice),
                 })
                 .await;
             }
-            let run = match verdict {
-                Verdict::Run => true,
-                Verdict::Deny { reason } => {
-                    let result = ToolResult::error(&call.id, reason);
-                    self.report_immediate(turn, call, &result, em).await;
-                    results[index] = Some(result);
-                    false
+            // What runs is what the chain let through: a hook may have rewritten the arguments.
+            let shown = if chain_call.rewritten {
+                ToolCall {
+                    arguments: chain_call.arguments.to_string(),
+                    ..call.clone()
                 }
-                Verdict::Ask { reason, scope } => {
-                    let flag = permission::headless_flag(tool.as_ref(), &arguments, &self.workdir);
+            } else {
+                call.clone()
+            };
+            let call = &shown;
+            let arguments = &chain_call.arguments;
+            let refused = match gate {
+                Gate::Run => None,
+                Gate::Deny { reason } => Some(reason),
+                Gate::Ask { reason, scope } => {
+                    let flag = permission::headless_flag(tool.as_ref(), arguments, &self.workdir);
                     let suggested =
-                        permission::suggested_rule(tool.as_ref(), &arguments, &self.workdir);
+                        permission::suggested_rule(tool.as_ref(), arguments, &self.workdir);
                     let (request, answer) = ApprovalRequest::new(
                         call.clone(),
                         reason,
@@ -96,43 +131,21 @@ impl AgentEngine {
                         suggested.clone(),
                     );
                     match em.approve(turn, request, answer, cancel).await {
-                        ApprovalDecision::AllowOnce => true,
+                        ApprovalDecision::AllowOnce => None,
                         ApprovalDecision::AllowAlways => {
                             if let Ok(mut set) = self.allowed.lock() {
                                 set.insert(scope.key);
                             }
-                            true
+                            None
                         }
                         ApprovalDecision::AllowRule => {
-                            let text = match &suggested {
-                                Some(rule) => {
-                                    match always_allow::add_allow(self.rules.local_file(), rule) {
-                                        Ok(path) if self.rules.trusted() => format!(
-                                            "always allowed: wrote `{rule}` to {}",
-                                            path.display()
-                                        ),
-                                        // The file is the folder's: its allow rules count
-                                        // only once the folder is trusted.
-                                        Ok(path) => format!(
-                                            "wrote `{rule}` to {}, but this folder is not \
-                                             trusted, so the rule counts only once you trust \
-                                             it (--trust); this call was allowed once",
-                                            path.display()
-                                        ),
-                                        Err(e) => format!(
-                                            "could not write the rule `{rule}`: {e}; this call \
-                                             was allowed once"
-                                        ),
-                                    }
-                                }
-                                None => "no rule fits this call; it was allowed once".to_owned(),
-                            };
+                            let text = self.write_rule(suggested.as_deref());
                             em.emit(Event {
                                 turn,
                                 kind: EventKind::Notice(text),
                             })
                             .await;
-                            true
+                            None
                         }
                         decision @ (ApprovalDecision::Deny { .. }
                         | ApprovalDecision::NoApprover) => {
@@ -143,15 +156,22 @@ impl AgentEngine {
                                 call.name,
                                 call.id
                             );
-                            let result = ToolResult::error(&call.id, text);
-                            self.report_immediate(turn, call, &result, em).await;
-                            results[index] = Some(result);
-                            false
+                            Some(text)
                         }
                     }
                 }
             };
-            if run && !cancel.is_cancelled() {
+            if let Some(reason) = refused {
+                // The stages that saw the call see its refusal, in reverse.
+                let mut result = ToolResult::error(&call.id, reason);
+                self.chain
+                    .after(passed, &mut chain_call, &mut result, false)
+                    .await;
+                self.report_immediate(turn, call, &result, em).await;
+                results[index] = Some(result);
+                continue;
+            }
+            if !cancel.is_cancelled() {
                 em.emit(Event {
                     turn,
                     kind: EventKind::ToolStart(call.clone()),
@@ -163,19 +183,12 @@ impl AgentEngine {
                     call.name,
                     call.id
                 );
-                // A spawned task does not inherit the current span: hand it the turn's.
-                let span = tracing::info_span!("tool_call", name = %call.name, id = %call.id);
+                // A spawned task does not inherit the current span: it runs in the one the
+                // chain opened for it.
+                let span = chain_call.span.clone();
                 let handle = tasks.spawn(
-                    self.tool_task(
-                        index,
-                        Arc::clone(&tool),
-                        arguments,
-                        call.id.clone(),
-                        mode,
-                        semaphore.clone(),
-                        cancel.child_token(),
-                    )
-                    .instrument(span),
+                    self.tool_task(index, chain_call, passed, semaphore.clone())
+                        .instrument(span),
                 );
                 task_index.insert(handle.id(), (index, Instant::now()));
             }
@@ -206,6 +219,7 @@ impl AgentEngine {
                             ),
                         ),
                         duration: started.elapsed(),
+                        notices: Vec::new(),
                     }
                 }
             };
@@ -235,6 +249,7 @@ impl AgentEngine {
                             "cancelled: the user interrupted the run before this call finished",
                         ),
                         duration,
+                        notices: Vec::new(),
                     };
                     self.report_finished(turn, call, &finished, em).await;
                     out.push(finished.result);
@@ -244,25 +259,24 @@ impl AgentEngine {
         out
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Runs a call the chain let through, then hands its result back through the chain.
     fn tool_task(
         &self,
         index: usize,
-        tool: Arc<dyn Tool>,
-        arguments: serde_json::Value,
-        call_id: String,
-        mode: Mode,
+        mut call: ChainCall,
+        passed: Passed,
         semaphore: Option<Arc<Semaphore>>,
-        cancel: CancellationToken,
     ) -> impl std::future::Future<Output = Finished> + Send + 'static {
+        let cancel = call.cancel.child_token();
         let ctx = ToolContext {
             workdir: self.workdir.clone(),
             cancel: cancel.clone(),
-            mode,
+            mode: call.mode,
             todos: Arc::clone(&self.todos),
             read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
         };
         let timeout = self.options.tool_timeout;
+        let chain = self.chain.clone();
         async move {
             // The permit is held for the whole run of the tool; its clock starts once it runs.
             let _permit = match &semaphore {
@@ -270,7 +284,7 @@ impl AgentEngine {
                 None => None,
             };
             let started = Instant::now();
-            let run = tool.execute(arguments, &ctx);
+            let run = call.tool.execute(call.arguments.clone(), &ctx);
             let outcome = match timeout {
                 Some(limit) => match tokio::time::timeout(limit, run).await {
                     Ok(outcome) => outcome,
@@ -285,15 +299,37 @@ impl AgentEngine {
                 },
                 None => run.await,
             };
-            let result = match outcome {
-                Ok(output) => ToolResult::ok(call_id, output),
-                Err(error) => ToolResult::error(call_id, error.0),
+            let mut result = match outcome {
+                Ok(output) => ToolResult::ok(&call.id, output),
+                Err(error) => ToolResult::error(&call.id, error.0),
             };
+            chain.after(passed, &mut call, &mut result, true).await;
             Finished {
                 index,
                 result,
                 duration: started.elapsed(),
+                notices: call.notices,
             }
+        }
+    }
+
+    /// Writes the suggested rule to the project's local settings ("always allow like this");
+    /// what happened, for a notice.
+    fn write_rule(&self, suggested: Option<&str>) -> String {
+        let Some(rule) = suggested else {
+            return "no rule fits this call; it was allowed once".to_owned();
+        };
+        match always_allow::add_allow(self.rules.local_file(), rule) {
+            Ok(path) if self.rules.trusted() => {
+                format!("always allowed: wrote `{rule}` to {}", path.display())
+            }
+            // The file is the folder's: its allow rules count only once the folder is trusted.
+            Ok(path) => format!(
+                "wrote `{rule}` to {}, but this folder is not trusted, so the rule counts only \
+                 once you trust it (--trust); this call was allowed once",
+                path.display()
+            ),
+            Err(e) => format!("could not write the rule `{rule}`: {e}; this call was allowed once"),
         }
     }
 
@@ -315,6 +351,7 @@ impl AgentEngine {
             index: 0,
             result: result.clone(),
             duration: Duration::ZERO,
+            notices: Vec::new(),
         };
         self.report_finished(turn, call, &finished, em).await;
     }
@@ -335,6 +372,13 @@ impl AgentEngine {
             finished.result.is_error,
             finished.duration.as_millis()
         );
+        for notice in &finished.notices {
+            em.emit(Event {
+                turn,
+                kind: EventKind::Notice(notice.clone()),
+            })
+            .await;
+        }
         em.emit(Event {
             turn,
             kind: EventKind::ToolResult(ToolOutcome {

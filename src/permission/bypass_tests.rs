@@ -359,3 +359,68 @@ fn directory_diffs_and_followed_links_are_judged_by_what_they_read() {
         ],
     );
 }
+
+/// Issue 15: a hook's `allow` lifts the approval a call of its kind needs, and nothing that
+/// guards something: an ask rule, a secret, a protected path, a write outside the working
+/// directory, leaving the sandbox, a deny rule.
+#[test]
+fn a_hooks_allow_lifts_only_the_ordinary_approval() {
+    let env =
+        Env::new().user(r#"{"permissions": {"ask": ["bash(git push*)"], "deny": ["bash(rm *)"]}}"#);
+    let rules = env.rules(true);
+    let granted = std::collections::HashSet::new();
+    let allowed = |tool: &dyn Tool, args: serde_json::Value, mode: Mode| {
+        let mut input = CallInput::new(tool, &args, mode, &env.work);
+        input.hook_allowed = true;
+        short(&decide(&input, &granted, &rules))
+    };
+    let bash = &*BASH;
+    assert_eq!(
+        allowed(bash, super::tests::bash("touch made"), Mode::Default),
+        V::Run
+    );
+    assert_eq!(
+        allowed(
+            &EditFile,
+            json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"}),
+            Mode::Default
+        ),
+        V::Run
+    );
+    assert_eq!(
+        allowed(bash, super::tests::bash("git push origin"), Mode::Default),
+        V::Ask
+    );
+    assert_eq!(
+        allowed(bash, super::tests::bash("cat .env"), Mode::Default),
+        V::Ask
+    );
+    assert_eq!(
+        allowed(
+            &WriteFile,
+            super::tests::write(".harness9/settings.json"),
+            Mode::Default
+        ),
+        V::Ask
+    );
+    assert_eq!(
+        allowed(
+            &WriteFile,
+            super::tests::write("/tmp/elsewhere.txt"),
+            Mode::Default
+        ),
+        V::Ask
+    );
+    assert_eq!(
+        allowed(
+            bash,
+            json!({"command": "ls", "sandbox": false}),
+            Mode::Default
+        ),
+        V::Ask
+    );
+    assert_eq!(
+        allowed(bash, super::tests::bash("rm -rf src"), Mode::Yolo),
+        V::Deny
+    );
+}

@@ -69,11 +69,7 @@ pub(super) fn judge(work: &Path, rules: &PermissionRules, case: &Case<'_>) -> Ve
     let granted: HashSet<String> = case.granted.iter().map(|s| s.to_string()).collect();
     let mut input = CallInput::new(case.tool, &case.args, case.mode, work);
     input.sandboxed = case.sandboxed;
-    PermissionStage {
-        rules,
-        granted: &granted,
-    }
-    .before(&input)
+    super::decide(&input, &granted, rules)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

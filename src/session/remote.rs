@@ -120,6 +120,8 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         context_window: described["context_window"].as_u64().unwrap_or(128_000),
         sandbox: text("sandbox"),
         skills: Vec::new(),
+        // The server's hooks run there; this front end lists none of them.
+        hooks: Vec::new(),
     };
     let notices = described["notices"]
         .as_array()

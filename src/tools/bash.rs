@@ -147,6 +147,10 @@ impl Tool for Bash {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Dangerous
     }

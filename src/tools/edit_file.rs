@@ -52,6 +52,10 @@ impl Tool for EditFile {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
     }

@@ -44,6 +44,10 @@ impl Tool for Glob {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
     }

@@ -56,6 +56,10 @@ impl Tool for Grep {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
     }

@@ -40,6 +40,10 @@ impl Tool for ListDir {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
     }

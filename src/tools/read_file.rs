@@ -59,6 +59,10 @@ impl Tool for ReadFile {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
     }

@@ -49,6 +49,10 @@ impl Tool for TodoWrite {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Planning
     }

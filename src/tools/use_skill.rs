@@ -45,6 +45,10 @@ impl Tool for UseSkill {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::ReadOnly
     }

@@ -43,6 +43,10 @@ impl Tool for WriteFile {
         })
     }
 
+    fn bounds_own_output(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
     }

@@ -57,6 +57,8 @@ pub enum Command {
     ClearTodos,
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
+    /// The user answered the question about `extension`: approve it, or not for now.
+    ApproveExtension(bool),
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -128,6 +130,8 @@ pub struct App {
     pub turn: u32,
     pub tokens: Option<TokenUpdate>,
     pub retry: Option<String>,
+    /// The command hook that runs now (its event and command).
+    pub hook_running: Option<String>,
     pub flash: Option<String>,
     last_ctrl_c: Option<Instant>,
     pub spinner: usize,
@@ -146,6 +150,8 @@ pub struct App {
     pub mouse_captured: bool,
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
+    /// The configured command hooks, one line each (`/hooks`).
+    pub hooks: Vec<String>,
     shell_count: usize,
     /// A plan-mode run ended: review the plan once the todo list is in.
     pub review_pending: bool,
@@ -154,6 +160,8 @@ pub struct App {
     pub auto_continue: bool,
     /// The folder whose trust is being asked (CONTRACT "Folder trust"), while it is.
     pub trust: Option<String>,
+    /// The project extension being asked about at start, while it is.
+    pub extension: Option<crate::config::approved::PendingExtension>,
     /// The time keys are read at (tests set it).
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
@@ -193,6 +201,7 @@ impl App {
             turn: 0,
             tokens: None,
             retry: None,
+            hook_running: None,
             flash: None,
             last_ctrl_c: None,
             spinner: 0,
@@ -205,11 +214,13 @@ impl App {
             pastes: Vec::new(),
             mouse_captured: true,
             skills: Vec::new(),
+            hooks: Vec::new(),
             shell_count: 0,
             review_pending: false,
             review_feedback: None,
             auto_continue: false,
             trust: None,
+            extension: None,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
@@ -229,6 +240,8 @@ impl App {
     pub fn layer(&self) -> Layer {
         if self.trust.is_some() {
             Layer::Trust
+        } else if self.extension.is_some() {
+            Layer::Extension
         } else if self.help {
             Layer::Help
         } else if self.picker.is_some() {
@@ -363,6 +376,10 @@ impl App {
             }
             Action::Help => self.help = true,
             Action::TrustFolder(trusted) => return self.answer_trust(trusted),
+            Action::ApproveExtension(yes) => {
+                self.extension = None;
+                return vec![Command::ApproveExtension(yes)];
+            }
             Action::ToggleTodos => self.show_todos = !self.show_todos,
             Action::ToggleExpand => self.expanded = !self.expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),

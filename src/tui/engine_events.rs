@@ -84,6 +84,7 @@ impl App {
                 );
                 self.retry = Some(info.reason);
             }
+            EventKind::HookRunning(label) => self.hook_running = label,
             EventKind::Notice(text) => {
                 self.flash = Some(text.lines().next().unwrap_or("").to_owned());
                 self.transcript.notice(text, Tone::Quiet);
@@ -125,6 +126,7 @@ impl App {
         self.running = false;
         self.working_since = None;
         self.retry = None;
+        self.hook_running = None;
         if self.flash.as_deref() == Some("interrupting…") {
             self.flash = None;
         }

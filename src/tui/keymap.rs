@@ -14,6 +14,8 @@ pub enum Layer {
     Help,
     /// The folder trust question, asked before the first prompt.
     Trust,
+    /// Whether to approve a trusted project's hooks (or MCP server), asked at start.
+    Extension,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +65,8 @@ pub enum Action {
     PlanDiscard,
     /// Folder trust: trust this folder (remembered), or not for now.
     TrustFolder(bool),
+    /// A project extension: approve it (remembered by its hash), or not for now.
+    ApproveExtension(bool),
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
@@ -116,6 +120,11 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
         Layer::Trust => match key.code {
             KeyCode::Char('t' | 'T') => Action::TrustFolder(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
+            _ => Action::Ignore,
+        },
+        Layer::Extension => match key.code {
+            KeyCode::Char('a' | 'A') => Action::ApproveExtension(true),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::ApproveExtension(false),
             _ => Action::Ignore,
         },
         Layer::Help => match key.code {

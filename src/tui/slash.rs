@@ -45,6 +45,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "show or switch the model",
     },
     SlashCommand {
+        name: "/hooks",
+        args: "",
+        help: "list the configured hooks and where each comes from",
+    },
+    SlashCommand {
         name: "/todos",
         args: "",
         help: "show or hide the todo list (Ctrl+T)",

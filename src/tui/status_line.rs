@@ -147,6 +147,15 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             )],
         ));
     }
+    if let Some(hook) = &app.hook_running {
+        segments.push((
+            8,
+            vec![Span::styled(
+                format!(" · running {hook}"),
+                Style::new().fg(Color::Cyan),
+            )],
+        ));
+    }
     if let Some(reason) = &app.retry {
         segments.push((
             7,

@@ -48,6 +48,10 @@ impl App {
     pub(super) fn dialog_id(&self) -> Option<String> {
         match self.layer() {
             Layer::Trust => Some("trust".into()),
+            Layer::Extension => self
+                .extension
+                .as_ref()
+                .map(|e| format!("extension:{}:{}", e.name, e.hash)),
             Layer::Approval => self
                 .approvals
                 .front()

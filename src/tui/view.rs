@@ -69,6 +69,9 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     if let Some(workdir) = &app.trust {
         super::overlays::draw_trust(workdir, frame, body);
     }
+    if let Some(extension) = &app.extension {
+        super::extension_prompt::draw(extension, frame, body);
+    }
     // What this frame shows is on screen from now: a dialog's keys count from its first frame.
     app.dialog_drawn();
 }

@@ -284,6 +284,16 @@ impl App {
                 self.show_todos = !self.show_todos;
                 Vec::new()
             }
+            "/hooks" => {
+                let text = if self.hooks.is_empty() {
+                    "no hooks are configured (settings.json \"hooks\"; see docs/REFERENCE.md)"
+                        .to_owned()
+                } else {
+                    format!("hooks:\n{}", self.hooks.join("\n"))
+                };
+                self.transcript.notice(text, super::transcript::Tone::Quiet);
+                Vec::new()
+            }
             "/copy" => self.copy(rest),
             "/clear" => {
                 self.transcript.clear();

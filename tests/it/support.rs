@@ -400,3 +400,23 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Whether process `pid` has ended, or ends within 10 s: waited on as an event (its pidfd
+/// turns readable), never by sleeping.
+pub fn process_ended(pid: i32) -> bool {
+    // SAFETY: plain syscalls on a descriptor this function owns and closes.
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
+        if fd < 0 {
+            return true;
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = libc::poll(&mut poll, 1, 10_000);
+        libc::close(fd);
+        ready == 1
+    }
+}
