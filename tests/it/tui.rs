@@ -120,6 +120,22 @@ impl Pty {
         }
     }
 
+    /// Waits until `done` holds for the screen; returns the screen.
+    pub fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let until = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < until,
+                "timed out waiting for {what}; the screen:\n{screen}"
+            );
+            std::thread::yield_now();
+        }
+    }
+
     /// Waits until the screen shows `text`; returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
         let until = Instant::now() + PATIENCE;

@@ -194,6 +194,13 @@ fn compact_emits_a_compaction_line() {
     pty.wait_for("word2999");
     pty.send("and a short one\r");
     pty.wait_for("Short answer.");
+    // The answer can be on screen a moment before its run ends, and `/compact` typed before the
+    // end is refused: wait until the status line's spinner (the run going on) is gone.
+    pty.wait_until("the run to end", |screen| {
+        !screen
+            .chars()
+            .any(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
+    });
     pty.send("/compact\r");
     let screen = pty.wait_for_all(&["compacted the conversation", "(summarization)"]);
     assert!(screen.contains("(summarization)"), "{screen}");
