@@ -229,11 +229,14 @@ pub async fn assemble_with(
         .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)
         .observer(Arc::new(TracingObserver))
         .hooks(hooks)
-        .permission_rules(Arc::new(crate::permission::rules::PermissionRules::new(
-            &settings.workdir,
-            &settings.home,
-            settings.trusted,
-        )))
+        .permission_rules(Arc::new(
+            crate::permission::rules::PermissionRules::new(
+                &settings.workdir,
+                &settings.home,
+                settings.trusted,
+            )
+            .with_run_rules(settings.run_rules.clone()),
+        ))
         .build();
     Ok(Assembly {
         engine: Arc::new(engine),

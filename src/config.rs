@@ -193,6 +193,8 @@ pub struct Settings {
     pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// The models harness9 knows (built in, and `$HARNESS9_HOME/models.toml`).
     pub catalogue: Catalogue,
+    /// Permission rules for this run only (`exec --allow/--deny`).
+    pub run_rules: crate::permission::rules::RuleSet,
     /// `--trust` in `exec` and `serve`: the project's hooks count as approved for this run
     /// (CONTRACT "Folder trust"). The TUI asks instead.
     pub approve_extensions: bool,
@@ -322,6 +324,7 @@ pub fn resolve_trusted(
         notices,
         sandbox: options.sandbox,
         catalogue,
+        run_rules: Default::default(),
         approve_extensions: options.trust,
     })
 }

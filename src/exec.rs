@@ -87,9 +87,11 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
     };
     let mut outcome = Outcome::Failed;
     let mut closing = None;
+    let mut answer = LastAnswer::default();
     while let Some(update) = updates.recv().await {
         match update {
             Update::Engine(event) => {
+                answer.follow(&event);
                 let ended = match &event.kind {
                     EventKind::ApprovalRequired(request) => {
                         // Nobody is here to answer: refused, naming the flag that allows it.
@@ -101,6 +103,16 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
                     }
                     EventKind::Done(_) => {
                         outcome = Outcome::Done;
+                        if let Some(path) = &args.output_last_message
+                            && let Err(error) = std::fs::write(path, &answer.text)
+                        {
+                            report_error(
+                                args.json,
+                                FailureKind::Config,
+                                &format!("cannot write the answer to {}: {error}", path.display()),
+                            );
+                            outcome = Outcome::Failed;
+                        }
                         true
                     }
                     EventKind::Error(failure) if failure.kind == FailureKind::Interrupted => {
@@ -203,6 +215,28 @@ fn print_event(event: &Event) {
 
 /// Shows a run's events: JSON lines, or the answer streamed onto stdout as it arrives with
 /// failures and notices on stderr.
+/// The final answer for `-o`: the text of the run's last turn (a retried turn starts again).
+#[derive(Default)]
+struct LastAnswer {
+    turn: u32,
+    text: String,
+}
+
+impl LastAnswer {
+    fn follow(&mut self, event: &Event) {
+        // A new turn (even one with no text) replaces the answer.
+        if event.turn > self.turn {
+            self.turn = event.turn;
+            self.text.clear();
+        }
+        match &event.kind {
+            EventKind::ActionDelta(text) => self.text.push_str(text),
+            EventKind::Retry(_) => self.text.clear(),
+            _ => {}
+        }
+    }
+}
+
 struct Printer {
     json: bool,
     /// Text was printed that did not end a line.

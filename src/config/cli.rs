@@ -81,6 +81,19 @@ pub struct ExecArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
 
+    /// A permission rule that allows calls, for this run only (the settings' syntax, e.g.
+    /// 'bash(git status*)'); repeatable. A deny rule of any settings file still wins.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// A permission rule that refuses calls, for this run only; repeatable.
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Also write the final answer to FILE.
+    #[arg(short = 'o', long = "output-last-message", value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
+
     /// The task; `-` reads it from standard input.
     pub prompt: String,
 }

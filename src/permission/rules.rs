@@ -163,6 +163,18 @@ impl RuleSet {
             .any(|rule| rule.list == list && rule.concerns(subject))
     }
 
+    /// Rules given on the command line for one run (`exec --allow/--deny`), in the settings'
+    /// syntax; the first that does not parse is the error.
+    pub fn from_lists(allow: &[String], deny: &[String]) -> Result<RuleSet, String> {
+        let mut rules = Vec::new();
+        for (list, patterns) in [(List::Allow, allow), (List::Deny, deny)] {
+            for text in patterns {
+                rules.push(parse_rule(list, text).map_err(|e| format!("{text:?}: {e}"))?);
+            }
+        }
+        Ok(RuleSet { rules })
+    }
+
     pub fn len(&self) -> usize {
         self.rules.len()
     }
@@ -279,6 +291,9 @@ struct State {
 #[derive(Debug)]
 pub struct PermissionRules {
     state: Mutex<State>,
+    /// The run's own rules (`exec --allow/--deny`): the user's, applied with the files' rules
+    /// (so an `--allow` never lifts a deny of any file).
+    run: RuleSet,
     problems: Mutex<Vec<String>>,
     trusted: bool,
     local_file: PathBuf,
@@ -292,6 +307,7 @@ impl PermissionRules {
     /// rules still apply.
     pub fn new(workdir: &Path, home: &Path, trusted: bool) -> Self {
         PermissionRules {
+            run: RuleSet::default(),
             state: Mutex::new(State {
                 sources: vec![
                     Source::new(home.join("settings.json"), Origin::User),
@@ -305,6 +321,12 @@ impl PermissionRules {
             local_file: local_file(workdir),
             home: crate::tools::paths::resolve(workdir, &home.to_string_lossy()),
         }
+    }
+
+    /// These rules, plus the run's own (`exec --allow/--deny`).
+    pub fn with_run_rules(mut self, run: RuleSet) -> Self {
+        self.run = run;
+        self
     }
 
     /// `$HARNESS9_HOME`, resolved (symlinks too): the user's settings, sessions, serve token and
@@ -347,11 +369,12 @@ impl PermissionRules {
             return None;
         };
         if !refresh {
-            let sets: Vec<(&RuleSet, bool)> = state
+            let mut sets: Vec<(&RuleSet, bool)> = state
                 .sources
                 .iter()
                 .map(|s| (&s.rules, self.trusted || s.origin == Origin::User))
                 .collect();
+            sets.push((&self.run, true));
             return Some(look(&sets));
         }
         let mut found = Vec::new();
@@ -380,11 +403,12 @@ impl PermissionRules {
                 problems.push(problem);
             }
         }
-        let sets: Vec<(&RuleSet, bool)> = state
+        let mut sets: Vec<(&RuleSet, bool)> = state
             .sources
             .iter()
             .map(|s| (&s.rules, self.trusted || s.origin == Origin::User))
             .collect();
+        sets.push((&self.run, true));
         Some(look(&sets))
     }
 

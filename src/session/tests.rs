@@ -49,6 +49,7 @@ impl Fixture {
             notices: Vec::new(),
             sandbox: Some(crate::sandbox::SandboxMode::Off),
             catalogue: Default::default(),
+            run_rules: Default::default(),
             approve_extensions: false,
         };
         Fixture {
