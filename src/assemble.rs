@@ -69,6 +69,9 @@ pub struct Assembly {
     pub notices: Vec<String>,
     /// The commands' sandbox: front ends show its `notices()` once and its `label()`.
     pub sandbox: Arc<Sandbox>,
+    /// The session's background commands (`bash` with `"background": true`): listed by `/ps`,
+    /// all stopped when the session closes.
+    pub jobs: Arc<tools::Jobs>,
 }
 
 /// The mode a stored session resumes in: its own, except that `yolo` is never resumed (it is
@@ -213,6 +216,7 @@ pub async fn assemble_with(
         settings.workdir.clone(),
     ));
     let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
+    let jobs = bash.jobs();
     let registry = tools::standard_registry(Arc::clone(&skills), bash);
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
@@ -247,5 +251,6 @@ pub async fn assemble_with(
         saving,
         notices,
         sandbox,
+        jobs,
     })
 }

@@ -3,6 +3,7 @@
 //! the mode forbids) into an error result that tells the model how to fix it. It never panics and
 //! never ends the loop.
 
+mod background;
 mod bash;
 mod diff;
 mod edit_file;
@@ -13,12 +14,14 @@ pub(crate) mod output;
 mod path_locks;
 pub mod paths;
 mod read_file;
+mod shell_process;
 mod todo_write;
 mod use_skill;
 mod validate;
 pub(crate) mod walk;
 mod write_file;
 
+pub use background::{JobSummary, Jobs};
 pub use bash::Bash;
 pub use edit_file::EditFile;
 pub use glob::Glob;
@@ -266,8 +269,11 @@ pub fn builtin_registry() -> Registry {
 /// Every built-in tool, with this session's `bash` (its sandbox and timeout).
 pub fn builtin_registry_with(bash: Bash) -> Registry {
     let mut registry = Registry::new();
-    let tools: [Arc<dyn Tool>; 8] = [
+    let jobs = bash.jobs();
+    let tools: [Arc<dyn Tool>; 10] = [
         Arc::new(bash),
+        Arc::new(background::BashOutput(Arc::clone(&jobs))),
+        Arc::new(background::BashKill(jobs)),
         Arc::new(ReadFile),
         Arc::new(WriteFile),
         Arc::new(EditFile),

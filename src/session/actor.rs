@@ -291,6 +291,8 @@ impl Core {
             })
             .await;
         }
+        // Background commands end with the session, before it says it has closed.
+        self.assembly.jobs.kill_all();
         let store = &self.assembly.store;
         let flush_error = store
             .flush()

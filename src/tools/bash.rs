@@ -6,9 +6,7 @@
 //! and how to ask to leave it. When the command ends, times out, is cancelled or the call is
 //! dropped, the whole group is killed, so background children never outlive the call.
 
-use std::ffi::OsString;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,9 +14,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 
 use super::output::HeadTail;
+use super::shell_process::{Spawned, spawn};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::planning::Mode;
 use crate::sandbox::{Outcome, Prepared, Sandbox, SandboxRequest, denial_hint};
@@ -30,20 +28,6 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Our own deadline ends this much before the engine's, so a command that runs too long comes
 /// back with its output rather than as a bare "timed out" from the engine.
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
-/// Variables a command must never see: the model could read them back.
-const HIDDEN_VARIABLES: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
-/// Git settings every command gets on top of its configuration files. A repository is
-/// untrusted input, and git runs programs named in repository config: a bare repository
-/// committed as plain files (`evil/HEAD`, `evil/config` with `core.fsmonitor`) would run its
-/// program on a mere `git status` inside it. These are git's own switches for that.
-const GIT_GUARDS: &[(&str, &str)] = &[
-    // Only repositories named with `--git-dir`/`GIT_DIR` may be bare (git's own defence
-    // against embedded bare repositories).
-    ("safe.bareRepository", "explicit"),
-    // `core.fsmonitor` names a program run by status, diff and add.
-    ("core.fsmonitor", "false"),
-];
-
 /// The `bash` tool of a session: its sandbox and the engine's per-call timeout, which is the
 /// one limit a command has (stated to the model in the schema).
 pub struct Bash {
@@ -52,6 +36,9 @@ pub struct Bash {
     timeout: Option<Duration>,
     /// Plan mode's read-only command check (switched off only to test the sandbox alone).
     plan_classifier: bool,
+    /// The session's background commands (`"background": true`), shared with `bash_output`
+    /// and `bash_kill`.
+    jobs: Arc<super::background::Jobs>,
 }
 
 impl Default for Bash {
@@ -70,6 +57,7 @@ impl Bash {
             sandbox,
             timeout,
             plan_classifier: true,
+            jobs: Arc::default(),
         }
     }
 
@@ -79,6 +67,11 @@ impl Bash {
     pub fn without_plan_classifier(mut self) -> Bash {
         self.plan_classifier = false;
         self
+    }
+
+    /// The session's background commands.
+    pub fn jobs(&self) -> Arc<super::background::Jobs> {
+        Arc::clone(&self.jobs)
     }
 
     /// For the permission decision: whether this call runs sandboxed, and whether it asks to
@@ -105,6 +98,8 @@ struct Args {
     command: String,
     #[serde(default)]
     timeout_secs: Option<u64>,
+    #[serde(default)]
+    background: bool,
 }
 
 #[async_trait]
@@ -141,6 +136,7 @@ impl Tool for Bash {
                 "command": {"type": "string", "description": "The command line, run with bash -c."},
                 "timeout_secs": {"type": "integer", "minimum": 1, "description": timeout},
                 "sandbox": {"type": "boolean", "description": "false: run outside the sandbox. Only after the sandbox stopped a command that needs more; the user is asked first."},
+                "background": {"type": "boolean", "description": "true: start a command that keeps running (a dev server, a watcher) and return at once with a job id; read its output with bash_output, stop it with bash_kill. It ends with the session."},
             },
             "required": ["command"],
             "additionalProperties": false,
@@ -171,6 +167,13 @@ impl Tool for Bash {
             .get("command")
             .and_then(Value::as_str)
             .unwrap_or("");
+        if arguments.get("background").and_then(Value::as_bool) == Some(true) {
+            return Some(
+                "You are in plan mode, which only reads: background commands are not started. \
+                 Write the plan with todo_write and stop."
+                    .to_owned(),
+            );
+        }
         crate::planning::readonly::check(command).err().map(|why| {
             format!(
                 "You are in plan mode, which only reads: `{command}` was not run because {why}. \
@@ -190,8 +193,11 @@ impl Tool for Bash {
                 "`command` is empty: give the command line to run.",
             ));
         }
-        let limit = self.limit(args.timeout_secs);
         let prepared = self.sandbox.prepare(sandbox_mode);
+        if args.background {
+            return self.jobs.start(&args.command, &ctx.workdir, prepared);
+        }
+        let limit = self.limit(args.timeout_secs);
         let network = prepared.as_ref().is_some_and(|p| p.spec.network);
         let ran = run(&args.command, ctx, limit, prepared.as_ref()).await?;
         // Only now is every process of the command gone: nothing can race the guard.
@@ -221,26 +227,6 @@ impl Tool for Bash {
     }
 }
 
-/// Kills a process group when dropped: the call ended, timed out, or its future was dropped.
-struct GroupGuard(Option<i32>);
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // SAFETY: killpg only sends a signal; a group that already ended gives ESRCH.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// How a command ended, worded for the model.
 struct Ran {
     text: String,
@@ -255,63 +241,12 @@ async fn run(
     limit: Option<Duration>,
     sandbox: Option<&Prepared>,
 ) -> Result<Ran, ToolError> {
-    let shell = if std::path::Path::new("/bin/bash").exists() {
-        "/bin/bash"
-    } else {
-        "/bin/sh"
-    };
-    // `exec 2>&1` merges stderr into the one pipe, so the two keep their relative order.
-    let script = format!("exec 2>&1\n{command}");
-    let shell_args: Vec<OsString> = vec!["-c".into(), script.into()];
-    let mut child = match sandbox {
-        Some(prepared) => {
-            let (program, argv) = prepared
-                .wrap(shell.as_ref(), &shell_args)
-                .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?;
-            let mut child = Command::new(program);
-            child.args(argv);
-            child
-        }
-        None => {
-            let mut child = Command::new(shell);
-            child.args(&shell_args);
-            // SAFETY: the closure only makes one system call, which is async-signal-safe.
-            unsafe {
-                child.pre_exec(|| {
-                    drop_ptrace_capability();
-                    Ok(())
-                });
-            }
-            child
-        }
-    };
-    child
-        .current_dir(&ctx.workdir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        // The sandbox helper reports its own failures on stderr; a plain shell has already
-        // sent stderr to stdout.
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    for name in HIDDEN_VARIABLES {
-        child.env_remove(name);
-    }
-    child.envs(git_guard_env(
-        std::env::var("GIT_CONFIG_COUNT").ok().as_deref(),
-    ));
-    let mut child = child
-        .spawn()
-        .map_err(|e| ToolError::new(format!("could not start {shell}: {e}")))?;
-    let mut guard = GroupGuard(child.id().map(|pid| pid as i32));
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| ToolError::new("could not capture the command's output"))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| ToolError::new("could not capture the command's output"))?;
+    let Spawned {
+        mut child,
+        mut guard,
+        stdout,
+        stderr,
+    } = spawn(command, &ctx.workdir, sandbox)?;
 
     let reader = tokio::spawn(async move {
         let mut output = HeadTail::new(OUTPUT_LIMIT);
@@ -399,39 +334,6 @@ async fn run(
     })
 }
 
-/// `CAP_SYS_PTRACE` (linux/capability.h).
-const CAP_SYS_PTRACE: libc::c_ulong = 19;
-
-/// Takes `CAP_SYS_PTRACE` out of the bounding set of a command run outside the sandbox, so even
-/// as root it cannot open harness9's memory (`/proc/PPID/mem`, where the keys live) or its
-/// environment: harness9 is not dumpable, and only that capability overrides it. Without the
-/// power to change the bounding set (not root) there is nothing to drop, and nothing fails.
-fn drop_ptrace_capability() {
-    // SAFETY: prctl with integer arguments; a refusal changes nothing.
-    unsafe {
-        libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-    }
-}
-
-/// The `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` variables that add
-/// `GIT_GUARDS` after whatever the environment already sets (`existing` count): settings from
-/// the environment win over every configuration file.
-fn git_guard_env(existing: Option<&str>) -> Vec<(String, String)> {
-    let first = existing
-        .and_then(|count| count.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut vars = vec![(
-        "GIT_CONFIG_COUNT".to_owned(),
-        (first + GIT_GUARDS.len()).to_string(),
-    )];
-    for (offset, (key, value)) in GIT_GUARDS.iter().enumerate() {
-        let n = first + offset;
-        vars.push((format!("GIT_CONFIG_KEY_{n}"), (*key).to_owned()));
-        vars.push((format!("GIT_CONFIG_VALUE_{n}"), (*value).to_owned()));
-    }
-    vars
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -440,6 +342,7 @@ mod tests {
 
     use super::*;
     use crate::planning::TodoStore;
+    use crate::tools::shell_process::git_guard_env;
 
     #[test]
     fn the_model_is_told_the_timeout_that_really_applies() {

@@ -1,5 +1,6 @@
 //! The one integration test binary (linking once is what keeps a 2-core machine fast).
 
+mod background;
 mod exec;
 mod exec_rules;
 mod hooks;

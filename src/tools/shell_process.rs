@@ -1,0 +1,163 @@
+//! Starting a shell command the way every `bash` call does, in the foreground or in the
+//! background: inside the session's sandbox (or, outside it, without the capability to read
+//! harness9's memory), in a process group of its own that a `GroupGuard` kills, stdin closed,
+//! the API keys out of its environment and git told not to run programs named by repositories
+//! it merely finds (`GIT_GUARDS`).
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+
+use tokio::process::Command;
+
+use super::ToolError;
+use crate::sandbox::Prepared;
+
+/// Variables a command must never see: the model could read them back.
+const HIDDEN_VARIABLES: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+/// Git settings every command gets on top of its configuration files. A repository is
+/// untrusted input, and git runs programs named in repository config: a bare repository
+/// committed as plain files (`evil/HEAD`, `evil/config` with `core.fsmonitor`) would run its
+/// program on a mere `git status` inside it. These are git's own switches for that.
+const GIT_GUARDS: &[(&str, &str)] = &[
+    // Only repositories named with `--git-dir`/`GIT_DIR` may be bare (git's own defence
+    // against embedded bare repositories).
+    ("safe.bareRepository", "explicit"),
+    // `core.fsmonitor` names a program run by status, diff and add.
+    ("core.fsmonitor", "false"),
+];
+
+/// Kills a process group when dropped: the call ended, timed out, or its future was dropped.
+pub(super) struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    pub fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // SAFETY: killpg only sends a signal; a group that already ended gives ESRCH.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A started shell command: its process, the guard that kills its group, and its two pipes.
+pub(super) struct Spawned {
+    pub child: tokio::process::Child,
+    pub guard: GroupGuard,
+    pub stdout: tokio::process::ChildStdout,
+    pub stderr: tokio::process::ChildStderr,
+}
+
+/// Starts `command` with `bash -c` (or `sh`) in `workdir`: inside `sandbox` when given (else
+/// without `CAP_SYS_PTRACE`), in a process group of its own, stdin closed, stderr merged into
+/// stdout, the API keys removed and git's guards set.
+pub(super) fn spawn(
+    command: &str,
+    workdir: &Path,
+    sandbox: Option<&Prepared>,
+) -> Result<Spawned, ToolError> {
+    let shell = if std::path::Path::new("/bin/bash").exists() {
+        "/bin/bash"
+    } else {
+        "/bin/sh"
+    };
+    // `exec 2>&1` merges stderr into the one pipe, so the two keep their relative order.
+    let script = format!("exec 2>&1\n{command}");
+    let shell_args: Vec<OsString> = vec!["-c".into(), script.into()];
+    let mut child = match sandbox {
+        Some(prepared) => {
+            let (program, argv) = prepared
+                .wrap(shell.as_ref(), &shell_args)
+                .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?;
+            let mut child = Command::new(program);
+            child.args(argv);
+            child
+        }
+        None => {
+            let mut child = Command::new(shell);
+            child.args(&shell_args);
+            // SAFETY: the closure only makes one system call, which is async-signal-safe.
+            unsafe {
+                child.pre_exec(|| {
+                    drop_ptrace_capability();
+                    Ok(())
+                });
+            }
+            child
+        }
+    };
+    child
+        .current_dir(workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        // The sandbox helper reports its own failures on stderr; a plain shell has already
+        // sent stderr to stdout.
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in HIDDEN_VARIABLES {
+        child.env_remove(name);
+    }
+    child.envs(git_guard_env(
+        std::env::var("GIT_CONFIG_COUNT").ok().as_deref(),
+    ));
+    let mut child = child
+        .spawn()
+        .map_err(|e| ToolError::new(format!("could not start {shell}: {e}")))?;
+    let guard = GroupGuard(child.id().map(|pid| pid as i32));
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| ToolError::new("could not capture the command's output"))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| ToolError::new("could not capture the command's output"))?;
+
+    Ok(Spawned {
+        child,
+        guard,
+        stdout,
+        stderr,
+    })
+}
+
+/// `CAP_SYS_PTRACE` (linux/capability.h).
+const CAP_SYS_PTRACE: libc::c_ulong = 19;
+
+/// Takes `CAP_SYS_PTRACE` out of the bounding set of a command run outside the sandbox, so even
+/// as root it cannot open harness9's memory (`/proc/PPID/mem`, where the keys live) or its
+/// environment: harness9 is not dumpable, and only that capability overrides it. Without the
+/// power to change the bounding set (not root) there is nothing to drop, and nothing fails.
+fn drop_ptrace_capability() {
+    // SAFETY: prctl with integer arguments; a refusal changes nothing.
+    unsafe {
+        libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+    }
+}
+
+/// The `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` variables that add
+/// `GIT_GUARDS` after whatever the environment already sets (`existing` count): settings from
+/// the environment win over every configuration file.
+pub(super) fn git_guard_env(existing: Option<&str>) -> Vec<(String, String)> {
+    let first = existing
+        .and_then(|count| count.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut vars = vec![(
+        "GIT_CONFIG_COUNT".to_owned(),
+        (first + GIT_GUARDS.len()).to_string(),
+    )];
+    for (offset, (key, value)) in GIT_GUARDS.iter().enumerate() {
+        let n = first + offset;
+        vars.push((format!("GIT_CONFIG_KEY_{n}"), (*key).to_owned()));
+        vars.push((format!("GIT_CONFIG_VALUE_{n}"), (*value).to_owned()));
+    }
+    vars
+}
