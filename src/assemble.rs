@@ -224,10 +224,10 @@ pub async fn assemble_with(
         .max_concurrent_tools(settings.max_concurrent_tools)
         .context_window(settings.context_window)
         .compactor(Arc::new(Summarization::for_window(settings.context_window)))
-        .prompt_builder(Arc::new(DefaultPromptBuilder::new(
-            settings.workdir.clone(),
-            Arc::clone(&skills),
-        )))
+        .prompt_builder(Arc::new(
+            DefaultPromptBuilder::new(settings.workdir.clone(), Arc::clone(&skills))
+                .for_provider(settings.provider.kind),
+        ))
         .mode(mode)
         .todo_store(Arc::clone(&todos))
         .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)

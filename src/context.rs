@@ -51,6 +51,8 @@ pub struct DefaultPromptBuilder {
     pub skills: Arc<SkillIndex>,
     /// The date the session began (see `BasePrompt`).
     date: String,
+    /// Notes for the provider's models, when it has any.
+    notes: Option<&'static str>,
 }
 
 impl DefaultPromptBuilder {
@@ -59,7 +61,14 @@ impl DefaultPromptBuilder {
             workdir,
             skills,
             date: today(),
+            notes: None,
         }
+    }
+
+    /// Adds the notes for `provider`'s models.
+    pub fn for_provider(mut self, provider: crate::provider::ProviderKind) -> Self {
+        self.notes = provider_notes(provider);
+        self
     }
 }
 
@@ -69,6 +78,10 @@ const MAX_AGENTS_MD: usize = 64 * 1024;
 impl PromptBuilder for DefaultPromptBuilder {
     fn build(&self, mode: Mode) -> String {
         let mut prompt = base_prompt(&self.workdir, &self.date, mode);
+        if let Some(notes) = self.notes {
+            prompt.push_str("\n\n");
+            prompt.push_str(notes);
+        }
         if let Ok(agents) = std::fs::read_to_string(self.workdir.join("AGENTS.md")) {
             let agents = agents.trim();
             if !agents.is_empty() {
@@ -99,32 +112,48 @@ fn today() -> String {
         .collect()
 }
 
+/// The system prompt's parts, in our words (`assets/prompts/`): the base, then the mode's part,
+/// then notes for the provider's models.
+const BASE_PROMPT: &str = include_str!("../assets/prompts/base.md");
+const PLAN_PROMPT: &str = include_str!("../assets/prompts/plan.md");
+const AUTO_EDIT_PROMPT: &str = include_str!("../assets/prompts/auto-edit.md");
+const YOLO_PROMPT: &str = include_str!("../assets/prompts/yolo.md");
+const OPENAI_NOTES: &str = include_str!("../assets/prompts/openai.md");
+
 /// The part of every system prompt that does not depend on project files; `date` as
 /// `YYYY-MM-DD`.
 pub fn base_prompt(workdir: &std::path::Path, date: &str, mode: Mode) -> String {
-    let mut prompt = format!(
-        "You are harness9, a coding agent working in a terminal on the user's repository.\n\
-         Working directory: {}\n\
-         Date: {}\n\
-         Platform: {} ({})\n\n\
-         Work in small, verifiable steps: read before you edit, prefer `edit_file` for changes to \
-         existing files, run the project's tests or build after a change, and say plainly what \
-         you changed and what you could not do. Paths are relative to the working directory. \
-         When a tool call fails, read the error, fix the call and try again.",
-        workdir.display(),
-        date,
-        std::env::consts::OS,
-        std::env::consts::ARCH,
-    );
-    if mode == Mode::Plan {
-        prompt.push_str(
-            "\n\nYou are in PLAN MODE: change nothing. Explore with read-only tools, then write \
-             the plan as a todo list with `todo_write` (one item per concrete step), then stop \
-             and present the plan in a few sentences. The user will review it and switch modes \
-             to carry it out.",
-        );
+    let platform = format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH);
+    render_base(workdir, date, &platform, mode)
+}
+
+fn render_base(workdir: &std::path::Path, date: &str, platform: &str, mode: Mode) -> String {
+    // The working directory goes in last: a path that happens to contain `{date}` stays as it is.
+    let mut prompt = BASE_PROMPT
+        .trim_end()
+        .replace("{date}", date)
+        .replace("{platform}", platform)
+        .replace("{workdir}", &workdir.display().to_string());
+    let part = match mode {
+        Mode::Plan => Some(PLAN_PROMPT),
+        Mode::AutoEdit => Some(AUTO_EDIT_PROMPT),
+        Mode::Yolo => Some(YOLO_PROMPT),
+        Mode::Default => None,
+    };
+    if let Some(part) = part {
+        prompt.push_str("\n\n");
+        prompt.push_str(part.trim_end());
     }
     prompt
+}
+
+/// Notes for the models of `provider`, when there are any.
+pub fn provider_notes(provider: crate::provider::ProviderKind) -> Option<&'static str> {
+    use crate::provider::ProviderKind;
+    match provider {
+        ProviderKind::OpenAi | ProviderKind::Responses => Some(OPENAI_NOTES.trim_end()),
+        ProviderKind::Anthropic => None,
+    }
 }
 
 /// Tokens a prompt of these messages and tools costs: each text counted with the tokenizer,
@@ -180,7 +209,7 @@ mod tests {
         let plain = builder(&work, &home).build(Mode::Default);
         assert!(plain.contains(&format!("Working directory: {}", work.display())));
         assert!(plain.contains("Date: 20"));
-        assert!(!plain.contains("AGENTS.md") && !plain.contains("# Skills"));
+        assert!(!plain.contains("# Project instructions") && !plain.contains("# Skills"));
 
         std::fs::write(work.join("AGENTS.md"), "Always run `make check`.\n").unwrap();
         let skill = work.join(".harness9/skills/deploy");
@@ -203,6 +232,45 @@ mod tests {
             "bodies stay out of the prompt"
         );
         assert!(full.contains("PLAN MODE"));
+    }
+
+    /// Every change to the system prompt shows up here, in review.
+    #[test]
+    fn the_system_prompt_per_mode_and_provider() {
+        let work = std::path::Path::new("/work/repo");
+        for mode in Mode::ALL {
+            let prompt = render_base(work, "2026-01-02", "linux (x86_64)", mode);
+            insta::assert_snapshot!(format!("system_prompt_{}", mode.as_str()), prompt);
+        }
+        let notes = provider_notes(crate::provider::ProviderKind::Responses).unwrap();
+        insta::assert_snapshot!("system_prompt_openai_notes", notes);
+        assert_eq!(
+            provider_notes(crate::provider::ProviderKind::Anthropic),
+            None
+        );
+    }
+
+    /// Compact: every sentence has to earn its place (the figures are in PERFORMANCE.md).
+    #[test]
+    fn the_system_prompt_stays_compact() {
+        let work = std::path::Path::new("/work/repo");
+        for mode in Mode::ALL {
+            let prompt = render_base(work, "2026-01-02", "linux (x86_64)", mode);
+            let tokens = tokens::count(&prompt);
+            println!("system prompt, {} mode: {tokens} tokens", mode.as_str());
+            assert!(tokens < 1_600, "{} mode: {tokens} tokens", mode.as_str());
+        }
+    }
+
+    #[test]
+    fn a_workdir_with_braces_is_kept_as_it_is() {
+        let prompt = render_base(
+            std::path::Path::new("/w/{date}"),
+            "2026-01-02",
+            "linux",
+            Mode::Default,
+        );
+        assert!(prompt.contains("Working directory: /w/{date}"), "{prompt}");
     }
 
     #[tokio::test]

@@ -438,7 +438,7 @@ async fn the_engine_compacts_past_the_threshold_and_stores_the_checkpoint() {
     let history: Vec<Message> = (0..40)
         .flat_map(|i| {
             [
-                Message::user(format!("old question {i} {}", "padding ".repeat(30))),
+                Message::user(format!("old question {i} {}", "padding ".repeat(100))),
                 Message::assistant(format!("old answer {i}")),
             ]
         })
@@ -461,8 +461,9 @@ async fn the_engine_compacts_past_the_threshold_and_stores_the_checkpoint() {
         })
         .expect("a compaction event");
     assert_eq!(compaction.strategy, "sliding_window");
+    // The system prompt (about 1,000 tokens) stays; the old turns go.
     assert!(
-        compaction.after_tokens < compaction.before_tokens / 4,
+        compaction.after_tokens < compaction.before_tokens / 2,
         "{compaction:?}"
     );
     let sent = &provider.calls()[0].messages;

@@ -119,3 +119,22 @@ async fn every_bad_call_is_an_instructive_error_result() {
         .await;
     assert_eq!((ok.is_error, ok.output.as_str()), (false, "hi"));
 }
+
+/// What the tool definitions cost in every request (the figures are in PERFORMANCE.md).
+#[test]
+fn the_tool_schemas_stay_compact() {
+    let registry = standard_registry(
+        Arc::new(crate::context::SkillIndex::default()),
+        Bash::default(),
+    );
+    for mode in [Mode::Default, Mode::Plan] {
+        let tools = registry.available_tools(mode);
+        let tokens = crate::context::estimate_tokens(&[], &tools);
+        println!(
+            "tool schemas, {} mode: {} tools, {tokens} tokens",
+            mode.as_str(),
+            tools.len()
+        );
+        assert!(tokens < 3_000, "{tokens}");
+    }
+}
