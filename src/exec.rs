@@ -213,8 +213,6 @@ fn print_event(event: &Event) {
     let _ = out.flush();
 }
 
-/// Shows a run's events: JSON lines, or the answer streamed onto stdout as it arrives with
-/// failures and notices on stderr.
 /// The final answer for `-o`: the text of the run's last turn (a retried turn starts again).
 #[derive(Default)]
 struct LastAnswer {
@@ -237,6 +235,8 @@ impl LastAnswer {
     }
 }
 
+/// Shows a run's events: JSON lines, or the answer streamed onto stdout as it arrives with
+/// failures and notices on stderr.
 struct Printer {
     json: bool,
     /// Text was printed that did not end a line.

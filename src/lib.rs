@@ -5,6 +5,7 @@ pub mod assemble;
 pub mod config;
 pub mod context;
 pub mod engine;
+pub mod eval;
 pub mod exec;
 pub mod hardening;
 pub mod hooks;

@@ -103,6 +103,12 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code)
         }
+        Some(Command::Eval(args)) => {
+            let _logs = harness9::observe::init_stderr_logging();
+            let code = runtime.block_on(harness9::eval::run(settings, args));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            ExitCode::from(code)
+        }
         Some(Command::Sessions(_) | Command::Sandbox(_) | Command::Attach(_)) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {

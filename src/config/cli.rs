@@ -39,6 +39,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// The full-screen TUI as a client of a `harness9 serve` instance.
     Attach(AttachArgs),
+    /// Run evaluation tasks with the configured provider and count the passes.
+    Eval(crate::eval::EvalArgs),
 }
 
 #[derive(Debug, Args)]

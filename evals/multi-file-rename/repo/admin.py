@@ -1,0 +1,5 @@
+import users
+
+
+def admin():
+    return users.fetch_user(0)

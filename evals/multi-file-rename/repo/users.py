@@ -1,0 +1,2 @@
+def fetch_user(uid):
+    return {"id": uid, "name": f"user{uid}"}
