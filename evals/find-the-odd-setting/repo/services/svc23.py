@@ -1,0 +1,2 @@
+RETRIES = 7
+NAME = "svc23"

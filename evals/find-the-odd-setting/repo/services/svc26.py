@@ -1,0 +1,2 @@
+RETRIES = 3
+NAME = "svc26"
