@@ -129,6 +129,8 @@ pub struct AgentEngine {
     allowed: Mutex<HashSet<String>>,
     /// Output of commands the user ran (`!cmd`), handed to the model with the next prompt.
     user_context: Mutex<Vec<String>>,
+    /// Images the user attached (`@shot.png`), sent with the next prompt.
+    pending_images: Mutex<Vec<crate::schema::ImageRef>>,
     /// What a run could not save (the store failed to its end), kept for the session's next
     /// run in this process to save first.
     unsaved: Mutex<Option<saving::Unsaved>>,
@@ -269,6 +271,7 @@ impl AgentEngineBuilder {
             }),
             allowed: Mutex::new(HashSet::new()),
             user_context: Mutex::new(Vec::new()),
+            pending_images: Mutex::new(Vec::new()),
             unsaved: Mutex::new(None),
             rules,
             auto_continue: std::sync::atomic::AtomicBool::new(self.auto_continue),
@@ -420,6 +423,21 @@ impl AgentEngine {
             ));
         }
         result
+    }
+
+    /// Images to send with the next prompt (the mentioned ones, already stored).
+    pub fn attach_images(&self, images: Vec<crate::schema::ImageRef>) {
+        if let Ok(mut pending) = self.pending_images.lock() {
+            pending.extend(images);
+        }
+    }
+
+    /// The images waiting for the next prompt, taken.
+    pub(crate) fn take_images(&self) -> Vec<crate::schema::ImageRef> {
+        self.pending_images
+            .lock()
+            .map(|mut pending| std::mem::take(&mut *pending))
+            .unwrap_or_default()
     }
 
     /// The user's shell output waiting for the next prompt, taken.

@@ -79,6 +79,23 @@ pub struct Message {
     /// Reasoning the model produced before this message's text (assistant messages only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<ThinkingBlock>,
+    /// Images attached to a user's prompt (`@shot.png`), by reference to their stored copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageRef>,
+}
+
+/// An image attached to a prompt: a copy stored once under `$HARNESS9_HOME/images/` by its
+/// content's hash (sessions.db keeps only this reference), read again for each request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageRef {
+    /// The stored copy.
+    pub path: std::path::PathBuf,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The name the user gave (`shot.png`).
+    pub name: String,
+    pub width: u32,
+    pub height: u32,
 }
 
 impl Message {
@@ -90,6 +107,7 @@ impl Message {
             tool_call_id: None,
             is_error: false,
             thinking: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -222,6 +240,13 @@ mod tests {
                 },
                 ThinkingBlock::Redacted { data: "xx".into() },
             ],
+            images: vec![ImageRef {
+                path: "/h/images/ab.png".into(),
+                media_type: "image/png".into(),
+                name: "shot.png".into(),
+                width: 3,
+                height: 2,
+            }],
         };
         let json = serde_json::to_string(&msg).unwrap();
         let back: Message = serde_json::from_str(&json).unwrap();

@@ -97,9 +97,32 @@ pub fn mentioned(prompt: &str, workdir: &Path) -> Vec<String> {
 /// The prompt with the files it mentions attached after `ATTACHMENTS_MARKER`, judged by
 /// `rules` after resolution.
 pub fn attach(prompt: &str, workdir: &Path, rules: &PermissionRules) -> String {
+    attach_with_images(prompt, workdir, rules, None).text
+}
+
+/// A prompt with its mentioned files: text files inline, images stored (under `home`) and
+/// referenced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attached {
+    pub text: String,
+    pub images: Vec<crate::schema::ImageRef>,
+}
+
+/// `attach`, with mentioned images (`@shot.png`) stored under `home`'s `images/` and returned
+/// beside the text; without `home`, an image is named but not attached.
+pub fn attach_with_images(
+    prompt: &str,
+    workdir: &Path,
+    rules: &PermissionRules,
+    home: Option<&Path>,
+) -> Attached {
     let files = mentioned(prompt, workdir);
+    let mut images = Vec::new();
     if files.is_empty() {
-        return prompt.to_owned();
+        return Attached {
+            text: prompt.to_owned(),
+            images,
+        };
     }
     let mut out = format!("{prompt}{ATTACHMENTS_MARKER}\n");
     let mut total = 0;
@@ -121,6 +144,23 @@ pub fn attach(prompt: &str, workdir: &Path, rules: &PermissionRules) -> String {
         let Ok(bytes) = std::fs::read(&resolved) else {
             continue;
         };
+        if super::images::named_like_image(&file) {
+            let name = resolved
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.clone());
+            let note = match home.map(|home| super::images::store(home, &name, &bytes)) {
+                Some(Ok(image)) => {
+                    let note = format!("(attached as an image, {}x{})", image.width, image.height);
+                    images.push(image);
+                    note
+                }
+                Some(Err(error)) => format!("(not attached as an image: {error})"),
+                None => "(an image; not attached here)".to_owned(),
+            };
+            out.push_str(&format!("<file path=\"{file}\">{note}</file>\n"));
+            continue;
+        }
         if bytes[..bytes.len().min(8192)].contains(&0) {
             out.push_str(&format!(
                 "<file path=\"{file}\">(a binary file of {} bytes, not attached)</file>\n",
@@ -152,7 +192,7 @@ pub fn attach(prompt: &str, workdir: &Path, rules: &PermissionRules) -> String {
         out.push_str(&format!("<file path=\"{file}\">\n{shown}{note}\n</file>\n"));
     }
     out.push_str("</attached-files>");
-    out
+    Attached { text: out, images }
 }
 
 /// The part of a stored prompt the user typed, and how many files were attached to it.

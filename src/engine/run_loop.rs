@@ -231,7 +231,9 @@ impl AgentEngine {
             prompt.push_str("\n\n");
             prompt.push_str(&context);
         }
-        state.history.push(Message::user(prompt));
+        let mut message = Message::user(prompt);
+        message.images = self.take_images();
+        state.history.push(message);
         // The prompt is stored before the first model call: a run killed at once still left it.
         self.save(state, em).await;
 

@@ -195,9 +195,24 @@ fn user_blocks(message: &Message) -> Vec<Value> {
             }
             vec![block]
         }
-        // The API rejects empty text blocks.
-        None if message.content.is_empty() => Vec::new(),
-        None => vec![json!({"type": "text", "text": message.content})],
+        None => {
+            // Images first, as Anthropic advises, then the text.
+            let mut blocks: Vec<Value> = message
+                .images
+                .iter()
+                .map(|image| match crate::context::images::base64_of(image) {
+                    Some(data) => json!({"type": "image", "source": {
+                        "type": "base64", "media_type": image.media_type, "data": data}}),
+                    None => json!({"type": "text",
+                        "text": crate::context::images::missing_note(image)}),
+                })
+                .collect();
+            // The API rejects empty text blocks.
+            if !message.content.is_empty() {
+                blocks.push(json!({"type": "text", "text": message.content}));
+            }
+            blocks
+        }
     }
 }
 

@@ -138,7 +138,21 @@ pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
             Role::System => json!({"role": "system", "content": message.content}),
             Role::User => match &message.tool_call_id {
                 Some(id) => json!({"role": "tool", "tool_call_id": id, "content": message.content}),
-                None => json!({"role": "user", "content": message.content}),
+                None if message.images.is_empty() => {
+                    json!({"role": "user", "content": message.content})
+                }
+                None => {
+                    let mut parts = vec![json!({"type": "text", "text": message.content})];
+                    for image in &message.images {
+                        parts.push(match crate::context::images::base64_of(image) {
+                            Some(data) => json!({"type": "image_url", "image_url": {
+                                "url": format!("data:{};base64,{data}", image.media_type)}}),
+                            None => json!({"type": "text",
+                                "text": crate::context::images::missing_note(image)}),
+                        });
+                    }
+                    json!({"role": "user", "content": parts})
+                }
             },
             Role::Assistant => {
                 let mut wire = json!({"role": "assistant"});

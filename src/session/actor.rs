@@ -225,11 +225,18 @@ impl Core {
         let workdir = self.workdir.clone();
         let rules = Arc::clone(engine.rules());
         let text = prompt.clone();
-        let prompt = tokio::task::spawn_blocking(move || {
-            crate::context::mentions::attach(&text, &workdir, &rules)
+        let attached = tokio::task::spawn_blocking(move || {
+            let home = rules.home().to_path_buf();
+            crate::context::mentions::attach_with_images(&text, &workdir, &rules, Some(&home))
         })
-        .await
-        .unwrap_or(prompt);
+        .await;
+        let prompt = match attached {
+            Ok(attached) => {
+                engine.attach_images(attached.images);
+                attached.text
+            }
+            Err(_) => prompt,
+        };
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 

@@ -5,6 +5,7 @@ mod eval;
 mod exec;
 mod exec_rules;
 mod hooks;
+mod images;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
