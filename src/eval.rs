@@ -228,8 +228,17 @@ async fn attempt(
         settings.max_turns = turns;
     }
     let limit = task.timeout_secs.map_or(RUN_LIMIT, Duration::from_secs);
-    let run_error = drive(&settings, &task.prompt, limit, result).await;
-    let (pass, output) = shell(&task.check, &workdir).await;
+    let mut todos = Vec::new();
+    let run_error = drive(&settings, &task.prompt, limit, result, &mut todos).await;
+    // The check may judge the agent's todo list too: its JSON, outside the copy (so a check
+    // that nothing changed still holds), named by HARNESS9_EVAL_TODOS.
+    let todo_file = copy.path().with_extension("todos.json");
+    let _ = std::fs::write(
+        &todo_file,
+        serde_json::to_string(&todos).unwrap_or_default(),
+    );
+    let (pass, output) = shell_with(&task.check, &workdir, Some(&todo_file)).await;
+    let _ = std::fs::remove_file(&todo_file);
     result.pass = pass;
     match run_error {
         Some(error) => Err(error),
@@ -244,6 +253,7 @@ async fn drive(
     prompt: &str,
     limit: Duration,
     result: &mut TaskResult,
+    todos: &mut Vec<crate::planning::TodoItem>,
 ) -> Option<String> {
     let opened = match session::open(settings, SessionChoice::New, CoreOptions::default()).await {
         Ok(opened) => opened,
@@ -298,6 +308,7 @@ async fn drive(
                     });
                 }
             }
+            Update::Todos(list) => *todos = list,
             Update::Closed(_) => break,
             _ => {}
         }
@@ -307,7 +318,15 @@ async fn drive(
 
 /// Runs `script` with `sh -c` in `dir`; whether it exited 0, and what it printed.
 async fn shell(script: &str, dir: &Path) -> (bool, String) {
+    shell_with(script, dir, None).await
+}
+
+/// `shell`, telling the script where the agent's todo list is.
+async fn shell_with(script: &str, dir: &Path, todos: Option<&Path>) -> (bool, String) {
     let mut command = tokio::process::Command::new("sh");
+    if let Some(todos) = todos {
+        command.env("HARNESS9_EVAL_TODOS", todos);
+    }
     command
         .arg("-c")
         .arg(script)
