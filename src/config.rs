@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use cli::{Cli, Command, ExecArgs, RunOptions, SandboxArgs, SessionsArgs};
+pub use cli::{
+    Cli, Command, ExecArgs, McpAction, McpArgs, McpScope, RunOptions, SandboxArgs, SessionsArgs,
+};
 
 use crate::planning::Mode;
 use crate::provider::{
@@ -185,6 +187,8 @@ pub struct Settings {
     /// Whether the folder's trust came from an earlier answer or `--trust` (so the TUI need not
     /// ask), rather than being the untrusted default.
     pub trust_decided: bool,
+    /// `--trust` itself: it also approves the folder's own MCP servers for this run.
+    pub trust_flag: bool,
     /// What was ignored while resolving, for the front end to show (a `notice`, a stderr line).
     pub notices: Vec<String>,
     /// `--sandbox`, when given (the settings files and the kernel decide the rest).
@@ -307,6 +311,7 @@ pub fn resolve_trusted(
         provider,
         trusted,
         trust_decided: trusted,
+        trust_flag: options.trust,
         notices,
         sandbox: options.sandbox,
     })

@@ -7,6 +7,7 @@ pub mod context;
 pub mod engine;
 pub mod exec;
 pub mod hardening;
+pub mod mcp;
 pub mod memory;
 pub mod observe;
 pub mod permission;

@@ -57,6 +57,24 @@ fn main() -> ExitCode {
         };
         return ExitCode::from(runtime.block_on(sessions_cmd::run(&home, &workdir, args)));
     }
+    // Managing MCP servers needs no provider either.
+    if let Some(Command::Mcp(args)) = cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        let _logs = harness9::observe::init_stderr_logging();
+        let trusted = cli.options.trust || config::trust::is_trusted(&home, &workdir);
+        let code = runtime.block_on(harness9::mcp::command::run(
+            args,
+            &workdir,
+            &home,
+            trusted,
+            cli.options.trust,
+        ));
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        return ExitCode::from(code);
+    }
     // Configuration problems are reported before anything else happens (and before a TUI
     // would take over the terminal).
     let settings = match config::resolve(&cli.options, workdir.clone(), &env) {
@@ -71,7 +89,7 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(outcome as u8)
         }
-        Some(Command::Sessions(_) | Command::Sandbox(_)) => ExitCode::SUCCESS,
+        Some(Command::Sessions(_) | Command::Sandbox(_) | Command::Mcp(_)) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
                 (true, _) => (SessionChoice::Continue, false),

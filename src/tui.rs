@@ -117,6 +117,7 @@ async fn run_screen(
         // The app shows and edits the queue and sends the next prompt itself.
         drive_queue: false,
         load_transcript: true,
+        wait_for_mcp: None,
     };
     let Opened {
         handle,
@@ -124,7 +125,11 @@ async fn run_screen(
         facts,
         loaded,
         notices,
+        mcp,
+        ..
     } = session::open(&settings, choice, options).await?;
+    // The servers' process groups are killed when the TUI ends, however it ends.
+    let _mcp_guard = mcp.shutdown_guard();
     let mut app = App::new(SessionView {
         session_id: loaded.session_id.clone(),
         provider: facts.provider,
