@@ -33,6 +33,14 @@ pub fn start(
         settings.trusted,
         settings.trust_flag,
     );
+    let mut notices = loaded.notices;
+    for pending in &loaded.pending {
+        notices.push(format!(
+            "the project's MCP server `{}` ({}) is not started: you have not approved it, or it \
+             changed since (--trust approves it for exec and serve)",
+            pending.name, pending.summary
+        ));
+    }
     let manager = McpManager::start(loaded.servers, loaded.skipped, settings.workdir.clone());
-    (manager, loaded.pending, loaded.notices)
+    (manager, loaded.pending, notices)
 }

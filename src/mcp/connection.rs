@@ -63,11 +63,12 @@ impl Connection {
         transport: &Transport,
         workdir: &Path,
         on_tools_changed: OnChange,
+        on_exit: OnChange,
     ) -> Result<Connection, String> {
         let handler = Handler { on_tools_changed };
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
-            legacy_version: None,
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         match transport {
             Transport::Stdio { command, args, env } => {
@@ -90,6 +91,8 @@ impl Connection {
                         while let Ok(Some(line)) = lines.next_line().await {
                             tracing::info!(target: "mcp", server = %server, "stderr: {line}");
                         }
+                        // Its stderr closes when the process ends: the moment to say it stopped.
+                        on_exit();
                     });
                 }
                 let connection = handler.serve_with_lifecycle(child, lifecycle).await;
@@ -141,6 +144,15 @@ impl Connection {
             .peer_info()
             .map(|info| info.protocol_version.to_string())
             .unwrap_or_default()
+    }
+
+    /// The stdio server's process id, which is also its process group's.
+    pub fn pid(&self) -> Option<u32> {
+        self.group
+            .lock()
+            .ok()
+            .and_then(|g| *g)
+            .and_then(|g| u32::try_from(g).ok())
     }
 
     /// Whether the connection has ended (the server exited or hung up).

@@ -50,6 +50,8 @@ pub struct ServerStatus {
     pub tools: Vec<String>,
     /// The protocol revision agreed with it, once connected.
     pub protocol: String,
+    /// A connected stdio server's process id (its process group's too).
+    pub pid: Option<u32>,
 }
 
 struct Entry {
@@ -171,10 +173,19 @@ impl McpManager {
                     }
                 })
             };
+            let on_exit: OnChange = {
+                let inner = Arc::downgrade(&manager.inner);
+                Arc::new(move || {
+                    if let Some(inner) = inner.upgrade() {
+                        McpManager { inner }.stopped(index, generation);
+                    }
+                })
+            };
             let workdir = manager.inner.workdir.clone();
             let started = tokio::time::timeout(START_TIMEOUT, async {
-                let connection =
-                    Arc::new(Connection::open(&spec.name, &transport, &workdir, on_change).await?);
+                let connection = Arc::new(
+                    Connection::open(&spec.name, &transport, &workdir, on_change, on_exit).await?,
+                );
                 let tools = connection.list_tools().await?;
                 Ok::<_, String>((connection, tools))
             })
@@ -255,6 +266,30 @@ impl McpManager {
         });
     }
 
+    /// Server `index` of this `generation` exited: failed, its tools gone, a notice.
+    fn stopped(&self, index: usize, generation: u64) {
+        let name = {
+            let mut entries = self.entries();
+            let Some(entry) = entries.get_mut(index) else {
+                return;
+            };
+            // A server that dies while starting is reported by its failed start instead.
+            if entry.generation != generation || entry.status != Status::Connected {
+                return;
+            }
+            if let Some(connection) = entry.connection.take() {
+                connection.close();
+            }
+            entry.tools.clear();
+            entry.status = Status::Failed("the server stopped".into());
+            entry.spec.name.clone()
+        };
+        self.notice(format!(
+            "MCP server `{name}` stopped; its tools are gone until it is reconnected (/mcp)"
+        ));
+        self.bump();
+    }
+
     /// Marks servers whose connection ended as failed (a crash shows at the next look).
     fn notice_closed(&self) {
         let mut closed = Vec::new();
@@ -309,6 +344,7 @@ impl McpManager {
                 status: entry.status.clone(),
                 tools: entry.tools.iter().map(|t| t.name().to_owned()).collect(),
                 protocol: entry.protocol.clone(),
+                pid: entry.connection.as_ref().and_then(|c| c.pid()),
             })
             .collect()
     }

@@ -1,6 +1,7 @@
 //! The one integration test binary (linking once is what keeps a 2-core machine fast).
 
 mod exec;
+mod mcp;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
