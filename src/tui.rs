@@ -11,6 +11,7 @@ mod engine_events;
 pub mod highlight;
 mod keymap;
 pub mod markdown;
+mod mcp_panel;
 mod overlays;
 mod picker;
 mod plan_review;
@@ -181,7 +182,7 @@ async fn run_screen(
             enter_terminal()
         }
     };
-    let mut runner = Runner::new(handle, updates, session_id);
+    let mut runner = Runner::new(handle, updates, session_id, mcp.clone());
     let mut term = match entered {
         Ok(term) => term,
         Err(error) => {
@@ -235,6 +236,8 @@ struct Runner {
     session_id: String,
     /// How the session ended, once it has.
     closing: Option<Arc<Closing>>,
+    /// The session's MCP servers: their changes refresh `/mcp` and the status line.
+    mcp: crate::mcp::McpManager,
 }
 
 impl Runner {
@@ -242,12 +245,31 @@ impl Runner {
         handle: SessionHandle,
         updates: mpsc::UnboundedReceiver<Update>,
         session_id: String,
+        mcp: crate::mcp::McpManager,
     ) -> Self {
         Runner {
             handle,
             updates,
             session_id,
             closing: None,
+            mcp,
+        }
+    }
+
+    /// The servers' statuses into the app, and what went wrong with them into the transcript.
+    fn refresh_mcp(&self, app: &mut App) {
+        app.mcp = self
+            .mcp
+            .statuses()
+            .iter()
+            .map(mcp_panel::McpView::from_status)
+            .collect();
+        if let Some(selected) = app.mcp_panel {
+            app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
+        }
+        for notice in self.mcp.take_notices() {
+            app.flash = Some(notice.clone());
+            app.transcript.notice(notice, Tone::Warning);
         }
     }
 
@@ -258,6 +280,8 @@ impl Runner {
         started: Instant,
     ) -> std::io::Result<()> {
         let mut input = EventStream::new();
+        let mut mcp_changes = self.mcp.subscribe();
+        self.refresh_mcp(app);
         let mut term_signal =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
@@ -316,6 +340,11 @@ impl Runner {
                     // The core is gone: nothing more can happen in this session.
                     None => commands.push(Command::Quit),
                 },
+                // A server connected, failed or changed its tools (never blocks the first frame).
+                Ok(()) = mcp_changes.changed() => {
+                    self.refresh_mcp(app);
+                    dirty = true;
+                }
                 _ = term_signal.recv() => commands.push(Command::Quit),
                 _ = hangup.recv() => commands.push(Command::Quit),
                 _ = sleep_until(deadline), if deadline.is_some() => {
@@ -441,6 +470,14 @@ impl Runner {
             }
             // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
             Command::TrustFolder(_) => return false,
+            Command::McpReconnect(name) => {
+                self.mcp.reconnect(&name);
+                return false;
+            }
+            Command::McpDisable(name) => {
+                self.mcp.disable(&name);
+                return false;
+            }
             Command::Quit => {
                 self.close().await;
                 return true;

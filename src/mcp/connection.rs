@@ -89,7 +89,7 @@ impl Connection {
                     tokio::spawn(async move {
                         let mut lines = tokio::io::BufReader::new(stderr).lines();
                         while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::info!(target: "mcp", server = %server, "stderr: {line}");
+                            tracing::info!(target: "harness9::mcp", server = %server, "stderr: {line}");
                         }
                         // Its stderr closes when the process ends: the moment to say it stopped.
                         on_exit();

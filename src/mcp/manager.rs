@@ -129,7 +129,7 @@ impl McpManager {
     }
 
     fn notice(&self, text: String) {
-        tracing::warn!(target: "mcp", "{text}");
+        tracing::warn!(target: "harness9::mcp", "{text}");
         self.inner
             .notices
             .lock()
@@ -448,7 +448,7 @@ fn adapt(
     for tool in tools {
         let name = tool_name(server, &tool.name);
         if !seen.insert(name.clone()) {
-            tracing::warn!(target: "mcp", "MCP server `{server}`: two tools map to `{name}`; `{}` is left out", tool.name);
+            tracing::warn!(target: "harness9::mcp", "MCP server `{server}`: two tools map to `{name}`; `{}` is left out", tool.name);
             continue;
         }
         out.push(Arc::new(McpTool::new(

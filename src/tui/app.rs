@@ -57,6 +57,10 @@ pub enum Command {
     ClearTodos,
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
+    /// Start this MCP server again (`/mcp`).
+    McpReconnect(String),
+    /// Stop this MCP server for the rest of the session (`/mcp`).
+    McpDisable(String),
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -160,6 +164,10 @@ pub struct App {
     pub(super) dialogs: DialogGuard,
     /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
     pub sandbox: Option<String>,
+    /// The session's MCP servers, as last seen (`/mcp`, the status line).
+    pub mcp: Vec<super::mcp_panel::McpView>,
+    /// `/mcp` is open, with this server selected.
+    pub mcp_panel: Option<usize>,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -213,6 +221,8 @@ impl App {
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
+            mcp: Vec::new(),
+            mcp_panel: None,
         }
     }
 
@@ -267,6 +277,9 @@ impl App {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        if let Some(commands) = super::mcp_panel::key(self, key) {
+            return commands;
+        }
         if self.layer() == Layer::PlanReview
             && let Some(commands) = self.review_feedback_key(key)
         {

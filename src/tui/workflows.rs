@@ -280,6 +280,10 @@ impl App {
                 self.flash = Some(format!("model: {rest} (from the next turn)"));
                 vec![Command::SetModel(rest.to_owned())]
             }
+            "/mcp" => {
+                self.mcp_panel = Some(0);
+                Vec::new()
+            }
             "/todos" => {
                 self.show_todos = !self.show_todos;
                 Vec::new()
