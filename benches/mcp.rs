@@ -113,7 +113,8 @@ fn first_frames(servers: bool, mock: &MockLlm) -> Vec<f64> {
 
 fn call_latencies() -> (Vec<f64>, String) {
     let exe = std::env::current_exe().unwrap();
-    let definition = json!({"command": exe.display().to_string(), "env": {server::SERVER_ENV: "modern"}});
+    let definition =
+        json!({"command": exe.display().to_string(), "env": {server::SERVER_ENV: "modern"}});
     let spec = ServerSpec {
         name: "b".into(),
         scope: Scope::User,

@@ -116,9 +116,10 @@ impl ServerHandler for TestServer {
                 false,
             ));
         }
-        let mut result = ListToolsResult::default();
-        result.tools = tools;
-        Ok(result)
+        Ok(ListToolsResult {
+            tools,
+            ..Default::default()
+        })
     }
 
     async fn call_tool(
