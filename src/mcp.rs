@@ -12,7 +12,7 @@ pub mod edit;
 mod manager;
 pub mod tool;
 
-pub use manager::{McpManager, ServerStatus, Status};
+pub use manager::{McpManager, PromptInfo, ServerStatus, Status};
 
 /// How long `exec` and `serve` wait, in all, for the servers before the first request.
 pub const HEADLESS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -256,6 +256,20 @@ impl Runner {
         }
     }
 
+    /// The text of a server's prompt, sent (or queued) as the user's prompt; a failure is a
+    /// notice.
+    async fn mcp_prompt(&self, app: &mut App, command: &str, args: &str) -> Vec<Command> {
+        match self.mcp.get_prompt(command, args).await {
+            Ok(text) => app.send_or_queue(text),
+            Err(error) => {
+                let notice = format!("/{command}: {error}");
+                app.flash = Some(notice.clone());
+                app.transcript.notice(notice, Tone::Warning);
+                Vec::new()
+            }
+        }
+    }
+
     /// The servers' statuses into the app, and what went wrong with them into the transcript.
     fn refresh_mcp(&self, app: &mut App) {
         app.mcp = self
@@ -359,8 +373,17 @@ impl Runner {
                 return Ok(());
             }
             for command in commands {
-                if self.execute(command).await {
-                    return Ok(());
+                // A server's prompt is fetched here and comes back as the prompt to send.
+                let commands = match command {
+                    Command::McpPrompt { command, args } => {
+                        self.mcp_prompt(app, &command, &args).await
+                    }
+                    other => vec![other],
+                };
+                for command in commands {
+                    if self.execute(command).await {
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -478,6 +501,8 @@ impl Runner {
                 self.mcp.disable(&name);
                 return false;
             }
+            // Fetched by the event loop before it gets here (`mcp_prompt`).
+            Command::McpPrompt { .. } => return false,
             Command::Quit => {
                 self.close().await;
                 return true;

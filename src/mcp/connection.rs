@@ -168,6 +168,36 @@ impl Connection {
             .map_err(|e| e.to_string())
     }
 
+    /// Every prompt of the server, or none when it offers no prompts.
+    pub async fn list_prompts(&self) -> Vec<rmcp::model::Prompt> {
+        let offers = self
+            .service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        if !offers {
+            return Vec::new();
+        }
+        self.peer().list_all_prompts().await.unwrap_or_else(|e| {
+            tracing::warn!(target: "harness9::mcp", "cannot list the prompts: {e}");
+            Vec::new()
+        })
+    }
+
+    /// A prompt's messages, as the wire shape (`{"messages": [...]}`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<serde_json::Value, String> {
+        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
+        let result = self
+            .peer()
+            .get_prompt(params)
+            .await
+            .map_err(|e| e.to_string())?;
+        serde_json::to_value(result).map_err(|e| e.to_string())
+    }
+
     /// Calls a tool; when `cancel` fires or the returned future is dropped first, the server is
     /// told that the request is cancelled.
     pub async fn call_tool(

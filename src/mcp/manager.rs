@@ -19,6 +19,8 @@ use crate::tools::{LateTools, Tool};
 
 /// How long one server may take to start before it counts as failed.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long fetching a prompt may take (the TUI waits for it).
+const PROMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +54,17 @@ pub struct ServerStatus {
     pub protocol: String,
     /// A connected stdio server's process id (its process group's too).
     pub pid: Option<u32>,
+    /// Its prompts as slash commands: (`mcp__server__prompt`, description, argument names).
+    pub prompts: Vec<PromptInfo>,
+}
+
+/// A server's prompt, offered as the slash command `/mcp__server__prompt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptInfo {
+    pub command: String,
+    pub remote: String,
+    pub description: String,
+    pub arguments: Vec<String>,
 }
 
 struct Entry {
@@ -59,10 +72,18 @@ struct Entry {
     status: Status,
     connection: Option<Arc<Connection>>,
     tools: Vec<Arc<McpTool>>,
+    prompts: Vec<PromptInfo>,
     protocol: String,
     /// Bumped on every (re)start, so the answer of an abandoned start is dropped.
     generation: u64,
 }
+
+/// A connection, its tools and its prompts.
+type Started = (
+    Arc<Connection>,
+    Vec<rmcp::model::Tool>,
+    Vec<rmcp::model::Prompt>,
+);
 
 struct Inner {
     workdir: PathBuf,
@@ -94,6 +115,7 @@ impl McpManager {
                             spec,
                             connection: None,
                             tools: Vec::new(),
+                            prompts: Vec::new(),
                             protocol: String::new(),
                             generation: 0,
                         })
@@ -187,7 +209,8 @@ impl McpManager {
                     Connection::open(&spec.name, &transport, &workdir, on_change, on_exit).await?,
                 );
                 let tools = connection.list_tools().await?;
-                Ok::<_, String>((connection, tools))
+                let prompts = connection.list_prompts().await;
+                Ok::<_, String>((connection, tools, prompts))
             })
             .await
             .unwrap_or_else(|_| {
@@ -200,12 +223,7 @@ impl McpManager {
         });
     }
 
-    fn finish_start(
-        &self,
-        index: usize,
-        generation: u64,
-        started: Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String>,
-    ) {
+    fn finish_start(&self, index: usize, generation: u64, started: Result<Started, String>) {
         let failure = {
             let mut entries = self.entries();
             let Some(entry) = entries.get_mut(index) else {
@@ -215,8 +233,9 @@ impl McpManager {
                 return;
             }
             match started {
-                Ok((connection, tools)) => {
+                Ok((connection, tools, prompts)) => {
                     entry.tools = adapt(&entry.spec.name, &tools, &connection);
+                    entry.prompts = prompt_infos(&entry.spec.name, &prompts);
                     entry.protocol = connection.protocol_version();
                     entry.connection = Some(connection);
                     entry.status = Status::Connected;
@@ -345,6 +364,11 @@ impl McpManager {
                 tools: entry.tools.iter().map(|t| t.name().to_owned()).collect(),
                 protocol: entry.protocol.clone(),
                 pid: entry.connection.as_ref().and_then(|c| c.pid()),
+                prompts: if entry.status == Status::Connected {
+                    entry.prompts.clone()
+                } else {
+                    Vec::new()
+                },
             })
             .collect()
     }
@@ -398,6 +422,47 @@ impl McpManager {
         found
     }
 
+    /// The text of prompt `command` (`mcp__server__prompt`) with `args`: words given in order
+    /// to its arguments, the last one taking the rest of the line.
+    pub async fn get_prompt(&self, command: &str, args: &str) -> Result<String, String> {
+        let found = self.entries().iter().find_map(|entry| {
+            let prompt = entry.prompts.iter().find(|p| p.command == command)?;
+            Some((prompt.clone(), entry.connection.clone()?))
+        });
+        let Some((prompt, connection)) = found else {
+            return Err(format!(
+                "no connected MCP server offers the prompt /{command}"
+            ));
+        };
+        let mut arguments = serde_json::Map::new();
+        let mut rest = args.trim();
+        for (index, name) in prompt.arguments.iter().enumerate() {
+            if rest.is_empty() {
+                break;
+            }
+            let value = if index + 1 == prompt.arguments.len() {
+                std::mem::take(&mut rest)
+            } else {
+                let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                rest = after.trim_start();
+                word
+            };
+            arguments.insert(name.clone(), serde_json::Value::String(value.to_owned()));
+        }
+        let wire = tokio::time::timeout(
+            PROMPT_TIMEOUT,
+            connection.get_prompt(&prompt.remote, arguments),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "the server did not answer within {}s",
+                PROMPT_TIMEOUT.as_secs()
+            )
+        })??;
+        Ok(prompt_text(&wire))
+    }
+
     /// Ends every connection and kills every server's process group.
     pub fn shutdown(&self) {
         for entry in self.entries().iter_mut() {
@@ -434,6 +499,46 @@ impl LateTools for McpManager {
             .flat_map(|e| e.tools.iter().map(|t| Arc::clone(t) as Arc<dyn Tool>))
             .collect()
     }
+}
+
+/// A server's prompts as slash commands, named like its tools.
+fn prompt_infos(server: &str, prompts: &[rmcp::model::Prompt]) -> Vec<PromptInfo> {
+    prompts
+        .iter()
+        .map(|prompt| PromptInfo {
+            command: tool_name(server, &prompt.name),
+            remote: prompt.name.clone(),
+            description: prompt.description.clone().unwrap_or_default(),
+            arguments: prompt
+                .arguments
+                .iter()
+                .flatten()
+                .map(|a| a.name.clone())
+                .collect(),
+        })
+        .collect()
+}
+
+/// A prompt's messages as one text for the model: each message's text (an embedded text
+/// resource included), in order.
+fn prompt_text(wire: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    for message in wire["messages"].as_array().into_iter().flatten() {
+        let content = &message["content"];
+        match content["type"].as_str() {
+            Some("text") => parts.push(content["text"].as_str().unwrap_or("").to_owned()),
+            Some("resource") => {
+                if let Some(text) = content["resource"]["text"].as_str() {
+                    parts.push(text.to_owned());
+                }
+            }
+            _ => parts.push(format!(
+                "[{} content]",
+                content["type"].as_str().unwrap_or("other")
+            )),
+        }
+    }
+    parts.join("\n\n")
 }
 
 /// A server's tools as ours; a name that two of its tools would share after sanitising is

@@ -61,6 +61,11 @@ pub enum Command {
     McpReconnect(String),
     /// Stop this MCP server for the rest of the session (`/mcp`).
     McpDisable(String),
+    /// Fetch an MCP server's prompt (`/mcp__server__prompt ARGS`) and send it as the prompt.
+    McpPrompt {
+        command: String,
+        args: String,
+    },
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -449,6 +454,15 @@ impl App {
         if self.running {
             self.queue.push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
+            return vec![Command::QueueChanged(self.queue.clone())];
+        }
+        self.start_run(text)
+    }
+
+    /// Sends `text` as a prompt now, or queues it while a run is going.
+    pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Command> {
+        if self.running {
+            self.queue.push(text);
             return vec![Command::QueueChanged(self.queue.clone())];
         }
         self.start_run(text)

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
 use super::overlays::{boxed, centered};
+use super::slash::Completion;
 use super::view::DIM;
 use super::wrap::truncate;
 use crate::mcp::{ServerStatus, Status};
@@ -24,6 +25,8 @@ pub struct McpView {
     pub status: String,
     pub connected: bool,
     pub tools: Vec<String>,
+    /// Its prompts: (`mcp__server__prompt`, description, argument names).
+    pub prompts: Vec<(String, String, Vec<String>)>,
 }
 
 impl McpView {
@@ -35,6 +38,17 @@ impl McpView {
             status: sanitize(&status.status.to_string()),
             connected: status.status == Status::Connected,
             tools: status.tools.clone(),
+            prompts: status
+                .prompts
+                .iter()
+                .map(|p| {
+                    (
+                        p.command.clone(),
+                        sanitize(&p.description),
+                        p.arguments.clone(),
+                    )
+                })
+                .collect(),
         }
     }
 }
@@ -46,6 +60,36 @@ pub fn status_text(app: &App) -> Option<String> {
     }
     let connected = app.mcp.iter().filter(|s| s.connected).count();
     Some(format!(" · mcp {connected}/{}", app.mcp.len()))
+}
+
+/// Whether `/name` is a connected server's prompt.
+pub fn is_prompt(app: &App, name: &str) -> bool {
+    let Some(command) = name.strip_prefix('/') else {
+        return false;
+    };
+    app.mcp
+        .iter()
+        .flat_map(|s| &s.prompts)
+        .any(|(c, _, _)| c == command)
+}
+
+/// The servers' prompts whose command starts with what was typed.
+pub fn prompt_completions(app: &App, input: &str) -> Vec<Completion> {
+    if input.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    app.mcp
+        .iter()
+        .flat_map(|s| &s.prompts)
+        .filter(|(command, _, _)| format!("/{command}").starts_with(input))
+        .map(|(command, description, arguments)| Completion {
+            insert: format!("/{command}"),
+            label: arguments.iter().fold(format!("/{command}"), |label, a| {
+                format!("{label} {}", a.to_uppercase())
+            }),
+            help: format!("MCP prompt: {description}"),
+        })
+        .collect()
 }
 
 /// Keys while the panel is open (and no dialog is in front of it); `None` when it is closed.

@@ -23,7 +23,9 @@ impl App {
         }
         let text = self.input_text();
         if text.starts_with('/') {
-            return slash::completions(&text, &self.skills);
+            let mut list = slash::completions(&text, &self.skills);
+            list.extend(super::mcp_panel::prompt_completions(self, &text));
+            return list;
         }
         if let Some(query) = mention_query(&text)
             && let Some(files) = &self.files
@@ -302,6 +304,12 @@ impl App {
                 }
                 commands.push(Command::Quit);
                 commands
+            }
+            other if super::mcp_panel::is_prompt(self, other) => {
+                vec![Command::McpPrompt {
+                    command: other.trim_start_matches('/').to_owned(),
+                    args: rest.to_owned(),
+                }]
             }
             other => {
                 let skill = other.trim_start_matches('/');

@@ -276,6 +276,34 @@ async fn a_changed_tool_list_joins_at_the_next_look() {
 }
 
 #[tokio::test]
+async fn a_servers_prompt_is_offered_and_filled_with_the_arguments_given() {
+    for legacy in [false, true] {
+        let url = serve_http(TestServer::new(legacy)).await;
+        let servers = Servers::start(vec![spec("s", &json!({"type": "http", "url": url}))]).await;
+        let prompts = servers.status("s").prompts;
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0].command, "mcp__s__review");
+        assert_eq!(prompts[0].arguments, ["file", "focus"]);
+        let text = servers
+            .manager
+            .get_prompt("mcp__s__review", "src/main.rs error handling and naming")
+            .await
+            .unwrap();
+        assert_eq!(
+            text,
+            "Review src/main.rs with a focus on error handling and naming."
+        );
+        assert!(
+            servers
+                .manager
+                .get_prompt("mcp__s__nope", "")
+                .await
+                .is_err()
+        );
+    }
+}
+
+#[tokio::test]
 async fn plan_mode_offers_only_read_only_annotated_tools() {
     let url = serve_http(TestServer::new(false)).await;
     let servers = Servers::start(vec![spec("p", &json!({"type": "http", "url": url}))]).await;

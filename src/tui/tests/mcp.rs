@@ -1,4 +1,5 @@
-//! `/mcp` and the status line's count of connected MCP servers.
+//! `/mcp`, the status line's count of connected MCP servers, and servers' prompts as slash
+//! commands.
 
 use super::*;
 use crate::tui::mcp_panel::McpView;
@@ -14,6 +15,11 @@ fn servers() -> Vec<McpView> {
                 "mcp__github__list_issues".into(),
                 "mcp__github__create_pr".into(),
             ],
+            prompts: vec![(
+                "mcp__github__review".into(),
+                "Review a pull request.".into(),
+                vec!["pr".into(), "focus".into()],
+            )],
         },
         McpView {
             name: "docs".into(),
@@ -21,6 +27,7 @@ fn servers() -> Vec<McpView> {
             status: "failed: cannot start `docs-srv`: No such file or directory".into(),
             connected: false,
             tools: Vec::new(),
+            prompts: Vec::new(),
         },
     ]
 }
@@ -62,4 +69,35 @@ fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(app.mcp_panel, None);
     assert!(!screen(&mut app, 100, 20).contains("MCP servers"));
+}
+
+#[test]
+fn a_servers_prompt_is_a_slash_command_with_completion() {
+    let mut app = app();
+    app.mcp = servers();
+    type_text(&mut app, "/mcp__gi");
+    let popup = app.popup();
+    assert_eq!(popup.len(), 1);
+    assert_eq!(popup[0].insert, "/mcp__github__review");
+    assert_eq!(popup[0].label, "/mcp__github__review PR FOCUS");
+    app.set_input("/mcp__github__review 42 error handling");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [Command::McpPrompt {
+            command: "mcp__github__review".into(),
+            args: "42 error handling".into(),
+        }]
+    );
+    // The fetched text is sent as the prompt, or queued behind a running turn.
+    assert_eq!(
+        app.send_or_queue("Review PR 42".into()),
+        [Command::Submit("Review PR 42".into())]
+    );
+    assert_eq!(
+        app.send_or_queue("Review PR 43".into()),
+        [Command::QueueChanged(vec!["Review PR 43".into()])]
+    );
+    // An unknown one is not sent anywhere.
+    app.set_input("/mcp__github__nope");
+    assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
 }

@@ -3,15 +3,17 @@
 //! 127.0.0.1. `legacy` makes it an older server that knows only the `initialize` handshake.
 //! Its tools: `echo` (read-only), `add` (structured result), `fail` (an error result), `crash`
 //! (the process exits mid-call), `hang` (never answers; records the client's cancellation),
-//! `change` (adds the tool `added` and says the list changed).
+//! `change` (adds the tool `added` and says the list changed). Its prompt: `review FILE FOCUS`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod,
-    DiscoverResult, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, Tool, ToolAnnotations,
+    DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    InitializeResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ProtocolVersion, Role, ServerCapabilities, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -64,6 +66,7 @@ impl ServerHandler for TestServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(Implementation::new("harness9-test-server", "1.0.0"))
@@ -81,6 +84,42 @@ impl ServerHandler for TestServer {
             ProtocolVersion::KNOWN_VERSIONS.to_vec(),
             self.get_info(),
         ))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let arguments = vec![PromptArgument::new("file"), PromptArgument::new("focus")];
+        Ok(ListPromptsResult {
+            prompts: vec![Prompt::new(
+                "review",
+                Some("Review a file."),
+                Some(arguments),
+            )],
+            ..Default::default()
+        })
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let get = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Review {} with a focus on {}.", get("file"), get("focus")),
+        )])
+        .into())
     }
 
     async fn list_tools(
