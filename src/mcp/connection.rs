@@ -183,6 +183,35 @@ impl Connection {
         })
     }
 
+    /// Every resource of the server (its URIs), or none when it offers no resources.
+    pub async fn list_resources(&self) -> Vec<String> {
+        let offers = self
+            .service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some());
+        if !offers {
+            return Vec::new();
+        }
+        match self.peer().list_all_resources().await {
+            Ok(resources) => resources.into_iter().map(|r| r.uri.clone()).collect(),
+            Err(e) => {
+                tracing::warn!(target: "harness9::mcp", "cannot list the resources: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// A resource's contents, as the wire shape (`{"contents": [...]}`).
+    pub async fn read_resource(&self, uri: &str) -> Result<serde_json::Value, String> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let result = self
+            .peer()
+            .read_resource(params)
+            .await
+            .map_err(|e| e.to_string())?;
+        serde_json::to_value(result).map_err(|e| e.to_string())
+    }
+
     /// A prompt's messages, as the wire shape (`{"messages": [...]}`).
     pub async fn get_prompt(
         &self,

@@ -56,6 +56,8 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     /// Its prompts as slash commands: (`mcp__server__prompt`, description, argument names).
     pub prompts: Vec<PromptInfo>,
+    /// Its resources' URIs, attachable as `@server:uri`.
+    pub resources: Vec<String>,
 }
 
 /// A server's prompt, offered as the slash command `/mcp__server__prompt`.
@@ -73,6 +75,7 @@ struct Entry {
     connection: Option<Arc<Connection>>,
     tools: Vec<Arc<McpTool>>,
     prompts: Vec<PromptInfo>,
+    resources: Vec<String>,
     protocol: String,
     /// Bumped on every (re)start, so the answer of an abandoned start is dropped.
     generation: u64,
@@ -83,6 +86,7 @@ type Started = (
     Arc<Connection>,
     Vec<rmcp::model::Tool>,
     Vec<rmcp::model::Prompt>,
+    Vec<String>,
 );
 
 struct Inner {
@@ -116,6 +120,7 @@ impl McpManager {
                             connection: None,
                             tools: Vec::new(),
                             prompts: Vec::new(),
+                            resources: Vec::new(),
                             protocol: String::new(),
                             generation: 0,
                         })
@@ -210,7 +215,8 @@ impl McpManager {
                 );
                 let tools = connection.list_tools().await?;
                 let prompts = connection.list_prompts().await;
-                Ok::<_, String>((connection, tools, prompts))
+                let resources = connection.list_resources().await;
+                Ok::<_, String>((connection, tools, prompts, resources))
             })
             .await
             .unwrap_or_else(|_| {
@@ -233,7 +239,8 @@ impl McpManager {
                 return;
             }
             match started {
-                Ok((connection, tools, prompts)) => {
+                Ok((connection, tools, prompts, resources)) => {
+                    entry.resources = resources;
                     entry.tools = adapt(&entry.spec.name, &tools, &connection);
                     entry.prompts = prompt_infos(&entry.spec.name, &prompts);
                     entry.protocol = connection.protocol_version();
@@ -369,6 +376,11 @@ impl McpManager {
                 } else {
                     Vec::new()
                 },
+                resources: if entry.status == Status::Connected {
+                    entry.resources.clone()
+                } else {
+                    Vec::new()
+                },
             })
             .collect()
     }
@@ -463,6 +475,56 @@ impl McpManager {
         Ok(prompt_text(&wire))
     }
 
+    /// `prompt` with the resources it mentions as `@server:uri` attached (a server by its
+    /// configured name, connected); a resource that cannot be read is named with the reason.
+    /// The attachments follow the same marker as attached files, so the transcript shows the
+    /// prompt only.
+    pub async fn attach_resources(&self, prompt: String) -> String {
+        use crate::context::mentions::ATTACHMENTS_MARKER;
+        let typed = prompt.split(ATTACHMENTS_MARKER).next().unwrap_or("");
+        let mut wanted: Vec<(Arc<Connection>, String, String)> = Vec::new();
+        for word in typed.split_whitespace() {
+            let Some((server, uri)) = word.strip_prefix('@').and_then(|w| w.split_once(':')) else {
+                continue;
+            };
+            let uri = uri.trim_end_matches(['.', ',', ';', ')']);
+            let connection = self.entries().iter().find_map(|e| {
+                (e.spec.name == server && e.status == Status::Connected)
+                    .then(|| e.connection.clone())
+                    .flatten()
+            });
+            if let Some(connection) = connection
+                && !uri.is_empty()
+                && !wanted.iter().any(|(_, s, u)| s == server && u == uri)
+            {
+                wanted.push((connection, server.to_owned(), uri.to_owned()));
+            }
+        }
+        if wanted.is_empty() {
+            return prompt;
+        }
+        let mut out = prompt;
+        if !out.contains(ATTACHMENTS_MARKER) {
+            out.push_str(ATTACHMENTS_MARKER);
+            out.push('\n');
+        }
+        for (connection, server, uri) in wanted {
+            let read = tokio::time::timeout(PROMPT_TIMEOUT, connection.read_resource(&uri)).await;
+            let body = match read {
+                Ok(Ok(wire)) => resource_text(&wire),
+                Ok(Err(e)) => format!("(not attached: {e})"),
+                Err(_) => format!(
+                    "(not attached: no answer within {}s)",
+                    PROMPT_TIMEOUT.as_secs()
+                ),
+            };
+            out.push_str(&format!(
+                "<mcp-resource server=\"{server}\" uri=\"{uri}\">\n{body}\n</mcp-resource>\n"
+            ));
+        }
+        out
+    }
+
     /// Ends every connection and kills every server's process group.
     pub fn shutdown(&self) {
         for entry in self.entries().iter_mut() {
@@ -539,6 +601,38 @@ fn prompt_text(wire: &serde_json::Value) -> String {
         }
     }
     parts.join("\n\n")
+}
+
+/// A resource's contents for the model: text as it is (64 KB at most), binary named.
+fn resource_text(wire: &serde_json::Value) -> String {
+    const MAX: usize = 64 * 1024;
+    let mut parts = Vec::new();
+    for content in wire["contents"].as_array().into_iter().flatten() {
+        match content["text"].as_str() {
+            Some(text) => {
+                let cut = text
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .take_while(|&i| i <= MAX)
+                    .last()
+                    .unwrap_or(0);
+                if text.len() > MAX {
+                    parts.push(format!(
+                        "{}\n(cut: {} bytes in all)",
+                        &text[..cut],
+                        text.len()
+                    ));
+                } else {
+                    parts.push(text.to_owned());
+                }
+            }
+            None => parts.push(format!(
+                "(binary content, {})",
+                content["mimeType"].as_str().unwrap_or("unknown type")
+            )),
+        }
+    }
+    parts.join("\n")
 }
 
 /// A server's tools as ours; a name that two of its tools would share after sanitising is

@@ -230,6 +230,8 @@ impl Core {
         })
         .await
         .unwrap_or(prompt);
+        // `@server:uri`: the MCP resources the prompt names.
+        let prompt = self.assembly.mcp.attach_resources(prompt).await;
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 

@@ -27,6 +27,8 @@ pub struct McpView {
     pub tools: Vec<String>,
     /// Its prompts: (`mcp__server__prompt`, description, argument names).
     pub prompts: Vec<(String, String, Vec<String>)>,
+    /// Its resources' URIs (`@server:uri` attaches one).
+    pub resources: Vec<String>,
 }
 
 impl McpView {
@@ -49,6 +51,7 @@ impl McpView {
                     )
                 })
                 .collect(),
+            resources: status.resources.iter().map(|uri| sanitize(uri)).collect(),
         }
     }
 }
@@ -88,6 +91,25 @@ pub fn prompt_completions(app: &App, input: &str) -> Vec<Completion> {
                 format!("{label} {}", a.to_uppercase())
             }),
             help: format!("MCP prompt: {description}"),
+        })
+        .collect()
+}
+
+/// The servers' resources whose `server:uri` starts with what follows the `@`, at most 8.
+pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
+    app.mcp
+        .iter()
+        .flat_map(|s| {
+            s.resources
+                .iter()
+                .map(move |uri| format!("{}:{uri}", s.name))
+        })
+        .filter(|mention| !query.is_empty() && mention.starts_with(query))
+        .take(8)
+        .map(|mention| Completion {
+            insert: format!("@{mention} "),
+            label: mention,
+            help: "MCP resource".into(),
         })
         .collect()
 }

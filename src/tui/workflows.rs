@@ -27,17 +27,21 @@ impl App {
             list.extend(super::mcp_panel::prompt_completions(self, &text));
             return list;
         }
-        if let Some(query) = mention_query(&text)
-            && let Some(files) = &self.files
-        {
-            return crate::context::mentions::rank(query, files, POPUP_ROWS)
-                .into_iter()
-                .map(|f| Completion {
-                    insert: format!("@{f} "),
-                    label: f.to_owned(),
-                    help: String::new(),
-                })
-                .collect();
+        if let Some(query) = mention_query(&text) {
+            // MCP resources (`@server:uri`) first, then the working directory's files.
+            let mut list = super::mcp_panel::resource_completions(self, query);
+            if let Some(files) = &self.files {
+                list.extend(
+                    crate::context::mentions::rank(query, files, POPUP_ROWS)
+                        .into_iter()
+                        .map(|f| Completion {
+                            insert: format!("@{f} "),
+                            label: f.to_owned(),
+                            help: String::new(),
+                        }),
+                );
+            }
+            return list;
         }
         Vec::new()
     }

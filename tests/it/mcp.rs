@@ -304,6 +304,33 @@ async fn a_servers_prompt_is_offered_and_filled_with_the_arguments_given() {
 }
 
 #[tokio::test]
+async fn a_mentioned_resource_is_attached_to_the_prompt() {
+    let url = serve_http(TestServer::new(false)).await;
+    let servers = Servers::start(vec![spec("s", &json!({"type": "http", "url": url}))]).await;
+    assert_eq!(servers.status("s").resources, ["mem://notes"]);
+    let prompt = "Summarise @s:mem://notes, and @s:mem://missing. Not @other:x or a@b:c".to_owned();
+    let attached = servers.manager.attach_resources(prompt.clone()).await;
+    let (typed, rest) = attached
+        .split_once(harness9::context::mentions::ATTACHMENTS_MARKER)
+        .unwrap();
+    assert_eq!(typed, prompt);
+    assert!(
+        rest.contains("<mcp-resource server=\"s\" uri=\"mem://notes\">\nthe notes say 42\n"),
+        "{rest}"
+    );
+    assert!(
+        rest.contains("uri=\"mem://missing\">\n(not attached:"),
+        "{rest}"
+    );
+    assert!(!rest.contains("other"), "{rest}");
+    // Nothing mentioned: the prompt is unchanged.
+    assert_eq!(
+        servers.manager.attach_resources("hello".into()).await,
+        "hello"
+    );
+}
+
+#[tokio::test]
 async fn plan_mode_offers_only_read_only_annotated_tools() {
     let url = serve_http(TestServer::new(false)).await;
     let servers = Servers::start(vec![spec("p", &json!({"type": "http", "url": url}))]).await;

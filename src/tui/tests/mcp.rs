@@ -1,5 +1,5 @@
-//! `/mcp`, the status line's count of connected MCP servers, and servers' prompts as slash
-//! commands.
+//! `/mcp`, the status line's count of connected MCP servers, servers' prompts as slash
+//! commands, and their resources in the `@` completion.
 
 use super::*;
 use crate::tui::mcp_panel::McpView;
@@ -20,6 +20,7 @@ fn servers() -> Vec<McpView> {
                 "Review a pull request.".into(),
                 vec!["pr".into(), "focus".into()],
             )],
+            resources: vec!["repo://readme".into()],
         },
         McpView {
             name: "docs".into(),
@@ -28,6 +29,7 @@ fn servers() -> Vec<McpView> {
             connected: false,
             tools: Vec::new(),
             prompts: Vec::new(),
+            resources: Vec::new(),
         },
     ]
 }
@@ -100,4 +102,14 @@ fn a_servers_prompt_is_a_slash_command_with_completion() {
     // An unknown one is not sent anywhere.
     app.set_input("/mcp__github__nope");
     assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
+}
+
+#[test]
+fn completion_offers_a_servers_resources_after_at() {
+    let mut app = app();
+    app.mcp = servers();
+    type_text(&mut app, "summarise @git");
+    let popup = app.popup();
+    assert_eq!(popup[0].insert, "@github:repo://readme ");
+    assert_eq!(popup[0].help, "MCP resource");
 }
