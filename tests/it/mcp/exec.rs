@@ -271,3 +271,26 @@ fn an_untrusted_or_unapproved_folders_servers_are_not_started() {
         "{stderr}"
     );
 }
+
+/// A server is a program of somebody else's: it must not get the API key harness9 was given,
+/// nor be able to read it back.
+#[test]
+fn a_stdio_server_does_not_inherit_the_api_keys() {
+    let run = Run::new();
+    user_server(&run, stdio_definition("modern"));
+    allow(&run, "mcp__t__env");
+    let mock = MockLlm::start_in_background();
+    mock.push(sse(openai_tool_sse(
+        "call_1",
+        "mcp__t__env",
+        r#"{"name":"OPENAI_API_KEY"}"#,
+    )));
+    mock.push(sse(openai_text_sse("Done.")));
+    let out = run.exec(&mock, &["exec", "--json", "look"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(openai_tool_outputs(&mock), ["OPENAI_API_KEY=<unset>"]);
+}

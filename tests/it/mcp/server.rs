@@ -3,7 +3,8 @@
 //! 127.0.0.1. `legacy` makes it an older server that knows only the `initialize` handshake.
 //! Its tools: `echo` (read-only), `add` (structured result), `fail` (an error result), `crash`
 //! (the process exits mid-call), `hang` (never answers; records the client's cancellation),
-//! `change` (adds the tool `added` and says the list changed). Its prompt: `review FILE FOCUS`.
+//! `change` (adds the tool `added` and says the list changed), `env` (a variable of its own
+//! environment). Its prompt: `review FILE FOCUS`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -177,6 +178,12 @@ impl ServerHandler for TestServer {
             ),
             tool("hang", "Never answers.", json!({"type": "object"}), false),
             tool("change", "Adds a tool.", json!({}), false),
+            tool(
+                "env",
+                "Reads an environment variable of the server.",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                false,
+            ),
         ];
         if self.state.changed.load(Ordering::SeqCst) {
             tools.push(tool(
@@ -226,6 +233,13 @@ impl ServerHandler for TestServer {
                 Ok(text("changed"))
             }
             "added" => Ok(text("the added tool ran")),
+            "env" => {
+                let name = arguments["name"].as_str().unwrap_or("");
+                Ok(text(&format!(
+                    "{name}={}",
+                    std::env::var(name).unwrap_or_else(|_| "<unset>".into())
+                )))
+            }
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }
     }
