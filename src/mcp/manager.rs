@@ -3,7 +3,8 @@
 //! connected, failed with the reason, disabled), and offers its tools to the registry as late
 //! tools, so a server that connects or changes its list mid-session adds them at the next turn.
 //! A failure is a notice for the front end, never fatal. A server that exits is seen as failed
-//! at the next look; `reconnect` starts it again.
+//! at once (its stderr closes); `reconnect` starts it again. Its prompts (`prompts`) and resources
+//! (`resources`) are listed on connect and fetched for the user.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -17,10 +18,13 @@ use super::connection::{Connection, OnChange};
 use super::tool::{McpTool, tool_name};
 use crate::tools::{LateTools, Tool};
 
+mod prompts;
+mod resources;
+
 /// How long one server may take to start before it counts as failed.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long fetching a prompt may take (the TUI waits for it).
-const PROMPT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long fetching a prompt or a resource may take (the user waits for it).
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,7 +246,7 @@ impl McpManager {
                 Ok((connection, tools, prompts, resources)) => {
                     entry.resources = resources;
                     entry.tools = adapt(&entry.spec.name, &tools, &connection);
-                    entry.prompts = prompt_infos(&entry.spec.name, &prompts);
+                    entry.prompts = prompts::prompt_infos(&entry.spec.name, &prompts);
                     entry.protocol = connection.protocol_version();
                     entry.connection = Some(connection);
                     entry.status = Status::Connected;
@@ -434,97 +438,6 @@ impl McpManager {
         found
     }
 
-    /// The text of prompt `command` (`mcp__server__prompt`) with `args`: words given in order
-    /// to its arguments, the last one taking the rest of the line.
-    pub async fn get_prompt(&self, command: &str, args: &str) -> Result<String, String> {
-        let found = self.entries().iter().find_map(|entry| {
-            let prompt = entry.prompts.iter().find(|p| p.command == command)?;
-            Some((prompt.clone(), entry.connection.clone()?))
-        });
-        let Some((prompt, connection)) = found else {
-            return Err(format!(
-                "no connected MCP server offers the prompt /{command}"
-            ));
-        };
-        let mut arguments = serde_json::Map::new();
-        let mut rest = args.trim();
-        for (index, name) in prompt.arguments.iter().enumerate() {
-            if rest.is_empty() {
-                break;
-            }
-            let value = if index + 1 == prompt.arguments.len() {
-                std::mem::take(&mut rest)
-            } else {
-                let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                rest = after.trim_start();
-                word
-            };
-            arguments.insert(name.clone(), serde_json::Value::String(value.to_owned()));
-        }
-        let wire = tokio::time::timeout(
-            PROMPT_TIMEOUT,
-            connection.get_prompt(&prompt.remote, arguments),
-        )
-        .await
-        .map_err(|_| {
-            format!(
-                "the server did not answer within {}s",
-                PROMPT_TIMEOUT.as_secs()
-            )
-        })??;
-        Ok(prompt_text(&wire))
-    }
-
-    /// `prompt` with the resources it mentions as `@server:uri` attached (a server by its
-    /// configured name, connected); a resource that cannot be read is named with the reason.
-    /// The attachments follow the same marker as attached files, so the transcript shows the
-    /// prompt only.
-    pub async fn attach_resources(&self, prompt: String) -> String {
-        use crate::context::mentions::ATTACHMENTS_MARKER;
-        let typed = prompt.split(ATTACHMENTS_MARKER).next().unwrap_or("");
-        let mut wanted: Vec<(Arc<Connection>, String, String)> = Vec::new();
-        for word in typed.split_whitespace() {
-            let Some((server, uri)) = word.strip_prefix('@').and_then(|w| w.split_once(':')) else {
-                continue;
-            };
-            let uri = uri.trim_end_matches(['.', ',', ';', ')']);
-            let connection = self.entries().iter().find_map(|e| {
-                (e.spec.name == server && e.status == Status::Connected)
-                    .then(|| e.connection.clone())
-                    .flatten()
-            });
-            if let Some(connection) = connection
-                && !uri.is_empty()
-                && !wanted.iter().any(|(_, s, u)| s == server && u == uri)
-            {
-                wanted.push((connection, server.to_owned(), uri.to_owned()));
-            }
-        }
-        if wanted.is_empty() {
-            return prompt;
-        }
-        let mut out = prompt;
-        if !out.contains(ATTACHMENTS_MARKER) {
-            out.push_str(ATTACHMENTS_MARKER);
-            out.push('\n');
-        }
-        for (connection, server, uri) in wanted {
-            let read = tokio::time::timeout(PROMPT_TIMEOUT, connection.read_resource(&uri)).await;
-            let body = match read {
-                Ok(Ok(wire)) => resource_text(&wire),
-                Ok(Err(e)) => format!("(not attached: {e})"),
-                Err(_) => format!(
-                    "(not attached: no answer within {}s)",
-                    PROMPT_TIMEOUT.as_secs()
-                ),
-            };
-            out.push_str(&format!(
-                "<mcp-resource server=\"{server}\" uri=\"{uri}\">\n{body}\n</mcp-resource>\n"
-            ));
-        }
-        out
-    }
-
     /// Ends every connection and kills every server's process group.
     pub fn shutdown(&self) {
         for entry in self.entries().iter_mut() {
@@ -561,78 +474,6 @@ impl LateTools for McpManager {
             .flat_map(|e| e.tools.iter().map(|t| Arc::clone(t) as Arc<dyn Tool>))
             .collect()
     }
-}
-
-/// A server's prompts as slash commands, named like its tools.
-fn prompt_infos(server: &str, prompts: &[rmcp::model::Prompt]) -> Vec<PromptInfo> {
-    prompts
-        .iter()
-        .map(|prompt| PromptInfo {
-            command: tool_name(server, &prompt.name),
-            remote: prompt.name.clone(),
-            description: prompt.description.clone().unwrap_or_default(),
-            arguments: prompt
-                .arguments
-                .iter()
-                .flatten()
-                .map(|a| a.name.clone())
-                .collect(),
-        })
-        .collect()
-}
-
-/// A prompt's messages as one text for the model: each message's text (an embedded text
-/// resource included), in order.
-fn prompt_text(wire: &serde_json::Value) -> String {
-    let mut parts = Vec::new();
-    for message in wire["messages"].as_array().into_iter().flatten() {
-        let content = &message["content"];
-        match content["type"].as_str() {
-            Some("text") => parts.push(content["text"].as_str().unwrap_or("").to_owned()),
-            Some("resource") => {
-                if let Some(text) = content["resource"]["text"].as_str() {
-                    parts.push(text.to_owned());
-                }
-            }
-            _ => parts.push(format!(
-                "[{} content]",
-                content["type"].as_str().unwrap_or("other")
-            )),
-        }
-    }
-    parts.join("\n\n")
-}
-
-/// A resource's contents for the model: text as it is (64 KB at most), binary named.
-fn resource_text(wire: &serde_json::Value) -> String {
-    const MAX: usize = 64 * 1024;
-    let mut parts = Vec::new();
-    for content in wire["contents"].as_array().into_iter().flatten() {
-        match content["text"].as_str() {
-            Some(text) => {
-                let cut = text
-                    .char_indices()
-                    .map(|(i, _)| i)
-                    .take_while(|&i| i <= MAX)
-                    .last()
-                    .unwrap_or(0);
-                if text.len() > MAX {
-                    parts.push(format!(
-                        "{}\n(cut: {} bytes in all)",
-                        &text[..cut],
-                        text.len()
-                    ));
-                } else {
-                    parts.push(text.to_owned());
-                }
-            }
-            None => parts.push(format!(
-                "(binary content, {})",
-                content["mimeType"].as_str().unwrap_or("unknown type")
-            )),
-        }
-    }
-    parts.join("\n")
 }
 
 /// A server's tools as ours; a name that two of its tools would share after sanitising is
