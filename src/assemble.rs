@@ -72,6 +72,11 @@ pub struct Assembly {
     /// The session's background commands (`bash` with `"background": true`): listed by `/ps`,
     /// all stopped when the session closes.
     pub jobs: Arc<tools::Jobs>,
+    /// The session's MCP servers, starting in the background; their tools join the registry
+    /// as they connect.
+    pub mcp: crate::mcp::McpManager,
+    /// A trusted project's MCP servers waiting for the user's approval (not started).
+    pub pending_mcp: Vec<crate::config::approved::PendingExtension>,
 }
 
 /// The mode a stored session resumes in: its own, except that `yolo` is never resumed (it is
@@ -217,7 +222,10 @@ pub async fn assemble_with(
     ));
     let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
     let jobs = bash.jobs();
-    let registry = tools::standard_registry(Arc::clone(&skills), bash);
+    let mut registry = tools::standard_registry(Arc::clone(&skills), bash);
+    let (mcp, pending_mcp, mcp_notices) = crate::mcp::start(settings);
+    notices.extend(mcp_notices);
+    registry.set_late_tools(Arc::new(mcp.clone()));
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
@@ -252,5 +260,7 @@ pub async fn assemble_with(
         notices,
         sandbox,
         jobs,
+        mcp,
+        pending_mcp,
     })
 }

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use cli::{
-    AttachArgs, Cli, Command, ExecArgs, RunOptions, SandboxArgs, ServeArgs, SessionsArgs,
+    AttachArgs, Cli, Command, ExecArgs, McpAction, McpArgs, McpScope, RunOptions, SandboxArgs,
+    ServeArgs, SessionsArgs,
 };
 
 use crate::planning::Mode;
@@ -187,6 +188,8 @@ pub struct Settings {
     /// Whether the folder's trust came from an earlier answer or `--trust` (so the TUI need not
     /// ask), rather than being the untrusted default.
     pub trust_decided: bool,
+    /// `--trust` itself: it also approves the folder's own MCP servers for this run.
+    pub trust_flag: bool,
     /// What was ignored while resolving, for the front end to show (a `notice`, a stderr line).
     pub notices: Vec<String>,
     /// `--sandbox`, when given (the settings files and the kernel decide the rest).
@@ -321,6 +324,7 @@ pub fn resolve_trusted(
         provider,
         trusted,
         trust_decided: trusted,
+        trust_flag: options.trust,
         notices,
         sandbox: options.sandbox,
         catalogue,

@@ -56,7 +56,16 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
         (None, true) => SessionChoice::Continue,
         (None, false) => SessionChoice::New,
     };
-    let opened = match session::open(&settings, choice, CoreOptions::default()).await {
+    let opened = match session::open(
+        &settings,
+        choice,
+        CoreOptions {
+            wait_for_mcp: Some(crate::mcp::HEADLESS_WAIT),
+            ..CoreOptions::default()
+        },
+    )
+    .await
+    {
         Ok(opened) => opened,
         Err(error) => {
             // Nothing reached the model: a run that cannot be stored does not start.
@@ -72,8 +81,11 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
         mut updates,
         loaded,
         notices,
+        mcp,
         ..
     } = opened;
+    // The servers' process groups are killed when the run ends, however it ends.
+    let _mcp_guard = mcp.shutdown_guard();
     // What was ignored or cannot be read is said before the run, in both modes.
     let problems = loaded.problems.iter().map(|p| p.message.clone());
     for notice in notices.into_iter().chain(loaded.notices).chain(problems) {

@@ -9,6 +9,7 @@ pub mod eval;
 pub mod exec;
 pub mod hardening;
 pub mod hooks;
+pub mod mcp;
 pub mod memory;
 pub mod observe;
 pub mod permission;

@@ -69,6 +69,24 @@ fn main() -> ExitCode {
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return ExitCode::from(tui::exit_code(result));
     }
+    // Managing MCP servers needs no provider either.
+    if let Some(Command::Mcp(args)) = cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        let _logs = harness9::observe::init_stderr_logging();
+        let trusted = cli.options.trust || config::trust::is_trusted(&home, &workdir);
+        let code = runtime.block_on(harness9::mcp::command::run(
+            args,
+            &workdir,
+            &home,
+            trusted,
+            cli.options.trust,
+        ));
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        return ExitCode::from(code);
+    }
     // Configuration problems are reported before anything else happens (and before a TUI
     // would take over the terminal).
     let settings = match config::resolve(&cli.options, workdir.clone(), &env) {
@@ -109,7 +127,9 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code)
         }
-        Some(Command::Sessions(_) | Command::Sandbox(_) | Command::Attach(_)) => ExitCode::SUCCESS,
+        Some(Command::Sessions(_) | Command::Sandbox(_) | Command::Attach(_) | Command::Mcp(_)) => {
+            ExitCode::SUCCESS
+        }
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
                 (true, _) => (SessionChoice::Continue, false),

@@ -157,6 +157,12 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         }
         return match verdict {
             Some(RuleVerdict::Ask(rule)) if !is_granted => ask_rule(&rule, exact),
+            // An MCP tool is offered in plan mode on its server's word that it only reads:
+            // a claim, not a proof, so it still asks unless a rule or the user allowed it.
+            Some(RuleVerdict::Allow(_)) => Verdict::Run,
+            _ if runs_unchecked(call) && !is_granted => {
+                ask(format!("`{}` is an MCP server's tool", facts.tool()), exact)
+            }
             // The registry has already refused anything that is not read-only.
             _ => Verdict::Run,
         };
@@ -249,8 +255,13 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
             {
                 return Verdict::Run;
             }
+            let what = if runs_unchecked(call) {
+                "is an MCP server's tool"
+            } else {
+                "runs a command"
+            };
             ask(
-                format!("`{}` runs a command", facts.tool()),
+                format!("`{}` {what}", facts.tool()),
                 prefix.unwrap_or(exact),
             )
         }
@@ -286,6 +297,12 @@ fn read_denied_cached(rules: &PermissionRules, workdir: &Path, path: &Path) -> b
         }),
         Some(RuleVerdict::Deny(_))
     )
+}
+
+/// A tool whose effect harness9 cannot judge from its arguments: a dangerous tool with no
+/// command line to parse (an MCP server's tool).
+fn runs_unchecked(call: &CallInput<'_>) -> bool {
+    call.tool.kind() == ToolKind::Dangerous && bash_command(call).is_none()
 }
 
 fn ask(reason: String, scope: Scope) -> Verdict {

@@ -38,6 +38,9 @@ pub struct CoreOptions {
     /// Load the whole stored conversation into `LoadedSession::messages` (a front end that
     /// shows it); `exec` does not need it.
     pub load_transcript: bool,
+    /// Wait up to this long, in all, for the MCP servers to connect before returning (`exec`
+    /// and `serve`); `None` never waits (the TUI: late tools join at the next turn).
+    pub wait_for_mcp: Option<std::time::Duration>,
 }
 
 /// Facts about the session that front ends show and that do not change with a switch.
@@ -90,6 +93,10 @@ pub struct Opened {
     /// What was ignored or changed at start, each once: the folder's `.env`, an untrusted
     /// folder's files, a malformed settings file, a sandbox that cannot be had.
     pub notices: Vec<String>,
+    /// The session's MCP servers: statuses, reconnect and disable, later notices.
+    pub mcp: crate::mcp::McpManager,
+    /// A trusted project's MCP servers waiting for the user's approval.
+    pub pending_mcp: Vec<crate::config::approved::PendingExtension>,
 }
 
 /// Opens the session `choice` names with the settings' provider and starts its core.
@@ -124,6 +131,17 @@ pub async fn open_with(
     let rules = assembly.engine.rules();
     rules.refresh();
     notices.extend(rules.take_problems());
+    let mcp = assembly.mcp.clone();
+    let pending_mcp = assembly.pending_mcp.clone();
+    if let Some(limit) = options.wait_for_mcp {
+        if !mcp.wait_ready(limit).await {
+            notices.push(format!(
+                "some MCP servers were still starting after {}s; their tools join when they connect",
+                limit.as_secs()
+            ));
+        }
+        notices.extend(mcp.take_notices());
+    }
 
     let mode: Mode = assembly.engine.mode();
     let loaded = switching::load_current(&assembly, mode, options.load_transcript).await;
@@ -164,6 +182,8 @@ pub async fn open_with(
         facts,
         loaded,
         notices,
+        mcp,
+        pending_mcp,
     })
 }
 

@@ -89,9 +89,10 @@ impl ToolError {
 /// One tool.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &'static str;
+    /// Built-in tools have fixed names; an MCP server's tools get theirs when it connects.
+    fn name(&self) -> &str;
     /// For the model: what it does, when to use it, its limits.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// A JSON Schema of the arguments object.
     fn input_schema(&self) -> Value;
     fn kind(&self) -> ToolKind;
@@ -176,10 +177,18 @@ pub enum RegistryError {
     Duplicate(String),
 }
 
+/// Tools that arrive while the session runs (an MCP server that connected late, or changed its
+/// list): the registry asks for the current set each time it offers or looks up a tool, so they
+/// join at the next turn.
+pub trait LateTools: Send + Sync {
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
 /// The set of tools, by name.
 #[derive(Default, Clone)]
 pub struct Registry {
-    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    late: Option<Arc<dyn LateTools>>,
 }
 
 impl Registry {
@@ -188,25 +197,49 @@ impl Registry {
     }
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
-        let name = tool.name();
-        if self.tools.contains_key(name) {
-            return Err(RegistryError::Duplicate(name.to_owned()));
+        let name = tool.name().to_owned();
+        if self.tools.contains_key(&name) {
+            return Err(RegistryError::Duplicate(name));
         }
         self.tools.insert(name, tool);
         Ok(())
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+    /// Adds a source of tools that come and go while the session runs. A late tool never
+    /// shadows a registered one of the same name.
+    pub fn set_late_tools(&mut self, late: Arc<dyn LateTools>) {
+        self.late = Some(late);
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.tools.keys().copied()
+    /// The registered tools, then the late ones whose names are free, sorted by name.
+    fn all(&self) -> BTreeMap<String, Arc<dyn Tool>> {
+        let mut all = self.tools.clone();
+        if let Some(late) = &self.late {
+            for tool in late.tools() {
+                all.entry(tool.name().to_owned()).or_insert(tool);
+            }
+        }
+        all
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.tools.get(name) {
+            return Some(Arc::clone(tool));
+        }
+        self.late
+            .as_ref()?
+            .tools()
+            .into_iter()
+            .find(|tool| tool.name() == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.all().into_keys().collect()
     }
 
     /// The definitions offered to the model in `mode`, sorted by name.
     pub fn available_tools(&self, mode: Mode) -> Vec<ToolDefinition> {
-        self.tools
+        self.all()
             .values()
             .filter(|tool| mode != Mode::Plan || tool.offered_in_plan())
             .map(|tool| tool.definition())
@@ -220,8 +253,8 @@ impl Registry {
         call: &ToolCall,
         mode: Mode,
     ) -> Result<(Arc<dyn Tool>, Value), ToolError> {
-        let tool = self.tools.get(call.name.as_str()).ok_or_else(|| {
-            let names: Vec<_> = self.tools.keys().copied().collect();
+        let tool = self.get(call.name.as_str()).ok_or_else(|| {
+            let names = self.names();
             ToolError(format!(
                 "There is no tool named `{}`. Available tools: {}.",
                 call.name,
@@ -242,7 +275,7 @@ impl Registry {
             ))
         })?;
         check_arguments(tool.as_ref(), &arguments, mode)?;
-        Ok((Arc::clone(tool), arguments))
+        Ok((tool, arguments))
     }
 
     /// Runs a call and always returns a result: failures are `is_error` results for the model.

@@ -12,6 +12,7 @@ mod extension_prompt;
 pub mod highlight;
 mod keymap;
 pub mod markdown;
+mod mcp_panel;
 mod overlays;
 mod picker;
 mod plan_review;
@@ -134,6 +135,7 @@ async fn run_screen(
         // The app shows and edits the queue and sends the next prompt itself.
         drive_queue: false,
         load_transcript: true,
+        wait_for_mcp: None,
     };
     let opened = session::open(&settings, choice, options).await?;
     show(opened, &settings.home, open_picker, term, started).await
@@ -176,7 +178,11 @@ async fn show(
         facts,
         loaded,
         notices,
+        mcp,
+        ..
     } = opened;
+    // The servers' process groups are killed when the TUI ends, however it ends.
+    let _mcp_guard = mcp.shutdown_guard();
     let mut app = App::new(SessionView {
         session_id: loaded.session_id.clone(),
         provider: facts.provider,
@@ -229,7 +235,7 @@ async fn show(
             enter_terminal()
         }
     };
-    let mut runner = Runner::new(handle, updates, session_id);
+    let mut runner = Runner::new(handle, updates, session_id, mcp.clone());
     let mut term = match entered {
         Ok(term) => term,
         Err(error) => {
@@ -283,6 +289,8 @@ struct Runner {
     session_id: String,
     /// How the session ended, once it has.
     closing: Option<Arc<Closing>>,
+    /// The session's MCP servers: their changes refresh `/mcp` and the status line.
+    mcp: crate::mcp::McpManager,
 }
 
 impl Runner {
@@ -290,12 +298,45 @@ impl Runner {
         handle: SessionHandle,
         updates: mpsc::UnboundedReceiver<Update>,
         session_id: String,
+        mcp: crate::mcp::McpManager,
     ) -> Self {
         Runner {
             handle,
             updates,
             session_id,
             closing: None,
+            mcp,
+        }
+    }
+
+    /// The text of a server's prompt, sent (or queued) as the user's prompt; a failure is a
+    /// notice.
+    async fn mcp_prompt(&self, app: &mut App, command: &str, args: &str) -> Vec<Command> {
+        match self.mcp.get_prompt(command, args).await {
+            Ok(text) => app.send_or_queue(text),
+            Err(error) => {
+                let notice = format!("/{command}: {error}");
+                app.flash = Some(notice.clone());
+                app.transcript.notice(notice, Tone::Warning);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The servers' statuses into the app, and what went wrong with them into the transcript.
+    fn refresh_mcp(&self, app: &mut App) {
+        app.mcp = self
+            .mcp
+            .statuses()
+            .iter()
+            .map(mcp_panel::McpView::from_status)
+            .collect();
+        if let Some(selected) = app.mcp_panel {
+            app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
+        }
+        for notice in self.mcp.take_notices() {
+            app.flash = Some(notice.clone());
+            app.transcript.notice(notice, Tone::Warning);
         }
     }
 
@@ -306,6 +347,8 @@ impl Runner {
         started: Instant,
     ) -> std::io::Result<()> {
         let mut input = EventStream::new();
+        let mut mcp_changes = self.mcp.subscribe();
+        self.refresh_mcp(app);
         let mut term_signal =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
@@ -364,6 +407,11 @@ impl Runner {
                     // The core is gone: nothing more can happen in this session.
                     None => commands.push(Command::Quit),
                 },
+                // A server connected, failed or changed its tools (never blocks the first frame).
+                Ok(()) = mcp_changes.changed() => {
+                    self.refresh_mcp(app);
+                    dirty = true;
+                }
                 _ = term_signal.recv() => commands.push(Command::Quit),
                 _ = hangup.recv() => commands.push(Command::Quit),
                 _ = sleep_until(deadline), if deadline.is_some() => {
@@ -378,8 +426,17 @@ impl Runner {
                 return Ok(());
             }
             for command in commands {
-                if self.execute(command).await {
-                    return Ok(());
+                // A server's prompt is fetched here and comes back as the prompt to send.
+                let commands = match command {
+                    Command::McpPrompt { command, args } => {
+                        self.mcp_prompt(app, &command, &args).await
+                    }
+                    other => vec![other],
+                };
+                for command in commands {
+                    if self.execute(command).await {
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -489,6 +546,16 @@ impl Runner {
             }
             // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
             Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
+            Command::McpReconnect(name) => {
+                self.mcp.reconnect(&name);
+                return false;
+            }
+            Command::McpDisable(name) => {
+                self.mcp.disable(&name);
+                return false;
+            }
+            // Fetched by the event loop before it gets here (`mcp_prompt`).
+            Command::McpPrompt { .. } => return false,
             Command::Quit => {
                 self.close().await;
                 return true;

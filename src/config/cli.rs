@@ -41,6 +41,8 @@ pub enum Command {
     Attach(AttachArgs),
     /// Run evaluation tasks with the configured provider and count the passes.
     Eval(crate::eval::EvalArgs),
+    /// Manage MCP servers ($HARNESS9_HOME/mcp.json and the project's .mcp.json).
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -60,6 +62,57 @@ pub struct AttachArgs {
     /// new one.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+/// Which file `mcp add` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpScope {
+    /// `<workdir>/.mcp.json`, shared with the project.
+    Project,
+    /// `$HARNESS9_HOME/mcp.json`, yours in every folder.
+    User,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Connect to each configured server and show its status and tools.
+    List {
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `mcp add NAME -- CMD ARGS...` (stdio) or `mcp add NAME --url URL`.
+    Add {
+        name: String,
+        /// Which file to write [default: user].
+        #[arg(long, value_enum, default_value = "user")]
+        scope: McpScope,
+        /// An environment variable for a stdio server, `K=V` (repeatable).
+        #[arg(long = "env", value_name = "K=V")]
+        env: Vec<String>,
+        /// A Streamable HTTP server's URL.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        url: Option<String>,
+        /// A header for an HTTP server, `'K: V'` (repeatable).
+        #[arg(long = "header", value_name = "K: V", requires = "url")]
+        header: Vec<String>,
+        /// The stdio server's command and its arguments, after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Remove a server from the file that defines it.
+    Remove {
+        name: String,
+        /// Which file [default: whichever defines it].
+        #[arg(long, value_enum)]
+        scope: Option<McpScope>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -46,7 +46,7 @@ pub struct ChainCall {
 }
 
 impl ChainCall {
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         self.tool.name()
     }
 }

@@ -60,7 +60,7 @@ impl<'a> Facts<'a> {
         }
     }
 
-    pub fn tool(&self) -> &'static str {
+    pub fn tool(&self) -> &'a str {
         self.call.tool.name()
     }
 

@@ -107,7 +107,7 @@ impl Rule {
                     matches!(tool, "edit_file" | "write_file") || tool == *by
                 }
                 Subject::Command(_) | Subject::OpenCommand(_) => tool == "bash",
-                Subject::Call { tool: by, .. } => tool == *by,
+                Subject::Call { tool: by, .. } => tool == *by || mcp_server_covers(tool, by),
             }
     }
 
@@ -128,6 +128,23 @@ impl Rule {
             (Some(_), None) => false,
         }
     }
+}
+
+/// `mcp__srv` and `mcp__srv__*` cover every tool of the MCP server `srv`, whose tools are
+/// `mcp__srv__<tool>` (a server's part of a name never holds `__`, so the prefix cannot reach
+/// into another server's tools).
+fn mcp_server_covers(rule_tool: &str, call_tool: &str) -> bool {
+    let server = rule_tool.strip_suffix("__*").unwrap_or(rule_tool);
+    let Some(name) = server.strip_prefix("mcp__") else {
+        return false;
+    };
+    if name.is_empty() || name.contains("__") {
+        return false;
+    }
+    call_tool
+        .strip_prefix(server)
+        .and_then(|rest| rest.strip_prefix("__"))
+        .is_some_and(|tool| !tool.is_empty())
 }
 
 impl RuleSet {

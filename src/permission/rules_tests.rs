@@ -195,3 +195,31 @@ fn open_commands_meet_deny_and_ask_rules_by_their_program() {
         Some(List::Deny)
     );
 }
+
+/// Issue 16: `mcp__srv` and `mcp__srv__*` cover every tool of that server and no other's;
+/// `mcp__srv__tool` covers that one tool.
+#[test]
+fn mcp_rules_cover_a_server_or_one_tool() {
+    let set = rules(
+        r#"{"permissions": {
+        "allow": ["mcp__github__*", "mcp__docs"],
+        "deny": ["mcp__github__delete_repo"]}}"#,
+    );
+    let call = |tool| Subject::Call { tool, text: None };
+    assert_eq!(
+        verdict(&set, call("mcp__github__list_issues")),
+        Some(List::Allow)
+    );
+    assert_eq!(
+        verdict(&set, call("mcp__github__delete_repo")),
+        Some(List::Deny)
+    );
+    assert_eq!(verdict(&set, call("mcp__docs__search")), Some(List::Allow));
+    // Another server whose name starts alike, and the bare prefix, are not covered.
+    assert_eq!(verdict(&set, call("mcp__githubx__list")), None);
+    assert_eq!(verdict(&set, call("mcp__github__")), None);
+    assert_eq!(verdict(&set, call("mcp__docsearch__q")), None);
+    // A rule that is not an MCP server's is still exact.
+    let other = rules(r#"{"permissions": {"allow": ["mcp____*", "mcp__a__b__*"]}}"#);
+    assert_eq!(verdict(&other, call("mcp__a__b__c")), None);
+}

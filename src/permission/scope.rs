@@ -67,6 +67,10 @@ pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Opt
                 && !path.shown.contains(['*', '?', '[', '{']))
             .then(|| format!("{}({})", tool.name(), path.shown))
         }
+        // An MCP tool is allowed as a whole: its arguments are the server's business.
+        ToolKind::Dangerous if crate::mcp::tool::is_mcp_tool(tool.name()) => {
+            Some(tool.name().to_owned())
+        }
         _ => None,
     }
 }

@@ -154,6 +154,8 @@ impl Sessions {
         let options = CoreOptions {
             drive_queue: true,
             load_transcript: false,
+            // Like exec: the first prompt waits (10 s at most) for the MCP servers' tools.
+            wait_for_mcp: Some(crate::mcp::HEADLESS_WAIT),
         };
         let opened =
             session::open(&settings, choice, options)

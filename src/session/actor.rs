@@ -237,6 +237,8 @@ impl Core {
             }
             Err(_) => prompt,
         };
+        // `@server:uri`: the MCP resources the prompt names.
+        let prompt = self.assembly.mcp.attach_resources(prompt).await;
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 
@@ -298,8 +300,10 @@ impl Core {
             })
             .await;
         }
-        // Background commands end with the session, before it says it has closed.
+        // Background commands and MCP servers end with the session, before it says it has
+        // closed (every front end, the TUI, exec, serve, gets that without doing anything).
         self.assembly.jobs.kill_all();
+        self.assembly.mcp.shutdown();
         let store = &self.assembly.store;
         let flush_error = store
             .flush()

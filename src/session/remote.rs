@@ -154,6 +154,9 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         facts,
         loaded,
         notices,
+        // The server's MCP servers run there; this front end manages none.
+        mcp: crate::mcp::McpManager::empty(),
+        pending_mcp: Vec::new(),
     })
 }
 

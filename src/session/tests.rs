@@ -46,6 +46,7 @@ impl Fixture {
             context_window: 128_000,
             trusted: true,
             trust_decided: true,
+            trust_flag: false,
             notices: Vec::new(),
             sandbox: Some(crate::sandbox::SandboxMode::Off),
             catalogue: Default::default(),
@@ -347,6 +348,7 @@ async fn a_prompt_sent_while_a_run_goes_is_queued_stored_and_run_next() {
     let options = CoreOptions {
         drive_queue: true,
         load_transcript: false,
+        wait_for_mcp: None,
     };
     let mut opened = fixture.open(&provider, SessionChoice::New, options).await;
     let id = opened.loaded.session_id.clone();

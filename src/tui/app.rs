@@ -59,6 +59,15 @@ pub enum Command {
     TrustFolder(bool),
     /// The user answered the question about `extension`: approve it, or not for now.
     ApproveExtension(bool),
+    /// Start this MCP server again (`/mcp`).
+    McpReconnect(String),
+    /// Stop this MCP server for the rest of the session (`/mcp`).
+    McpDisable(String),
+    /// Fetch an MCP server's prompt (`/mcp__server__prompt ARGS`) and send it as the prompt.
+    McpPrompt {
+        command: String,
+        args: String,
+    },
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -168,6 +177,10 @@ pub struct App {
     pub(super) dialogs: DialogGuard,
     /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
     pub sandbox: Option<String>,
+    /// The session's MCP servers, as last seen (`/mcp`, the status line).
+    pub mcp: Vec<super::mcp_panel::McpView>,
+    /// `/mcp` is open, with this server selected.
+    pub mcp_panel: Option<usize>,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -224,6 +237,8 @@ impl App {
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
+            mcp: Vec::new(),
+            mcp_panel: None,
         }
     }
 
@@ -280,6 +295,9 @@ impl App {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        if let Some(commands) = super::mcp_panel::key(self, key) {
+            return commands;
+        }
         if self.layer() == Layer::PlanReview
             && let Some(commands) = self.review_feedback_key(key)
         {
@@ -453,6 +471,15 @@ impl App {
         if self.running {
             self.queue.push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
+            return vec![Command::QueueChanged(self.queue.clone())];
+        }
+        self.start_run(text)
+    }
+
+    /// Sends `text` as a prompt now, or queues it while a run is going.
+    pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Command> {
+        if self.running {
+            self.queue.push(text);
             return vec![Command::QueueChanged(self.queue.clone())];
         }
         self.start_run(text)

@@ -65,6 +65,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "clear the screen (the session is kept)",
     },
     SlashCommand {
+        name: "/mcp",
+        args: "",
+        help: "MCP servers: status, tools, reconnect, disable",
+    },
+    SlashCommand {
         name: "/quit",
         args: "",
         help: "leave harness9",

@@ -165,6 +165,9 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             )],
         ));
     }
+    if let Some(mcp) = super::mcp_panel::status_text(app) {
+        segments.push((4, vec![Span::styled(mcp, DIM)]));
+    }
     if let Some(sandbox) = &app.sandbox {
         segments.push((4, vec![Span::styled(format!(" · {sandbox}"), DIM)]));
     }

@@ -520,4 +520,5 @@ fn no_state_panics_at_tiny_sizes() {
 }
 
 mod dialogs;
+mod mcp;
 mod runs;

@@ -60,6 +60,9 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     if app.layer() == super::keymap::Layer::PlanReview {
         super::plan_review::draw(app, frame, body);
     }
+    if let Some(selected) = app.mcp_panel {
+        super::mcp_panel::draw(app, selected, frame, body);
+    }
     if let Some(request) = app.approvals.front().cloned() {
         draw_approval(app, &request, frame, body);
     }

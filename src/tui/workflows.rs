@@ -23,19 +23,25 @@ impl App {
         }
         let text = self.input_text();
         if text.starts_with('/') {
-            return slash::completions(&text, &self.skills);
+            let mut list = slash::completions(&text, &self.skills);
+            list.extend(super::mcp_panel::prompt_completions(self, &text));
+            return list;
         }
-        if let Some(query) = mention_query(&text)
-            && let Some(files) = &self.files
-        {
-            return crate::context::mentions::rank(query, files, POPUP_ROWS)
-                .into_iter()
-                .map(|f| Completion {
-                    insert: format!("@{f} "),
-                    label: f.to_owned(),
-                    help: String::new(),
-                })
-                .collect();
+        if let Some(query) = mention_query(&text) {
+            // MCP resources (`@server:uri`) first, then the working directory's files.
+            let mut list = super::mcp_panel::resource_completions(self, query);
+            if let Some(files) = &self.files {
+                list.extend(
+                    crate::context::mentions::rank(query, files, POPUP_ROWS)
+                        .into_iter()
+                        .map(|f| Completion {
+                            insert: format!("@{f} "),
+                            label: f.to_owned(),
+                            help: String::new(),
+                        }),
+                );
+            }
+            return list;
         }
         Vec::new()
     }
@@ -280,6 +286,10 @@ impl App {
                 self.flash = Some(format!("model: {rest} (from the next turn)"));
                 vec![Command::SetModel(rest.to_owned())]
             }
+            "/mcp" => {
+                self.mcp_panel = Some(0);
+                Vec::new()
+            }
             "/todos" => {
                 self.show_todos = !self.show_todos;
                 Vec::new()
@@ -308,6 +318,12 @@ impl App {
                 }
                 commands.push(Command::Quit);
                 commands
+            }
+            other if super::mcp_panel::is_prompt(self, other) => {
+                vec![Command::McpPrompt {
+                    command: other.trim_start_matches('/').to_owned(),
+                    args: rest.to_owned(),
+                }]
             }
             other => {
                 let skill = other.trim_start_matches('/');

@@ -6,6 +6,7 @@ mod exec;
 mod exec_rules;
 mod hooks;
 mod images;
+mod mcp;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;

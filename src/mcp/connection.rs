@@ -1,0 +1,316 @@
+//! One live connection to an MCP server through `rmcp`: a child process in its own process
+//! group (its stderr goes to the log, the group is killed when the connection ends), or
+//! Streamable HTTP with the configured headers. Both protocol generations are spoken: the
+//! stateless 2026-07-28 revision first (`server/discover`), falling back to the `initialize`
+//! handshake when the server answers as an older one. A tool call that is dropped (the run was
+//! interrupted, or the call timed out) tells the server with `notifications/cancelled`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, JsonObject, ProtocolVersion,
+    ServerResult,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RoleClient,
+    RunningService,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, Peer};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::config::Transport;
+
+/// Called when the server says its tool list changed.
+pub type OnChange = Arc<dyn Fn() + Send + Sync>;
+
+/// What we tell servers about ourselves, and the hook for their notifications.
+#[derive(Clone)]
+pub struct Handler {
+    on_tools_changed: OnChange,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("harness9", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        (self.on_tools_changed)();
+    }
+}
+
+/// A connected server.
+pub struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    /// The child's process group (stdio), killed with the connection.
+    group: Mutex<Option<i32>>,
+}
+
+impl Connection {
+    /// Connects (spawning the child for stdio) and completes the handshake.
+    pub async fn open(
+        name: &str,
+        transport: &Transport,
+        workdir: &Path,
+        on_tools_changed: OnChange,
+        on_exit: OnChange,
+    ) -> Result<Connection, String> {
+        let handler = Handler { on_tools_changed };
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        match transport {
+            Transport::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args)
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .current_dir(workdir)
+                    .kill_on_drop(true);
+                let mut wrapped = CommandWrap::from(cmd);
+                wrapped.wrap(ProcessGroup::leader());
+                let (child, stderr) = TokioChildProcess::builder(wrapped)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                let group = child.id().and_then(|id| i32::try_from(id).ok());
+                if let Some(stderr) = stderr {
+                    let server = name.to_owned();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::info!(target: "harness9::mcp", server = %server, "stderr: {line}");
+                        }
+                        // Its stderr closes when the process ends: the moment to say it stopped.
+                        on_exit();
+                    });
+                }
+                let connection = handler.serve_with_lifecycle(child, lifecycle).await;
+                let service = match connection {
+                    Ok(service) => service,
+                    Err(e) => {
+                        kill_group(group);
+                        return Err(e.to_string());
+                    }
+                };
+                Ok(Connection {
+                    service,
+                    group: Mutex::new(group),
+                })
+            }
+            Transport::Http { url, headers } => {
+                let mut custom = HashMap::new();
+                for (key, value) in headers {
+                    let name = reqwest::header::HeaderName::from_bytes(key.as_bytes())
+                        .map_err(|e| format!("the header name `{key}` is not valid: {e}"))?;
+                    let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| {
+                        format!("the value of the header `{key}` is not valid: {e}")
+                    })?;
+                    custom.insert(name, value);
+                }
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport =
+                    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+                let service = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(Connection {
+                    service,
+                    group: Mutex::new(None),
+                })
+            }
+        }
+    }
+
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// The protocol revision agreed with the server.
+    pub fn protocol_version(&self) -> String {
+        self.service
+            .peer_info()
+            .map(|info| info.protocol_version.to_string())
+            .unwrap_or_default()
+    }
+
+    /// The stdio server's process id, which is also its process group's.
+    pub fn pid(&self) -> Option<u32> {
+        self.group
+            .lock()
+            .ok()
+            .and_then(|g| *g)
+            .and_then(|g| u32::try_from(g).ok())
+    }
+
+    /// Whether the connection has ended (the server exited or hung up).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// Every tool of the server, across pages.
+    pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+        self.peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Every prompt of the server, or none when it offers no prompts.
+    pub async fn list_prompts(&self) -> Vec<rmcp::model::Prompt> {
+        let offers = self
+            .service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        if !offers {
+            return Vec::new();
+        }
+        self.peer().list_all_prompts().await.unwrap_or_else(|e| {
+            tracing::warn!(target: "harness9::mcp", "cannot list the prompts: {e}");
+            Vec::new()
+        })
+    }
+
+    /// Every resource of the server (its URIs), or none when it offers no resources.
+    pub async fn list_resources(&self) -> Vec<String> {
+        let offers = self
+            .service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some());
+        if !offers {
+            return Vec::new();
+        }
+        match self.peer().list_all_resources().await {
+            Ok(resources) => resources.into_iter().map(|r| r.uri.clone()).collect(),
+            Err(e) => {
+                tracing::warn!(target: "harness9::mcp", "cannot list the resources: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// A resource's contents, as the wire shape (`{"contents": [...]}`).
+    pub async fn read_resource(&self, uri: &str) -> Result<serde_json::Value, String> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let result = self
+            .peer()
+            .read_resource(params)
+            .await
+            .map_err(|e| e.to_string())?;
+        serde_json::to_value(result).map_err(|e| e.to_string())
+    }
+
+    /// A prompt's messages, as the wire shape (`{"messages": [...]}`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<serde_json::Value, String> {
+        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
+        let result = self
+            .peer()
+            .get_prompt(params)
+            .await
+            .map_err(|e| e.to_string())?;
+        serde_json::to_value(result).map_err(|e| e.to_string())
+    }
+
+    /// Calls a tool; when `cancel` fires or the returned future is dropped first, the server is
+    /// told that the request is cancelled.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, String> {
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer()
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| format!("the call could not be sent: {e}"))?;
+        let mut guard = CancelOnDrop {
+            peer: Some(self.peer().clone()),
+            id: handle.id.clone(),
+        };
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            _ = cancel.cancelled() => return Err("cancelled".into()),
+        };
+        guard.peer = None;
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => {
+                Err("the server answered the call with something else than a tool result".into())
+            }
+            Err(e) => Err(describe_error(&e, self.is_closed())),
+        }
+    }
+
+    /// Ends the connection and kills the child's process group.
+    pub fn close(&self) {
+        self.service.cancellation_token().cancel();
+        kill_group(self.group.lock().map(|mut g| g.take()).unwrap_or(None));
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// A server error in words for the model.
+fn describe_error(error: &rmcp::ServiceError, closed: bool) -> String {
+    if closed {
+        format!("the server stopped during the call ({error})")
+    } else {
+        error.to_string()
+    }
+}
+
+/// Sends `notifications/cancelled` for a call whose future is dropped before it was answered.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleClient>>,
+    id: rmcp::model::RequestId,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the user interrupted the run, or the call timed out".into()),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(params).await;
+            });
+        }
+    }
+}
+
+/// Kills a child's whole process group (the server and whatever it started).
+fn kill_group(group: Option<i32>) {
+    if let Some(pgid) = group.filter(|&pgid| pgid > 1) {
+        // SAFETY: killpg only sends a signal; the group is the one our child leads.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! `/mcp`: the session's MCP servers as a layer over the transcript: each server, its status
+//! and its tools; `r` reconnects the selected one, `d` disables it for the session, Esc
+//! closes. The app keeps a snapshot of the statuses (`McpView`), refreshed by the runner
+//! whenever a server changes; the panel itself only reads it and answers with commands.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::app::{App, Command};
+use super::overlays::{boxed, centered};
+use super::slash::Completion;
+use super::view::DIM;
+use super::wrap::truncate;
+use crate::mcp::{ServerStatus, Status};
+use crate::terminal_text::sanitize;
+
+/// One server as the panel and the status line show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpView {
+    pub name: String,
+    pub scope: &'static str,
+    pub status: String,
+    pub connected: bool,
+    pub tools: Vec<String>,
+    /// Its prompts: (`mcp__server__prompt`, description, argument names).
+    pub prompts: Vec<(String, String, Vec<String>)>,
+    /// Its resources' URIs (`@server:uri` attaches one).
+    pub resources: Vec<String>,
+}
+
+impl McpView {
+    pub fn from_status(status: &ServerStatus) -> Self {
+        McpView {
+            // A server's name and reason come from files and servers: no escape sequences.
+            name: sanitize(&status.name),
+            scope: status.scope.as_str(),
+            status: sanitize(&status.status.to_string()),
+            connected: status.status == Status::Connected,
+            tools: status.tools.clone(),
+            prompts: status
+                .prompts
+                .iter()
+                .map(|p| {
+                    (
+                        p.command.clone(),
+                        sanitize(&p.description),
+                        p.arguments.clone(),
+                    )
+                })
+                .collect(),
+            resources: status.resources.iter().map(|uri| sanitize(uri)).collect(),
+        }
+    }
+}
+
+/// The status line's part: connected of configured, or nothing without servers.
+pub fn status_text(app: &App) -> Option<String> {
+    if app.mcp.is_empty() {
+        return None;
+    }
+    let connected = app.mcp.iter().filter(|s| s.connected).count();
+    Some(format!(" · mcp {connected}/{}", app.mcp.len()))
+}
+
+/// Whether `/name` is a connected server's prompt.
+pub fn is_prompt(app: &App, name: &str) -> bool {
+    let Some(command) = name.strip_prefix('/') else {
+        return false;
+    };
+    app.mcp
+        .iter()
+        .flat_map(|s| &s.prompts)
+        .any(|(c, _, _)| c == command)
+}
+
+/// The servers' prompts whose command starts with what was typed.
+pub fn prompt_completions(app: &App, input: &str) -> Vec<Completion> {
+    if input.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    app.mcp
+        .iter()
+        .flat_map(|s| &s.prompts)
+        .filter(|(command, _, _)| format!("/{command}").starts_with(input))
+        .map(|(command, description, arguments)| Completion {
+            insert: format!("/{command}"),
+            label: arguments.iter().fold(format!("/{command}"), |label, a| {
+                format!("{label} {}", a.to_uppercase())
+            }),
+            help: format!("MCP prompt: {description}"),
+        })
+        .collect()
+}
+
+/// The servers' resources whose `server:uri` starts with what follows the `@`, at most 8.
+pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
+    app.mcp
+        .iter()
+        .flat_map(|s| {
+            s.resources
+                .iter()
+                .map(move |uri| format!("{}:{uri}", s.name))
+        })
+        .filter(|mention| !query.is_empty() && mention.starts_with(query))
+        .take(8)
+        .map(|mention| Completion {
+            insert: format!("@{mention} "),
+            label: mention,
+            help: "MCP resource".into(),
+        })
+        .collect()
+}
+
+/// Keys while the panel is open (and no dialog is in front of it); `None` when it is closed.
+pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Command>> {
+    let selected = app.mcp_panel?;
+    if !app.approvals.is_empty() || app.trust.is_some() {
+        return None;
+    }
+    let count = app.mcp.len();
+    let name = app.mcp.get(selected).map(|s| s.name.clone());
+    let commands = match key.code {
+        KeyCode::Esc | KeyCode::Char('q') => {
+            app.mcp_panel = None;
+            Vec::new()
+        }
+        KeyCode::Up | KeyCode::Char('k') => {
+            app.mcp_panel = Some(selected.saturating_sub(1));
+            Vec::new()
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            app.mcp_panel = Some((selected + 1).min(count.saturating_sub(1)));
+            Vec::new()
+        }
+        KeyCode::Char('r') => name.map(Command::McpReconnect).into_iter().collect(),
+        KeyCode::Char('d') => name.map(Command::McpDisable).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    Some(commands)
+}
+
+pub fn draw(app: &App, selected: usize, frame: &mut Frame, area: Rect) {
+    let width = area.width.saturating_sub(4).min(90);
+    let text = width.saturating_sub(4) as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if app.mcp.is_empty() {
+        lines.push(Line::raw("No MCP servers are configured."));
+        lines.push(Line::styled(
+            "harness9 mcp add NAME -- CMD ARGS...  or  --url URL",
+            DIM,
+        ));
+    }
+    for (index, server) in app.mcp.iter().enumerate() {
+        let marker = if index == selected { "› " } else { "  " };
+        let color = if server.connected {
+            Color::Green
+        } else if server.status == "starting" {
+            Color::Yellow
+        } else {
+            Color::Red
+        };
+        let head = format!("{marker}{} ({}) ", server.name, server.scope);
+        let style = if index == selected {
+            Style::new().add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        let room = text.saturating_sub(head.chars().count());
+        lines.push(Line::from(vec![
+            Span::styled(head, style),
+            Span::styled(truncate(&server.status, room), Style::new().fg(color)),
+        ]));
+        if index == selected {
+            for tool in &server.tools {
+                lines.push(Line::styled(
+                    format!("    {}", truncate(tool, text.saturating_sub(4))),
+                    DIM,
+                ));
+            }
+        } else if !server.tools.is_empty() {
+            lines.push(Line::styled(
+                format!("    {} tools", server.tools.len()),
+                DIM,
+            ));
+        }
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    boxed(
+        frame,
+        centered(area, width, height),
+        Span::raw(" MCP servers · ↑↓ select · r reconnect · d disable · Esc closes "),
+        Style::new(),
+        lines,
+    );
+}

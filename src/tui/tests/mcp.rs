@@ -1,0 +1,115 @@
+//! `/mcp`, the status line's count of connected MCP servers, servers' prompts as slash
+//! commands, and their resources in the `@` completion.
+
+use super::*;
+use crate::tui::mcp_panel::McpView;
+
+fn servers() -> Vec<McpView> {
+    vec![
+        McpView {
+            name: "github".into(),
+            scope: "user",
+            status: "connected".into(),
+            connected: true,
+            tools: vec![
+                "mcp__github__list_issues".into(),
+                "mcp__github__create_pr".into(),
+            ],
+            prompts: vec![(
+                "mcp__github__review".into(),
+                "Review a pull request.".into(),
+                vec!["pr".into(), "focus".into()],
+            )],
+            resources: vec!["repo://readme".into()],
+        },
+        McpView {
+            name: "docs".into(),
+            scope: "project",
+            status: "failed: cannot start `docs-srv`: No such file or directory".into(),
+            connected: false,
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+        },
+    ]
+}
+
+#[test]
+fn the_status_line_counts_connected_servers_only_when_there_are_any() {
+    let mut app = app();
+    assert!(!screen(&mut app, 160, 10).contains("mcp "));
+    app.mcp = servers();
+    let shown = screen(&mut app, 160, 10);
+    assert!(shown.contains("mcp 1/2"), "{shown}");
+}
+
+#[test]
+fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
+    let mut app = app();
+    app.mcp = servers();
+    assert!(type_text(&mut app, "/mcp").is_empty());
+    assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
+    assert_eq!(app.mcp_panel, Some(0));
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("github (user) connected"), "{shown}");
+    assert!(shown.contains("mcp__github__list_issues"), "{shown}");
+    assert!(
+        shown.contains("docs (project) failed: cannot start"),
+        "{shown}"
+    );
+    // Keys go to the panel, not the input.
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('r'))),
+        [Command::McpReconnect("github".into())]
+    );
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('d'))),
+        [Command::McpDisable("docs".into())]
+    );
+    assert!(app.input_text().is_empty());
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(app.mcp_panel, None);
+    assert!(!screen(&mut app, 100, 20).contains("MCP servers"));
+}
+
+#[test]
+fn a_servers_prompt_is_a_slash_command_with_completion() {
+    let mut app = app();
+    app.mcp = servers();
+    type_text(&mut app, "/mcp__gi");
+    let popup = app.popup();
+    assert_eq!(popup.len(), 1);
+    assert_eq!(popup[0].insert, "/mcp__github__review");
+    assert_eq!(popup[0].label, "/mcp__github__review PR FOCUS");
+    app.set_input("/mcp__github__review 42 error handling");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [Command::McpPrompt {
+            command: "mcp__github__review".into(),
+            args: "42 error handling".into(),
+        }]
+    );
+    // The fetched text is sent as the prompt, or queued behind a running turn.
+    assert_eq!(
+        app.send_or_queue("Review PR 42".into()),
+        [Command::Submit("Review PR 42".into())]
+    );
+    assert_eq!(
+        app.send_or_queue("Review PR 43".into()),
+        [Command::QueueChanged(vec!["Review PR 43".into()])]
+    );
+    // An unknown one is not sent anywhere.
+    app.set_input("/mcp__github__nope");
+    assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
+}
+
+#[test]
+fn completion_offers_a_servers_resources_after_at() {
+    let mut app = app();
+    app.mcp = servers();
+    type_text(&mut app, "summarise @git");
+    let popup = app.popup();
+    assert_eq!(popup[0].insert, "@github:repo://readme ");
+    assert_eq!(popup[0].help, "MCP resource");
+}
