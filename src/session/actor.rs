@@ -291,8 +291,9 @@ impl Core {
             })
             .await;
         }
-        // Background commands end with the session, before it says it has closed.
-        self.assembly.jobs.kill_all();
+        // Background commands end with the session, before it says it has closed
+        // and once what they did to protected paths is undone.
+        self.assembly.jobs.stop_all().await;
         let store = &self.assembly.store;
         let flush_error = store
             .flush()
