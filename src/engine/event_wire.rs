@@ -184,6 +184,12 @@ impl Event {
                     "--mode",
                     string("suggested_rule"),
                 );
+                // The id it is answered by, which a server may have made unique (`serve`, when
+                // the model used a tool call id twice); the tool call keeps its own.
+                let mut request = request;
+                if let Some(id) = string("id") {
+                    request.id = id;
+                }
                 answer = Some(receiver);
                 EventKind::ApprovalRequired(request)
             }
@@ -334,6 +340,22 @@ mod tests {
         assert_eq!(
             answer.unwrap().try_recv().unwrap(),
             super::super::ApprovalDecision::AllowOnce
+        );
+    }
+
+    #[test]
+    fn an_approval_is_answered_by_its_own_id_not_its_tool_calls() {
+        // `serve` gives a reused tool call id an approval id of its own; attach must answer by it.
+        let json = json!({"type": "approval_required", "turn": 2, "data": {
+            "id": "c~7", "tool_call": {"id": "c", "name": "bash", "arguments": {"command": "ls"}},
+            "reason": "why"}});
+        let (event, _) = Event::from_json(&json).unwrap();
+        let EventKind::ApprovalRequired(request) = event.kind else {
+            panic!("an approval");
+        };
+        assert_eq!(
+            (request.id.as_str(), request.tool_call.id.as_str()),
+            ("c~7", "c")
         );
     }
 

@@ -6,14 +6,14 @@
 //! Approvals still waiting are kept aside, so a watcher that connects later sees them first and
 //! an answer over HTTP can be told whether it was the first.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use crate::engine::{ApprovalDecision, ApprovalRequest, EventKind};
+use crate::engine::{ApprovalDecision, ApprovalRequest, Event, EventKind};
 use crate::session::Update;
 
 /// Frames a watcher may fall behind before it is disconnected.
@@ -46,6 +46,8 @@ pub enum Answered {
 }
 
 struct Waiting {
+    /// The id it is answered by over HTTP (the `id` of its frame's `data`).
+    id: String,
     request: ApprovalRequest,
     frame: Frame,
 }
@@ -56,6 +58,8 @@ struct State {
     log_bytes: usize,
     waiting: Vec<Waiting>,
     answered: VecDeque<String>,
+    /// Every approval id this session's watchers were shown.
+    approval_ids: HashSet<String>,
     closed: bool,
 }
 
@@ -80,6 +84,7 @@ impl Default for Feed {
                 log_bytes: 0,
                 waiting: Vec::new(),
                 answered: VecDeque::new(),
+                approval_ids: HashSet::new(),
                 closed: false,
             }),
             sender: broadcast::channel(BACKLOG).0,
@@ -123,6 +128,25 @@ impl Feed {
         let id = state.next_id;
         state.next_id += 1;
         value["id"] = json!(id);
+        // The id an approval is answered by over HTTP: the tool call's, unless this session has
+        // shown an approval of that id before (the model picks the ids, and may use one twice
+        // in a response or again in a later turn): then one of its own, so an answer meant for
+        // the earlier call can never approve the later one.
+        let approval_id = match update {
+            Update::Engine(Event {
+                kind: EventKind::ApprovalRequired(request),
+                ..
+            }) => {
+                let mut approval_id = request.id.clone();
+                if state.approval_ids.contains(&approval_id) {
+                    approval_id = format!("{}~{id}", request.id);
+                    value["data"]["id"] = json!(approval_id);
+                }
+                state.approval_ids.insert(approval_id.clone());
+                Some(approval_id)
+            }
+            _ => None,
+        };
         let frame = Frame {
             id,
             bytes: Bytes::from(format!("id: {id}\ndata: {value}\n\n")),
@@ -131,12 +155,16 @@ impl Feed {
         match update {
             Update::Engine(event) => match &event.kind {
                 EventKind::ApprovalRequired(request) => state.waiting.push(Waiting {
+                    id: approval_id.unwrap_or_default(),
                     request: request.clone(),
                     frame: frame.clone(),
                 }),
                 EventKind::ToolResult(outcome) => {
+                    // One result ends one call: the first still waiting of that tool call id.
                     let id = &outcome.result.tool_call_id;
-                    state.waiting.retain(|w| &w.request.id != id);
+                    if let Some(at) = state.waiting.iter().position(|w| &w.request.id == id) {
+                        state.waiting.remove(at);
+                    }
                 }
                 // The turn is over: nothing it asked can be answered any more.
                 EventKind::Done(_) | EventKind::Error(_) => state.waiting.clear(),
@@ -194,7 +222,7 @@ impl Feed {
         let Ok(mut state) = self.state.lock() else {
             return Answered::Unknown;
         };
-        if let Some(at) = state.waiting.iter().position(|w| w.request.id == id) {
+        if let Some(at) = state.waiting.iter().position(|w| w.id == id) {
             let waiting = state.waiting.remove(at);
             remember(&mut state.answered, id);
             return if waiting.request.respond(decision) {
@@ -316,6 +344,68 @@ mod tests {
         assert_eq!(feed.answer("call_9", deny.clone()), Answered::Late);
         assert_eq!(feed.answer("call_404", deny), Answered::Unknown);
         assert!(feed.subscribe(None).replay.is_empty(), "no longer waiting");
+    }
+
+    fn done() -> Update {
+        Update::Engine(Event {
+            turn: 1,
+            kind: EventKind::Done(crate::engine::DoneInfo::default()),
+        })
+    }
+
+    fn data_id(frame: &Frame) -> String {
+        let line = text(frame).lines().nth(1).unwrap().to_owned();
+        let value: Value = serde_json::from_str(line.strip_prefix("data: ").unwrap()).unwrap();
+        value["data"]["id"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_late_answer_never_approves_a_later_call_that_reuses_the_tool_call_id() {
+        // Turn 1 asks about call_1 and ends; turn 2's model reuses call_1 for another command.
+        // A watcher's answer to the first (sent late) must not approve the second.
+        let feed = Feed::default();
+        let (first, _first_rx) = approval("call_1");
+        feed.publish(&first);
+        feed.publish(&done());
+        let (second, mut second_rx) = approval("call_1");
+        feed.publish(&second);
+        assert_eq!(
+            feed.answer("call_1", ApprovalDecision::AllowOnce),
+            Answered::Late
+        );
+        assert!(
+            second_rx.try_recv().is_err(),
+            "the later call was not approved"
+        );
+        // The later call is shown, and answerable, under an id of its own.
+        let waiting = feed.subscribe(None).replay;
+        let fresh = data_id(&waiting[0]);
+        assert_ne!(fresh, "call_1");
+        assert_eq!(
+            feed.answer(&fresh, ApprovalDecision::AllowOnce),
+            Answered::First
+        );
+        assert_eq!(second_rx.try_recv().unwrap(), ApprovalDecision::AllowOnce);
+    }
+
+    #[test]
+    fn two_waiting_calls_with_one_id_are_answered_each_by_its_own() {
+        let feed = Feed::default();
+        let (first, mut first_rx) = approval("dup");
+        let (second, mut second_rx) = approval("dup");
+        feed.publish(&first);
+        feed.publish(&second);
+        let ids: Vec<String> = feed.subscribe(None).replay.iter().map(data_id).collect();
+        assert_eq!(ids.len(), 2);
+        assert_ne!(ids[0], ids[1]);
+        let deny = ApprovalDecision::Deny { reason: None };
+        assert_eq!(feed.answer(&ids[1], deny.clone()), Answered::First);
+        assert_eq!(second_rx.try_recv().unwrap(), deny);
+        assert!(
+            first_rx.try_recv().is_err(),
+            "the first call is still waiting"
+        );
+        assert_eq!(feed.answer(&ids[1], deny), Answered::Late);
     }
 
     #[test]

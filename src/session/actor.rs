@@ -301,8 +301,9 @@ impl Core {
             .await;
         }
         // Background commands and MCP servers end with the session, before it says it has
-        // closed (every front end, the TUI, exec, serve, gets that without doing anything).
-        self.assembly.jobs.kill_all();
+        // closed (every front end, the TUI, exec, serve, gets that without doing anything),
+        // and once what the commands did to protected paths is undone.
+        self.assembly.jobs.stop_all().await;
         self.assembly.mcp.shutdown();
         let store = &self.assembly.store;
         let flush_error = store

@@ -33,15 +33,25 @@ struct Api {
 }
 
 impl Api {
-    fn url(&self, path: &str) -> String {
-        format!("{}/sessions/{}{path}", self.base, self.session_id)
+    /// The URL of this session's route `tail`, each part one path segment: what the server or
+    /// the model chose (a session id, a tool call's id such as `../../OTHER/approvals/x`) is
+    /// percent-encoded, so it can never name another route or another session.
+    fn url(&self, tail: &[&str]) -> Result<reqwest::Url, Failure> {
+        let bad = |e: String| Failure::new(FailureKind::Config, format!("{}: {e}", self.base));
+        let mut url = reqwest::Url::parse(&self.base).map_err(|e| bad(e.to_string()))?;
+        url.path_segments_mut()
+            .map_err(|()| bad("not an http URL".into()))?
+            .pop_if_empty()
+            .extend(["sessions", self.session_id.as_str()])
+            .extend(tail);
+        Ok(url)
     }
 
-    /// POSTs `body` to the session's `path`; the server's own message when it refuses.
-    async fn post(&self, path: &str, body: Value) -> Result<(), Failure> {
+    /// POSTs `body` to the session's route `tail`; the server's own message when it refuses.
+    async fn post(&self, tail: &[&str], body: Value) -> Result<(), Failure> {
         let response = self
             .http
-            .post(self.url(path))
+            .post(self.url(tail)?)
             .bearer_auth(&self.token)
             .json(&body)
             .send()
@@ -163,7 +173,10 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
 async fn load_messages(api: &Api) -> Result<Vec<Message>, AssembleError> {
     let response = api
         .http
-        .get(api.url("/messages"))
+        .get(
+            api.url(&["messages"])
+                .map_err(|f| AssembleError::Setup(f.message))?,
+        )
         .bearer_auth(&api.token)
         .send()
         .await
@@ -186,9 +199,9 @@ async fn serve_requests(
 ) {
     while let Some(request) = requests.recv().await {
         let sent = match request {
-            Request::Submit(text) => api.post("/prompt", json!({ "text": text })).await,
-            Request::Interrupt => api.post("/interrupt", json!({})).await,
-            Request::SetMode(mode) => api.post("/mode", json!({"mode": mode.as_str()})).await,
+            Request::Submit(text) => api.post(&["prompt"], json!({ "text": text })).await,
+            Request::Interrupt => api.post(&["interrupt"], json!({})).await,
+            Request::SetMode(mode) => api.post(&["mode"], json!({"mode": mode.as_str()})).await,
             Request::AnswerApproval { id, decision } => answer(&api, &id, decision).await,
             Request::Close { .. } => break,
             Request::ListFiles { generation } => {
@@ -248,7 +261,7 @@ async fn answer(api: &Api, id: &str, decision: ApprovalDecision) -> Result<(), F
         ApprovalDecision::Deny { reason } => json!({"decision": "deny", "reason": reason}),
         ApprovalDecision::NoApprover => json!({"decision": "deny"}),
     };
-    api.post(&format!("/approvals/{id}"), body).await
+    api.post(&["approvals", id], body).await
 }
 
 /// Follows the session's event stream, reconnecting with `Last-Event-ID`, until the session
@@ -293,7 +306,10 @@ enum StreamEnd {
 }
 
 async fn read_stream(api: &Api, hub: &Arc<Hub>, last_id: &mut Option<u64>) -> StreamEnd {
-    let mut request = api.http.get(api.url("/events")).bearer_auth(&api.token);
+    let Ok(url) = api.url(&["events"]) else {
+        return StreamEnd::Broken { progressed: false };
+    };
+    let mut request = api.http.get(url).bearer_auth(&api.token);
     if let Some(id) = last_id {
         request = request.header("Last-Event-ID", id.to_string());
     }
@@ -374,4 +390,43 @@ fn deliver(api: &Api, hub: &Arc<Hub>, value: &Value) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(base: &str, session_id: &str) -> Api {
+        Api {
+            base: base.into(),
+            token: String::new(),
+            http: reqwest::Client::new(),
+            session_id: session_id.into(),
+        }
+    }
+
+    #[test]
+    fn a_hostile_approval_id_stays_one_path_segment_of_this_session() {
+        // A model picks its tool calls' ids; the user's answer must not be carried to another
+        // session's approval (or another route) by dot segments, slashes or a query.
+        let api = api("http://127.0.0.1:7979/", "mine");
+        for id in [
+            "../../theirs/approvals/call_2",
+            "x/../../../mode",
+            "a?b#c",
+            "%2e%2e",
+        ] {
+            let url = api.url(&["approvals", id]).unwrap();
+            let segments: Vec<&str> = url.path_segments().unwrap().collect();
+            assert_eq!(segments.len(), 4, "{url}");
+            assert_eq!(&segments[..3], ["sessions", "mine", "approvals"], "{url}");
+            assert_eq!(url.query(), None, "{url}");
+            assert_eq!(url.fragment(), None, "{url}");
+        }
+        let url = api.url(&["approvals", "call_1"]).unwrap();
+        assert_eq!(
+            url.as_str(),
+            "http://127.0.0.1:7979/sessions/mine/approvals/call_1"
+        );
+    }
 }

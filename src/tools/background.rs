@@ -25,6 +25,9 @@ use crate::sandbox::Prepared;
 const KEPT: usize = 1024 * 1024;
 /// Bytes one `bash_output` returns at most (its head and tail).
 const SHOWN: usize = 30 * 1024;
+/// How long the session's close waits for a killed job's output to end (a process that left
+/// the group may hold its pipe; only the sandbox's guard needs the wait).
+const STOP_PATIENCE: Duration = Duration::from_secs(2);
 /// Jobs that may run at once in a session.
 const MAX_JOBS: usize = 16;
 
@@ -45,6 +48,8 @@ struct Job {
     started: Instant,
     output: Arc<Mutex<Output>>,
     guard: Arc<Mutex<GroupGuard>>,
+    /// The task that reads its output and, once it ended, puts back the protected paths.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// The session's background jobs. Dropping it kills them all.
@@ -80,6 +85,27 @@ impl Jobs {
                     guard.kill();
                 }
             }
+        }
+    }
+
+    /// Stops every job and waits (up to `STOP_PATIENCE` each) until its task has put back the
+    /// protected paths it changed: the session's close, so a process that exits right after
+    /// leaves no job's `.harness9/` or `.git/hooks` behind.
+    pub async fn stop_all(&self) {
+        let tasks: Vec<_> = match self.table.lock() {
+            Ok(mut table) => table
+                .values_mut()
+                .filter_map(|job| {
+                    if let Ok(mut guard) = job.guard.lock() {
+                        guard.kill();
+                    }
+                    job.task.take()
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for task in tasks {
+            let _ = tokio::time::timeout(STOP_PATIENCE, task).await;
         }
     }
 
@@ -119,7 +145,7 @@ impl Jobs {
         let guard = Arc::new(Mutex::new(guard));
         let sink = Arc::clone(&output);
         let group = Arc::clone(&guard);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             read_into(stdout, stderr, &sink).await;
             let status = child.wait().await.ok().and_then(|s| s.code());
             // The shell ended: what it left behind in its group goes with it, and only then
@@ -155,6 +181,7 @@ impl Jobs {
                     started: Instant::now(),
                     output,
                     guard,
+                    task: Some(task),
                 },
             );
         }

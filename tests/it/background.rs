@@ -168,3 +168,45 @@ fn a_sandboxed_background_job_runs_and_its_output_is_read() {
     assert!(log.contains("job-said-this"), "{log}");
     assert!(run.workdir.join("inside.txt").exists());
 }
+
+#[test]
+fn what_a_sandboxed_job_wrote_to_protected_paths_is_undone_when_the_session_ends() {
+    // A job still running at the end of the session: the guard must have put the protected
+    // paths back before the process exits, or the next session starts with the job's hooks.
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    call(
+        &mock,
+        "c1",
+        "bash",
+        json!({
+            "command": "mkdir .harness9 && echo '{\"hooks\": {}}' > .harness9/settings.json \
+                        && echo '{}' > .mcp.json && exec sleep 600",
+            "background": true
+        }),
+    );
+    call(
+        &mock,
+        "c2",
+        "bash",
+        // Outside the sandbox (yolo lets it leave without asking), so this command's own guard, whose
+        // snapshot may predate the job's writes, cannot be what undoes them.
+        json!({"command": "for i in $(seq 100); do [ -e .mcp.json ] && exit 0; sleep 0.1; done; exit 1",
+               "sandbox": false}),
+    );
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Done."),
+        split: Split::Whole,
+    });
+    let out = run.exec(&mock, &["exec", "--json", "--mode", "yolo", "go"]);
+    let results = results(&json_lines(&out.stdout));
+    assert_eq!(results[1]["is_error"], false, "{results:?}");
+    assert!(
+        !run.workdir.join(".harness9").exists(),
+        "the job's .harness9 is still there"
+    );
+    assert!(
+        !run.workdir.join(".mcp.json").exists(),
+        "the job's .mcp.json is still there"
+    );
+}
