@@ -7,9 +7,11 @@
 
 mod app;
 mod dialog_guard;
+mod editing;
 mod engine_events;
 pub mod highlight;
 mod keymap;
+mod layers;
 pub mod markdown;
 mod overlays;
 mod picker;
@@ -312,10 +314,11 @@ impl Runner {
             // wake-ups.
             let frame_due = dirty.then_some(last_draw + FRAME);
             let tick_due = app.is_animating().then_some(last_tick + TICK);
-            let deadline = match (frame_due, tick_due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            // A hint that times out (the second Ctrl+C's) wakes the loop once, at its end.
+            let deadline = [frame_due, tick_due, app.wake_at()]
+                .into_iter()
+                .flatten()
+                .min();
             let mut commands = Vec::new();
             tokio::select! {
                 event = input.next() => match event {
@@ -353,6 +356,7 @@ impl Runner {
                         app.tick();
                         last_tick = Instant::now();
                     }
+                    app.expire(Instant::now());
                     dirty = true;
                 }
             }

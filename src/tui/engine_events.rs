@@ -32,7 +32,7 @@ impl App {
                 self.flash = None;
             }
         }
-        if done && !self.queue.is_empty() && !self.running {
+        if done && !self.queue.is_empty() && !self.busy() {
             let next = self.queue.remove(0);
             commands.extend(self.start_run(next));
             commands.push(Command::QueueChanged(self.queue.clone()));

@@ -22,13 +22,38 @@ pub(super) fn boxed(
     border: Style,
     lines: Vec<Line<'static>>,
 ) {
+    boxed_scrolled(frame, rect, title, border, lines, 0);
+}
+
+/// `boxed` for text that may not fit: `scroll` lines are skipped, and the bottom edge says what
+/// is above and below. Returns the largest useful scroll (the caller keeps its offset in it).
+pub(super) fn boxed_scrolled(
+    frame: &mut Frame,
+    rect: Rect,
+    title: Span<'static>,
+    border: Style,
+    lines: Vec<Line<'static>>,
+    scroll: u16,
+) -> u16 {
     // Never draw past the screen, however small it is.
     let rect = rect.intersection(frame.area());
     frame.render_widget(Clear, rect);
-    let block = Block::default()
+    let inner_height = rect.height.saturating_sub(2) as usize;
+    let most = lines.len().saturating_sub(inner_height);
+    let skip = (scroll as usize).min(most);
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(border)
-        .title(title);
+        .title(truncate_span(title, rect.width.saturating_sub(2)));
+    if most > 0 {
+        let below = most - skip;
+        let note = match (skip, below) {
+            (0, b) => format!(" ↓ {b} more · ↑↓ scroll "),
+            (a, 0) => format!(" ↑ {a} more · ↑↓ scroll "),
+            (a, b) => format!(" ↑ {a} · ↓ {b} more "),
+        };
+        block = block.title_bottom(truncate(&note, rect.width.saturating_sub(2) as usize));
+    }
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let inner = Rect {
@@ -36,7 +61,14 @@ pub(super) fn boxed(
         width: inner.width.saturating_sub(1),
         ..inner
     };
-    frame.render_widget(Paragraph::new(lines), inner);
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(skip).collect();
+    frame.render_widget(Paragraph::new(shown), inner);
+    most as u16
+}
+
+/// A title cut to `width` cells, so it never runs over the frame's corner.
+fn truncate_span(title: Span<'static>, width: u16) -> Span<'static> {
+    Span::styled(truncate(&title.content, width as usize), title.style)
 }
 
 /// A rectangle of `width` × `height` centred in `area`.
@@ -138,10 +170,16 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
     lines
 }
 
-pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Frame, area: Rect) {
+pub(super) fn draw_approval(
+    app: &App,
+    request: &ApprovalRequest,
+    frame: &mut Frame,
+    area: Rect,
+) -> u16 {
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let inner_width = width.saturating_sub(4);
-    let mut lines = describe_call(request, inner_width);
+    let call = describe_call(request, inner_width);
+    let mut lines = Vec::new();
     lines.push(Line::default());
     lines.push(Line::styled(
         format!("needs approval: {}", request.reason),
@@ -199,10 +237,39 @@ pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Fr
     } else {
         format!(" Approve {}? ", request.tool_call.name)
     };
+    let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
+    // The answers stay on screen: when the whole does not fit, the call above them scrolls
+    // (cut to the room left, with a line saying how to see the rest); on a screen too small
+    // even for the answers, everything scrolls.
+    let room = (area.height as usize).saturating_sub(2 + lines.len());
+    let (lines, scroll, most) = if call.len() + lines.len() + 2 <= area.height as usize {
+        ([call, lines].concat(), 0, 0)
+    } else if room >= 3 {
+        let most = call.len() - (room - 1);
+        let skip = (app.overlay_scroll as usize).min(most);
+        let mut shown: Vec<Line<'static>> = call.into_iter().skip(skip).take(room - 1).collect();
+        shown.push(Line::styled(
+            format!(
+                "  ↑↓ scroll the call: {skip} lines above, {} below",
+                most - skip
+            ),
+            DIM,
+        ));
+        ([shown, lines].concat(), 0, most)
+    } else {
+        ([call, lines].concat(), app.overlay_scroll, 0)
+    };
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
-    let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
-    boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
+    let all_scroll = boxed_scrolled(
+        frame,
+        rect,
+        title,
+        Style::new().fg(Color::Yellow),
+        lines,
+        scroll,
+    );
+    (most as u16).max(all_scroll)
 }
 
 /// The folder trust question (CONTRACT "Folder trust"): what trusting lets the folder do.
@@ -251,14 +318,27 @@ pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
     boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
 }
 
-pub(super) fn draw_help(frame: &mut Frame, area: Rect) {
+pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
     let width = ((key_width + 56) as u16 + 4).min(area.width);
     // Descriptions wrap under their own column when the screen is narrow.
     let text_width = width.saturating_sub(4);
     let key_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
     let mut lines: Vec<Line<'static>> = Vec::new();
+    // Too narrow for two columns: each key on its line, what it does indented below.
+    let stacked = (text_width as usize) < key_width + 24;
     for (keys, what) in KEY_HINTS {
+        if stacked {
+            lines.extend(wrap(
+                &[Span::styled(*keys, key_style)],
+                text_width,
+                &[],
+                &[],
+            ));
+            let indent = [Span::raw("  ")];
+            lines.extend(wrap(&[Span::raw(*what)], text_width, &indent, &indent));
+            continue;
+        }
         let first = [Span::styled(format!("{keys:<key_width$}"), key_style)];
         let rest = [Span::raw(" ".repeat(key_width))];
         lines.extend(wrap(&[Span::raw(*what)], text_width, &first, &rest));
@@ -275,11 +355,12 @@ pub(super) fn draw_help(frame: &mut Frame, area: Rect) {
         &[],
     ));
     let rect = centered(area, width, lines.len() as u16 + 2);
-    boxed(
+    boxed_scrolled(
         frame,
         rect,
         Span::raw(" Keys · Esc closes "),
         Style::new(),
         lines,
-    );
+        app.overlay_scroll,
+    )
 }

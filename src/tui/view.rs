@@ -10,7 +10,6 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::app::{App, Scroll};
-use super::overlays::{draw_approval, draw_help};
 use super::status_line::draw_status;
 use super::wrap::{truncate, wrap};
 use crate::planning::TodoStatus;
@@ -53,22 +52,7 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     draw_input(app, frame, input_area);
     draw_status(app, frame, status_area);
 
-    draw_popup(app, frame, body);
-    if let Some(picker) = &app.picker {
-        super::picker::draw(picker, &app.session.session_id, frame, body);
-    }
-    if app.layer() == super::keymap::Layer::PlanReview {
-        super::plan_review::draw(app, frame, body);
-    }
-    if let Some(request) = app.approvals.front().cloned() {
-        draw_approval(app, &request, frame, body);
-    }
-    if app.help {
-        draw_help(frame, body);
-    }
-    if let Some(workdir) = &app.trust {
-        super::overlays::draw_trust(workdir, frame, body);
-    }
+    super::layers::draw_over(app, frame, body);
     // What this frame shows is on screen from now: a dialog's keys count from its first frame.
     app.dialog_drawn();
 }
@@ -100,8 +84,9 @@ fn queue_lines(app: &App) -> Vec<Line<'static>> {
     lines
 }
 
-/// The completion popup for `/` and `@`, just above the input.
-fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
+/// The completion popup for `/` and `@`, just above the input. It scrolls with its selection,
+/// and every label is cut to the popup's width by display width.
+pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
     let popup = app.popup();
     if popup.is_empty() {
         return;
@@ -119,24 +104,33 @@ fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(DIM)
-        .title(" Tab completes · ↑↓ choose ");
+        .title(truncate(
+            " Tab completes · Enter runs · ↑↓ choose · Esc closes ",
+            rect.width.saturating_sub(2) as usize,
+        ));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let selected = app.popup_selected.min(popup.len() - 1);
+    // The window of entries follows the selection.
+    let first = selected.saturating_sub(rows.saturating_sub(1) as usize);
+    let room = inner.width as usize;
+    let label_width = 28.min(room.saturating_sub(1));
     let lines: Vec<Line> = popup
         .iter()
-        .take(rows as usize)
         .enumerate()
+        .skip(first)
+        .take(rows as usize)
         .map(|(i, c)| {
             let style = if i == selected {
                 Style::new().fg(Color::Black).bg(Color::Cyan)
             } else {
                 Style::new().fg(Color::Cyan)
             };
-            Line::from(vec![
-                Span::styled(format!(" {:<28}", c.label), style),
-                Span::styled(format!(" {}", c.help), DIM),
-            ])
+            let label = truncate(&c.label, label_width);
+            let pad = label_width.saturating_sub(label.width());
+            let label = format!(" {label}{}", " ".repeat(pad));
+            let help = truncate(&format!(" {}", c.help), room.saturating_sub(label.width()));
+            Line::from(vec![Span::styled(label, style), Span::styled(help, DIM)])
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
@@ -214,11 +208,7 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
 
 fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     let [rule, text] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let hint = if app.approvals.is_empty() {
-        " Enter send · Shift+Enter newline · Esc interrupt · ? keys "
-    } else {
-        " answer the approval above first "
-    };
+    let hint = app.hints();
     let fill = "─".repeat(rule.width as usize);
     let ruled: String = format!("─{hint}{fill}")
         .chars()
@@ -236,6 +226,17 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
         prompt,
     );
     frame.render_widget(&app.input, field);
+    // The terminal's own cursor sits where the next character goes, so an input method places
+    // its window there.
+    if app.layer() == super::keymap::Layer::Main {
+        let cursor = app.input.screen_cursor();
+        let (top, left) = app.input.scroll_offset();
+        let row = (cursor.row as u16).saturating_sub(top);
+        let col = (cursor.col as u16).saturating_sub(left);
+        if row < field.height && col < field.width {
+            frame.set_cursor_position((field.x + col, field.y + row));
+        }
+    }
 }
 
 fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {

@@ -18,7 +18,7 @@ pub const POPUP_ROWS: usize = 8;
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
     pub fn popup(&self) -> Vec<Completion> {
-        if self.layer() != super::keymap::Layer::Main {
+        if self.layer() != super::keymap::Layer::Main || self.popup_closed {
             return Vec::new();
         }
         let text = self.input_text();
@@ -50,8 +50,9 @@ impl App {
         match key.code {
             KeyCode::Up => Some(Action::PopupUp),
             KeyCode::Down => Some(Action::PopupDown),
-            KeyCode::Tab => Some(Action::PopupAccept),
+            KeyCode::Tab if key.modifiers.is_empty() => Some(Action::PopupComplete),
             KeyCode::Enter if key.modifiers.is_empty() && !exact => Some(Action::PopupAccept),
+            KeyCode::Esc => Some(Action::PopupClose),
             _ => None,
         }
     }
@@ -98,11 +99,11 @@ impl App {
                     None => Vec::new(),
                 }
             }
-            Action::Close if self.picker.is_some() => {
+            Action::Close if self.layer() == super::keymap::Layer::Picker => {
                 self.picker = None;
                 Vec::new()
             }
-            Action::Edit(key) if self.picker.is_some() => {
+            Action::Edit(key) if self.layer() == super::keymap::Layer::Picker => {
                 let changed = match (key.code, &mut self.picker) {
                     (KeyCode::Char(c), Some(p))
                         if !key
@@ -149,7 +150,12 @@ impl App {
                     (self.popup_selected + 1).min(self.popup().len().saturating_sub(1));
                 Vec::new()
             }
-            Action::PopupAccept => self.accept_completion(),
+            Action::PopupComplete => self.accept_completion(false),
+            Action::PopupAccept => self.accept_completion(true),
+            Action::PopupClose => {
+                self.popup_closed = true;
+                Vec::new()
+            }
             Action::Edit(key) => {
                 // The first `@` loads the file list for completion, once.
                 let commands = if key.code == KeyCode::Char('@') && self.files.is_none() {
@@ -170,7 +176,9 @@ impl App {
         Some(commands)
     }
 
-    fn accept_completion(&mut self) -> Vec<Command> {
+    /// Puts the chosen completion in the input; with `run`, a command that takes no argument
+    /// is run as Enter would (Tab only ever completes).
+    fn accept_completion(&mut self, run: bool) -> Vec<Command> {
         let popup = self.popup();
         let Some(choice) = popup
             .get(self.popup_selected.min(popup.len().saturating_sub(1)))
@@ -193,6 +201,9 @@ impl App {
                 return Vec::new();
             }
             self.set_input(&choice.insert);
+            if !run {
+                return Vec::new();
+            }
             return self.handle_key(KeyEvent::from(KeyCode::Enter));
         }
         let cut = text.rfind('@').unwrap_or(text.len());
@@ -209,6 +220,9 @@ impl App {
                 return Some(Vec::new());
             }
             let id = self.next_shell_id();
+            self.shells.push(id.clone());
+            self.working_since
+                .get_or_insert_with(std::time::Instant::now);
             self.transcript.push(EntryKind::User(text.to_owned()));
             self.transcript.tool_started(ToolCall {
                 id: id.clone(),
@@ -404,8 +418,19 @@ impl App {
                 mut result,
                 duration,
             } => {
+                self.shells.retain(|running| *running != id);
                 result.tool_call_id = id;
                 self.transcript.tool_finished(&result, Some(duration));
+                if !self.busy() {
+                    self.working_since = None;
+                }
+                // A prompt typed while the command ran goes now, carrying its output.
+                if !self.busy() && !self.queue.is_empty() {
+                    let next = self.queue.remove(0);
+                    let mut commands = self.start_run(next);
+                    commands.push(Command::QueueChanged(self.queue.clone()));
+                    return commands;
+                }
                 self.transcript.notice(
                     "the output goes to the model with your next prompt",
                     Tone::Quiet,
