@@ -138,6 +138,8 @@ pub struct App {
     pub(super) last_heard: Option<Instant>,
     /// Retries seen since the model last answered: numbers the next attempt.
     pub(super) retry_streak: u32,
+    /// Tools of the run started and not finished (the model is not what is waited for).
+    pub(super) tools_running: usize,
     pub spinner: usize,
     pub should_quit: bool,
     /// The transcript viewport's height at the last draw (a page).
@@ -209,6 +211,7 @@ impl App {
             overlay_scroll: 0,
             last_heard: None,
             retry_streak: 0,
+            tools_running: 0,
             spinner: 0,
             should_quit: false,
             viewport: 20,

@@ -15,7 +15,7 @@ pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
 /// Lines the mouse wheel scrolls.
 const WHEEL_LINES: u16 = 3;
 /// The hint a first Ctrl+C leaves on the status line.
-pub const QUIT_HINT: &str = "input cleared · press Ctrl+C again to quit";
+pub const QUIT_HINT: &str = "press Ctrl+C again to quit";
 
 /// One key into a text box. The readline keys are mapped explicitly (the text box's own
 /// defaults differ: its Ctrl+U is undo); every other key goes to the box as it is.

@@ -521,3 +521,4 @@ fn no_state_panics_at_tiny_sizes() {
 mod dialogs;
 mod keys;
 mod runs;
+mod screen;

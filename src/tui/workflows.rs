@@ -478,7 +478,13 @@ impl App {
                 self.todos = todos;
                 self.queue = queue;
                 self.turn = 0;
-                self.tokens = None;
+                // The stored conversation's size until the provider counts it at the next call.
+                self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
+                    input_tokens: crate::context::estimate_tokens(&messages, &[]),
+                    output_tokens: 0,
+                    context_window: self.session.context_window,
+                    estimated: true,
+                });
                 self.scroll = Scroll::Follow;
                 self.flash = Some(if self.queue.is_empty() {
                     format!(

@@ -1,0 +1,148 @@
+//! What the screen shows: the status line at 40/80/200 columns in each state, the gauge of a
+//! loaded session, retries numbered per failure streak, the waiting line.
+
+use super::*;
+use crate::schema::Message;
+use crate::tui::AppEvent;
+
+fn status(app: &mut App, width: u16) -> String {
+    screen(app, width, 12)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn long_home_app() -> App {
+    let mut app = app();
+    app.session.workdir = "/home/someone/projects/client-work/harness9-checkout".into();
+    app.sandbox = Some("sandbox: workspace-write".into());
+    app.tokens = Some(TokenUpdate {
+        input_tokens: 120_000,
+        output_tokens: 4_000,
+        context_window: 200_000,
+        estimated: false,
+    });
+    app
+}
+
+#[test]
+fn snapshot_the_status_line_at_40_80_200_in_each_state() {
+    let states: Vec<(&str, Box<dyn Fn(&mut App)>)> = vec![
+        ("idle", Box::new(|_| {})),
+        (
+            "working",
+            Box::new(|app| {
+                app.running = true;
+                app.turn = 4;
+                app.working_since = Some(std::time::Instant::now());
+            }),
+        ),
+        (
+            "retrying",
+            Box::new(|app| {
+                app.running = true;
+                app.working_since = Some(std::time::Instant::now());
+                app.retry = Some("overloaded (529), the provider is busy".into());
+            }),
+        ),
+        (
+            "notice",
+            Box::new(|app| {
+                app.flash = Some("queued: it is sent when the current turn ends".into());
+                app.session.mode = Mode::Yolo;
+            }),
+        ),
+    ];
+    for (name, set) in &states {
+        for width in [40u16, 80, 200] {
+            let mut app = long_home_app();
+            set(&mut app);
+            let line = status(&mut app, width);
+            assert!(
+                line.contains(app.session.mode.as_str()),
+                "{name} {width}: {line}"
+            );
+            assert!(
+                line.contains("claude-"),
+                "{name} {width}: the model: {line}"
+            );
+            assert!(
+                line.contains("eckout"),
+                "{name} {width}: the directory: {line}"
+            );
+            insta::assert_snapshot!(format!("status_{name}_{width}"), line);
+        }
+    }
+}
+
+#[test]
+fn a_loaded_session_shows_its_size_on_the_gauge_not_zero() {
+    let mut app = app();
+    let messages = vec![
+        Message::user("explain the parser ".repeat(2_000)),
+        Message::assistant("it splits lines ".repeat(2_000)),
+    ];
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: "s2".into(),
+        mode: Mode::Default,
+        messages,
+        todos: Vec::new(),
+        queue: Vec::new(),
+    });
+    let line = status(&mut app, 120);
+    assert!(!line.contains(" 0%"), "{line}");
+    assert!(line.contains("~") && line.contains("k/200k"), "{line}");
+}
+
+fn retry(attempt: u32) -> Event {
+    event(
+        1,
+        EventKind::Retry(RetryInfo {
+            attempt,
+            max_attempts: 4,
+            reason: "stream cut".into(),
+            delay: Duration::from_millis(500),
+        }),
+    )
+}
+
+#[test]
+fn retries_are_numbered_per_failure_streak() {
+    let mut app = app();
+    type_text(&mut app, "q");
+    app.handle_key(key(KeyCode::Enter));
+    // The provider's retry (2/4) and then a cut stream's restart, which the engine also
+    // numbers 2: one streak, so 2 then 3.
+    app.handle_engine(retry(2));
+    app.handle_engine(event(1, EventKind::ActionDelta("partial".into())));
+    app.handle_engine(retry(2));
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("attempt 2/4") && text.contains("attempt 3/4"),
+        "{text}"
+    );
+    // A tool call ends the streak: the next failure is attempt 2 again.
+    app.handle_engine(event(1, EventKind::ToolStart(call("t", "glob", "{}"))));
+    app.handle_engine(retry(2));
+    let text = screen(&mut app, 100, 30);
+    assert_eq!(text.matches("attempt 2/4").count(), 2, "{text}");
+}
+
+#[test]
+fn a_request_silent_for_5_s_shows_a_waiting_line_with_its_time() {
+    let now = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let advance = |ms: u64| *now.lock().unwrap() += Duration::from_millis(ms);
+    let mut app = app_at(&now);
+    type_text(&mut app, "q");
+    app.handle_key(key(KeyCode::Enter));
+    advance(4_900);
+    assert!(!status(&mut app, 120).contains("waiting"));
+    advance(2_200);
+    let line = status(&mut app, 120);
+    assert!(line.contains("waiting for the model 7s"), "{line}");
+    // Anything from the model ends the wait; a running tool is not the model's silence.
+    app.handle_engine(event(1, EventKind::ToolStart(call("t", "bash", "{}"))));
+    advance(9_000);
+    assert!(!status(&mut app, 120).contains("waiting"));
+}
