@@ -6,6 +6,7 @@
 //! Every frame is one synchronized update.
 
 mod app;
+mod commands;
 mod dialog_guard;
 mod editing;
 mod engine_events;
@@ -223,7 +224,7 @@ async fn show(
         }
     };
     for command in first_commands {
-        runner.execute(command).await;
+        runner.execute(&mut app, command).await;
     }
     let outcome = runner.event_loop(&mut term, &mut app, started).await;
     terminal::restore();
@@ -235,10 +236,9 @@ async fn show(
     if let Some(closing) = closing
         && closing.kept
     {
-        println!(
-            "Resume this session with: harness9 --resume {}",
-            closing.session_id
-        );
+        // A named session is resumed by its name.
+        let key = app.session_name.as_deref().unwrap_or(&closing.session_id);
+        println!("Resume this session with: harness9 --resume {key}");
     }
     outcome.map_err(|e| AssembleError::Setup(e.to_string()))
 }
@@ -364,7 +364,7 @@ impl Runner {
                 return Ok(());
             }
             for command in commands {
-                if self.execute(command).await {
+                if self.execute(app, command).await {
                     return Ok(());
                 }
             }
@@ -377,6 +377,7 @@ impl Runner {
             Update::Engine(event) => return app.handle_engine(event),
             Update::Loaded(loaded) => {
                 let loaded = Arc::unwrap_or_clone(loaded);
+                app.session_name = None;
                 self.session_id = loaded.session_id.clone();
                 let mut commands = app.handle_async(AppEvent::SessionLoaded {
                     session_id: loaded.session_id,
@@ -417,6 +418,7 @@ impl Runner {
             },
             Update::Compacted(result) => AppEvent::Compacted(result.map_err(|f| f.message)),
             Update::Renamed(name) => {
+                app.session_name = Some(name.clone());
                 AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
             }
             Update::Failed(failure) => AppEvent::Failed(failure),
@@ -429,7 +431,7 @@ impl Runner {
     }
 
     /// Carries out one command; `true` means quit.
-    async fn execute(&mut self, command: Command) -> bool {
+    async fn execute(&mut self, app: &mut App, command: Command) -> bool {
         let request = match command {
             Command::Submit(prompt) => Request::Submit(prompt),
             Command::Interrupt => Request::Interrupt,
@@ -452,6 +454,25 @@ impl Runner {
             },
             Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
             Command::ClearTodos => Request::ClearTodos,
+            Command::Export { file, markdown } => {
+                // The session's directory when it is on this machine (an attached server's
+                // may not be), else the current one.
+                let workdir = std::path::PathBuf::from(&app.session.workdir);
+                let workdir = if workdir.is_dir() {
+                    workdir
+                } else {
+                    std::env::current_dir().unwrap_or_default()
+                };
+                let said = match commands::write_export(&workdir, &file, &markdown) {
+                    Ok(path) => format!("exported the transcript to {}", path.display()),
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        format!("{file} exists: /export NAME writes another file")
+                    }
+                    Err(error) => format!("cannot write {file}: {error}"),
+                };
+                app.handle_async(AppEvent::Flash(said));
+                return false;
+            }
             Command::ListFiles => Request::ListFiles { generation: 0 },
             Command::Copy(text) => {
                 use base64::Engine as _;

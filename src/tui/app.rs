@@ -51,6 +51,11 @@ pub enum Command {
     SetAutoContinue(bool),
     /// Empty the todo list (a discarded plan).
     ClearTodos,
+    /// Write the transcript as Markdown to a new `file` in the working directory.
+    Export {
+        file: String,
+        markdown: String,
+    },
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
 }
@@ -140,6 +145,8 @@ pub struct App {
     pub(super) retry_streak: u32,
     /// Tools of the run started and not finished (the model is not what is waited for).
     pub(super) tools_running: usize,
+    /// The session's name, once known (`/rename`).
+    pub session_name: Option<String>,
     pub spinner: usize,
     pub should_quit: bool,
     /// The transcript viewport's height at the last draw (a page).
@@ -212,6 +219,7 @@ impl App {
             last_heard: None,
             retry_streak: 0,
             tools_running: 0,
+            session_name: None,
             spinner: 0,
             should_quit: false,
             viewport: 20,
@@ -434,7 +442,13 @@ impl App {
 
     /// Shows the prompt and asks the runner to send it.
     pub(super) fn start_run(&mut self, text: String) -> Vec<Command> {
-        self.transcript.push(EntryKind::User(text.clone()));
+        self.start_run_shown(text.clone(), text)
+    }
+
+    /// Sends `prompt` while the transcript shows `shown` (what the user typed: `/init`, a
+    /// skill's command, a collapsed paste).
+    pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Command> {
+        self.transcript.push(EntryKind::User(shown));
         self.running = true;
         self.working_since = Some(Instant::now());
         self.last_heard = Some(self.clock.now());

@@ -518,6 +518,7 @@ fn no_state_panics_at_tiny_sizes() {
     }
 }
 
+mod commands;
 mod dialogs;
 mod keys;
 mod runs;

@@ -242,6 +242,9 @@ impl App {
             Some((name, rest)) => (name, rest.trim()),
             None => (text.trim(), ""),
         };
+        if let Some(commands) = self.session_command(name, rest) {
+            return Some(commands);
+        }
         let commands = match name {
             "/help" => {
                 self.help = true;
@@ -299,11 +302,6 @@ impl App {
                 Vec::new()
             }
             "/copy" => self.copy(rest),
-            "/clear" => {
-                self.transcript.clear();
-                self.flash = Some("screen cleared; the session and its history are kept".into());
-                Vec::new()
-            }
             "/quit" | "/exit" => {
                 self.should_quit = true;
                 let mut commands = Vec::new();
@@ -324,11 +322,12 @@ impl App {
                     let prompt = format!(
                         "Use the `{skill}` skill: call use_skill with name \"{skill}\", then follow it for this task: {task}"
                     );
-                    if self.running {
+                    if self.busy() {
                         self.queue.push(prompt);
                         return Some(vec![Command::QueueChanged(self.queue.clone())]);
                     }
-                    return Some(self.start_run(prompt));
+                    // The transcript shows what the user typed; the model gets the request.
+                    return Some(self.start_run_shown(text.to_owned(), prompt));
                 }
                 self.flash = Some(match slash::nearest(other, &self.skills) {
                     Some(near) => {
