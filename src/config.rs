@@ -6,6 +6,7 @@
 
 pub mod approved;
 mod cli;
+pub mod display;
 pub mod trust;
 
 use std::collections::HashMap;

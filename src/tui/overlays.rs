@@ -96,7 +96,9 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
     let mut lines = Vec::new();
     match call.name.as_str() {
         "bash" => {
-            let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            let style = Style::new()
+                .fg(super::theme::warn())
+                .add_modifier(Modifier::BOLD);
             for (i, line) in text("command").lines().enumerate() {
                 let first = if i == 0 { "$ " } else { "  " };
                 lines.extend(wrap(
@@ -118,7 +120,7 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
                 .map(|change| {
                     let (sign, style) = match change.tag() {
                         similar::ChangeTag::Delete => ("-", Style::new().fg(Color::Red)),
-                        similar::ChangeTag::Insert => ("+", Style::new().fg(Color::Green)),
+                        similar::ChangeTag::Insert => ("+", Style::new().fg(super::theme::ok())),
                         similar::ChangeTag::Equal => (" ", DIM),
                     };
                     Line::styled(
@@ -183,10 +185,12 @@ pub(super) fn draw_approval(
     lines.push(Line::default());
     lines.push(Line::styled(
         format!("needs approval: {}", request.reason),
-        Style::new().fg(Color::Yellow),
+        Style::new().fg(super::theme::warn()),
     ));
     lines.push(Line::default());
-    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let key = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut choices: Vec<(&str, String)> = vec![
         ("y", "allow once: run this call only".into()),
         (
@@ -222,7 +226,7 @@ pub(super) fn draw_approval(
         lines.push(Line::default());
         lines.push(Line::styled(
             "What should the model do instead? (Enter sends, Esc goes back)",
-            Style::new().fg(Color::Yellow),
+            Style::new().fg(super::theme::warn()),
         ));
         for line in reason.lines() {
             lines.push(Line::from(vec![
@@ -265,7 +269,7 @@ pub(super) fn draw_approval(
         frame,
         rect,
         title,
-        Style::new().fg(Color::Yellow),
+        Style::new().fg(super::theme::warn()),
         lines,
         scroll,
     );
@@ -276,7 +280,9 @@ pub(super) fn draw_approval(
 pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).clamp(20, 90);
     let inner_width = width.saturating_sub(4);
-    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let key = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut lines = vec![
         Line::styled(
             truncate(workdir, inner_width as usize),
@@ -315,7 +321,13 @@ pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
         " Trust this folder? ",
         Style::new().add_modifier(Modifier::BOLD),
     );
-    boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
+    boxed(
+        frame,
+        rect,
+        title,
+        Style::new().fg(super::theme::warn()),
+        lines,
+    );
 }
 
 pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
@@ -323,7 +335,9 @@ pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
     let width = ((key_width + 56) as u16 + 4).min(area.width);
     // Descriptions wrap under their own column when the screen is narrow.
     let text_width = width.saturating_sub(4);
-    let key_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let key_style = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut lines: Vec<Line<'static>> = Vec::new();
     // Too narrow for two columns: each key on its line, what it does indented below.
     let stacked = (text_width as usize) < key_width + 24;

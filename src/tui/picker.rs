@@ -59,7 +59,7 @@ pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rec
     };
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::new().fg(Color::Cyan))
+        .border_style(Style::new().fg(super::theme::accent()))
         .title(format!(
             " Resume a session · {scope} · Tab toggles · Enter resumes · Esc closes "
         ));
@@ -70,7 +70,9 @@ pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rec
         width: inner.width.saturating_sub(1),
         ..inner
     };
-    let accent = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let accent = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let dim = Style::new().fg(Color::DarkGray);
     let mut lines = vec![Line::from(vec![
         Span::styled("search › ", accent),

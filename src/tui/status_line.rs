@@ -66,9 +66,9 @@ fn gauge(app: &App) -> Vec<Span<'static>> {
     let color = if share >= 0.8 {
         Color::Red
     } else if share >= 0.5 {
-        Color::Yellow
+        super::theme::warn()
     } else {
-        Color::Green
+        super::theme::ok()
     };
     let cells = 10usize;
     let filled = ((share * cells as f64).round() as usize).min(cells);
@@ -123,7 +123,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             8,
             vec![Span::styled(
                 format!(" · {} {elapsed}", spinner(app.spinner)),
-                Style::new().fg(Color::Cyan),
+                Style::new().fg(super::theme::accent()),
             )],
         ));
     }
@@ -132,7 +132,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             8,
             vec![Span::styled(
                 format!(" · waiting for the model {}s", waited.as_secs()),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(super::theme::warn()),
             )],
         ));
     }
@@ -141,7 +141,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             7,
             vec![Span::styled(
                 format!(" · retrying: {reason}"),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(super::theme::warn()),
             )],
         ));
     }
@@ -171,7 +171,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             6,
             vec![Span::styled(
                 format!(" · {flash}"),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(super::theme::warn()),
             )],
         ));
     }
@@ -219,14 +219,14 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
     let mut left = mode;
     let provider = Span::styled(
         format!("{}/", app.session.provider),
-        Style::new().fg(Color::Cyan),
+        Style::new().fg(super::theme::accent()),
     );
     let mut segments = segments;
     let fixed = essentials;
     if fixed + provider.content.width() + segments_width(&segments) <= room {
         left.push(provider);
     }
-    left.push(Span::styled(model, Style::new().fg(Color::Cyan)));
+    left.push(Span::styled(model, Style::new().fg(super::theme::accent())));
     left.push(Span::styled(" · ", DIM));
     left.push(Span::raw(dir));
     let used_fixed = spans_width(&left);

@@ -139,10 +139,13 @@ pub fn render(
         (None, _) => "",
     };
     let (mark, mark_style) = match status {
-        ToolStatus::Running => (spinner(spinner_frame), Style::new().fg(Color::Cyan)),
-        ToolStatus::Ok => ("✓", Style::new().fg(Color::Green)),
+        ToolStatus::Running => (
+            spinner(spinner_frame),
+            Style::new().fg(super::theme::accent()),
+        ),
+        ToolStatus::Ok => ("✓", Style::new().fg(super::theme::ok())),
         ToolStatus::Error => ("✗", Style::new().fg(Color::Red)),
-        ToolStatus::Interrupted => ("⏹", Style::new().fg(Color::Yellow)),
+        ToolStatus::Interrupted => ("⏹", Style::new().fg(super::theme::warn())),
     };
     let name_style = Style::new().add_modifier(Modifier::BOLD);
     let mut header = vec![
@@ -206,19 +209,19 @@ fn line_style(line: &str, in_diff: bool, error: bool) -> Style {
             return Style::new().add_modifier(Modifier::BOLD);
         }
         if line.starts_with('+') {
-            return Style::new().fg(Color::Green);
+            return Style::new().fg(super::theme::ok());
         }
         if line.starts_with('-') {
             return Style::new().fg(Color::Red);
         }
         if line.starts_with("@@") {
-            return Style::new().fg(Color::Cyan);
+            return Style::new().fg(super::theme::accent());
         }
     }
     if error {
         Style::new().fg(Color::Red)
     } else {
-        Style::new().fg(Color::Gray)
+        Style::new().fg(super::theme::output())
     }
 }
 

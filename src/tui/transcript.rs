@@ -120,7 +120,9 @@ fn render(
             let spans: Vec<Span<'static>> = vec![Span::styled(text.clone(), style)];
             let first = [Span::styled(
                 "› ",
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                Style::new()
+                    .fg(super::theme::accent())
+                    .add_modifier(Modifier::BOLD),
             )];
             wrap(&spans, width, &first, &[Span::raw("  ")])
         }
@@ -154,7 +156,7 @@ fn render(
             if lines.is_empty() && *streaming {
                 lines.push(Line::styled(
                     tool_view::spinner(spinner),
-                    Style::new().fg(Color::Cyan),
+                    Style::new().fg(super::theme::accent()),
                 ));
             }
             lines
@@ -199,7 +201,7 @@ fn render(
         EntryKind::Notice { text, tone } => {
             let (mark, style) = match tone {
                 Tone::Quiet => ("⋯ ", Style::new().fg(Color::DarkGray)),
-                Tone::Warning => ("⏹ ", Style::new().fg(Color::Yellow)),
+                Tone::Warning => ("⏹ ", Style::new().fg(super::theme::warn())),
                 Tone::Error => ("✗ ", Style::new().fg(Color::Red)),
             };
             wrap(

@@ -67,7 +67,7 @@ fn queue_lines(app: &App) -> Vec<Line<'static>> {
         .map(|prompt| {
             let first = prompt.lines().next().unwrap_or("");
             Line::from(vec![
-                Span::styled("  » queued  ", Style::new().fg(Color::Yellow)),
+                Span::styled("  » queued  ", Style::new().fg(super::theme::warn())),
                 Span::styled(truncate(first, 100), DIM),
             ])
         })
@@ -124,7 +124,7 @@ pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
             let style = if i == selected {
                 Style::new().fg(Color::Black).bg(Color::Cyan)
             } else {
-                Style::new().fg(Color::Cyan)
+                Style::new().fg(super::theme::accent())
             };
             let label = truncate(&c.label, label_width);
             let pad = label_width.saturating_sub(label.width());
@@ -193,7 +193,9 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(
             "harness9",
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(super::theme::accent())
+                .add_modifier(Modifier::BOLD),
         ),
         Span::styled(format!("  {}", app.session.workdir), DIM),
     ])];
@@ -221,7 +223,9 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(
         Paragraph::new(Span::styled(
             "› ",
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(super::theme::accent())
+                .add_modifier(Modifier::BOLD),
         )),
         prompt,
     );
@@ -260,12 +264,14 @@ fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {
             TodoStatus::Completed => (
                 "✓ ",
                 Style::new()
-                    .fg(Color::Green)
+                    .fg(super::theme::ok())
                     .add_modifier(Modifier::CROSSED_OUT),
             ),
             TodoStatus::InProgress => (
                 "▶ ",
-                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                Style::new()
+                    .fg(super::theme::warn())
+                    .add_modifier(Modifier::BOLD),
             ),
             TodoStatus::Pending => ("○ ", Style::new()),
         };

@@ -146,3 +146,63 @@ fn a_request_silent_for_5_s_shows_a_waiting_line_with_its_time() {
     advance(9_000);
     assert!(!status(&mut app, 120).contains("waiting"));
 }
+
+/// Each row as runs of text with their foreground colour, for a theme's snapshot.
+fn colours(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| view::draw(app, frame)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut runs: Vec<(String, String)> = Vec::new();
+        for x in 0..width {
+            let cell = &buffer[(x, y)];
+            let colour = format!("{:?}/{:?}", cell.fg, cell.bg);
+            match runs.last_mut() {
+                Some((c, text)) if *c == colour => text.push_str(cell.symbol()),
+                _ => runs.push((colour, cell.symbol().to_owned())),
+            }
+        }
+        let row: Vec<String> = runs
+            .into_iter()
+            .filter(|(_, text)| !text.trim().is_empty())
+            .map(|(c, text)| format!("[{c}]{}", text.trim_end()))
+            .collect();
+        out.push_str(&row.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn snapshot_both_themes_with_only_readable_colours() {
+    use crate::tui::theme::{self, Theme};
+    for (name, chosen) in [("dark", Theme::Dark), ("light", Theme::Light)] {
+        theme::set(chosen);
+        let mut app = long_home_app();
+        app.transcript.push(EntryKind::User("fix `split`".into()));
+        app.transcript.push(EntryKind::Assistant {
+            text: "See [the issue](https://example.com): `split` drops a field.\n\n> quoted\n\n```rust\nfn a() {}\n```".into(),
+            streaming: false,
+        });
+        app.transcript
+            .tool_started(call("1", "bash", r#"{"command":"cargo test"}"#));
+        app.transcript.tool_finished(
+            &ToolResult::ok("1", "running 3 tests\nexit status: 0"),
+            Some(Duration::from_millis(900)),
+        );
+        app.retry = Some("overloaded".into());
+        let map = colours(&mut app, 100, 20);
+        theme::set(Theme::Dark);
+        // Yellow, cyan, grey or white text cannot be read on a light background; black text
+        // without a background of its own cannot be read on a dark one.
+        let unreadable: &[&str] = match chosen {
+            Theme::Light => &["[Yellow/", "[Cyan/", "[Gray/", "[White/", "[LightYellow/"],
+            Theme::Dark => &["[Black/Reset]"],
+        };
+        for bad in unreadable {
+            assert!(!map.contains(bad), "{name}: {bad} in\n{map}");
+        }
+        insta::assert_snapshot!(format!("theme_{name}"), map);
+    }
+}
