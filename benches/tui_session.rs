@@ -57,6 +57,8 @@ impl Session {
         command.env("HARNESS9_HOME", home);
         command.env("OPENAI_API_KEY", "sk-bench");
         command.env("OPENAI_BASE_URL", mock.openai_base());
+        // The theme is known: the background is not asked (a pty harness never answers).
+        command.env("COLORFGBG", "15;0");
         let started = Instant::now();
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);

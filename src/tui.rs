@@ -40,7 +40,7 @@ pub use view::draw;
 
 use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
-use crate::config::display::Display;
+use crate::config::display::{Display, Theme};
 use crate::session::{self, CoreOptions, LoadedSession, Opened};
 use runner::Runner;
 
@@ -126,7 +126,8 @@ async fn run_screen(
         load_transcript: true,
     };
     let opened = session::open(&settings, choice, options).await?;
-    show(opened, open_picker, term, display).await
+    // Whatever was typed into the welcome screen's input stays there.
+    show(opened, open_picker, term, display, app.input_text()).await
 }
 
 /// Enters the terminal, picks the theme and draws the welcome screen with its input line.
@@ -145,7 +146,7 @@ fn first_frame(
     let known = display
         .theme
         .or(colorfgbg.as_deref().and_then(theme::from_colorfgbg));
-    theme::set(known.unwrap_or(theme::Theme::Dark));
+    theme::set(known.unwrap_or(Theme::Dark));
     let drawn = |term: &mut terminal::Term, app: &mut App| {
         draw_frame(term, app).map_err(|e| AssembleError::Setup(e.to_string()))
     };
@@ -156,12 +157,16 @@ fn first_frame(
     );
     // Asked only when nothing said it, and after the first frame: a terminal that does not
     // answer costs a wait here, never before the screen is up.
-    if known.is_none()
-        && let Some(asked) = theme::query_background()
-        && asked != theme::current()
-    {
-        theme::set(asked);
-        drawn(&mut term, app)?;
+    if known.is_none() {
+        let (asked, typed) = theme::query_background();
+        if let Some(asked) = asked {
+            theme::set(asked);
+        }
+        // Text typed while the answer was read goes to the input, as it would have.
+        app.input.insert_str(&typed);
+        if asked.is_some_and(|t| t != Theme::Dark) || !typed.is_empty() {
+            drawn(&mut term, app)?;
+        }
     }
     Ok(term)
 }
@@ -200,7 +205,7 @@ pub async fn attach(
             return Err(error);
         }
     };
-    let outcome = show(opened, false, term, display).await;
+    let outcome = show(opened, false, term, display, app.input_text()).await;
     terminal::restore();
     outcome
 }
@@ -211,6 +216,7 @@ async fn show(
     open_picker: bool,
     mut term: terminal::Term,
     display: Display,
+    typed: String,
 ) -> Result<(), AssembleError> {
     let Opened {
         handle,
@@ -228,6 +234,7 @@ async fn show(
         context_window: facts.context_window,
     });
     app.skills = facts.skills;
+    app.input.insert_str(&typed);
     let LoadedSession {
         session_id,
         mode,

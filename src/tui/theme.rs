@@ -97,18 +97,56 @@ pub fn from_osc11(reply: &[u8]) -> Option<Theme> {
     })
 }
 
-/// Asks the terminal for its background colour (raw mode must be on). `None` when it does not
-/// say: it answered DA1 only, or nothing within `QUERY_WAIT`.
-pub fn query_background() -> Option<Theme> {
+/// Asks the terminal for its background colour (raw mode must be on). The theme is `None`
+/// when it does not say: it answered DA1 only, or nothing within `QUERY_WAIT`. Also returns
+/// the text typed meanwhile (read with the answers), for the input.
+pub fn query_background() -> (Option<Theme>, String) {
     use std::io::{IsTerminal, Write};
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        return None;
+        return (None, String::new());
     }
     let mut out = std::io::stdout();
-    out.write_all(b"\x1b]11;?\x1b\\\x1b[c").ok()?;
-    out.flush().ok()?;
-    let reply = read_reply(QUERY_WAIT)?;
-    from_osc11(&reply)
+    if out.write_all(b"\x1b]11;?\x1b\\\x1b[c").is_err() || out.flush().is_err() {
+        return (None, String::new());
+    }
+    let reply = read_reply(QUERY_WAIT).unwrap_or_default();
+    (from_osc11(&reply), typed_text(&reply))
+}
+
+/// What is left of `reply` once the terminal's answers (OSC and CSI sequences) are taken out:
+/// printable text the user typed while it was read. Other keys are dropped.
+pub fn typed_text(reply: &[u8]) -> String {
+    let text = String::from_utf8_lossy(reply);
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            if !c.is_control() {
+                out.push(c);
+            }
+            continue;
+        }
+        match chars.next() {
+            // OSC: up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            // CSI: up to its final byte.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Reads the terminal's answers from standard input until the DA1 answer (`ESC [ ? … c`) ends
@@ -174,5 +212,10 @@ mod tests {
         assert_eq!(from_osc11(b"\x1b[?62;22c"), None, "DA1 only");
         assert!(da1_done(b"\x1b]11;rgb:0/0/0\x07\x1b[?1;2c"));
         assert!(!da1_done(b"\x1b]11;rgb:0/0/0\x07"));
+        // Keys typed while the answers were read are kept when they are text.
+        assert_eq!(
+            typed_text(b"fi\x1b]11;rgb:ffff/ffff/ffff\x1b\\x\x1b[?62;22c\x1b[Z"),
+            "fix"
+        );
     }
 }

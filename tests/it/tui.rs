@@ -168,6 +168,8 @@ pub fn untrusted_env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
         ("HARNESS9_HOME", run.home.display().to_string()),
         ("OPENAI_API_KEY", "sk-tui-test".into()),
         ("OPENAI_BASE_URL", mock.openai_base()),
+        // A dark terminal said so: the background is not asked (nobody here would answer).
+        ("COLORFGBG", "15;0".into()),
     ]
 }
 
