@@ -13,4 +13,5 @@ mod support;
 mod tools;
 mod trust;
 mod tui;
+mod tui_finish;
 mod workflows;
