@@ -15,6 +15,7 @@ mod inline;
 mod keymap;
 mod layers;
 pub mod markdown;
+mod mentions;
 mod overlays;
 mod picker;
 mod plan_review;

@@ -12,7 +12,7 @@ use ratatui_textarea::TextArea;
 use super::dialog_guard::{Clock, DialogGuard};
 use super::keymap::{self, Action, Layer};
 
-use super::transcript::{EntryKind, Transcript};
+use super::transcript::{EntryKind, Tone, Transcript};
 use crate::engine::{ApprovalDecision, ApprovalRequest, TokenUpdate};
 use crate::planning::{Mode, TodoItem};
 
@@ -432,12 +432,20 @@ impl App {
         if let Some(commands) = self.special_input(&text) {
             return commands;
         }
+        let (attached, missing) = self.mention_notes(&text);
+        if let Some(missing) = missing {
+            self.transcript.notice(missing, Tone::Warning);
+        }
         if self.busy() {
             self.queue.push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
             return vec![Command::QueueChanged(self.queue.clone())];
         }
-        self.start_run(text)
+        let commands = self.start_run(text);
+        if let Some(attached) = attached {
+            self.transcript.notice(attached, Tone::Quiet);
+        }
+        commands
     }
 
     /// Shows the prompt and asks the runner to send it.

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 use super::highlight;
-use super::wrap::{truncate, wrap};
+use super::wrap::wrap;
 
 /// Inline and fenced code (the theme's warning colour reads on its background).
 fn code_style() -> Style {
@@ -387,24 +387,38 @@ impl Renderer {
             Line::styled(format!("{left}{}{right}", body.join(mid)), border)
         };
         self.out.push(rule("┌", "┬", "┐"));
+        // Long cells wrap inside their column (never cut): a row is as tall as its tallest cell.
         for (r, row) in table.rows.iter().enumerate() {
-            let mut spans = vec![Span::styled("│", border)];
-            for (i, width) in widths.iter().enumerate() {
-                let text = row.get(i).map(&cell_text).unwrap_or_default();
-                let text = truncate(&text, *width);
-                let pad = width.saturating_sub(text.width());
-                let style = if r < table.header_rows {
-                    Style::new().add_modifier(Modifier::BOLD)
-                } else {
-                    row.get(i)
-                        .and_then(|c| c.first())
-                        .map(|s| s.style)
-                        .unwrap_or_default()
-                };
-                spans.push(Span::styled(format!(" {text}{} ", " ".repeat(pad)), style));
-                spans.push(Span::styled("│", border));
+            let cells: Vec<Vec<Line<'static>>> = widths
+                .iter()
+                .enumerate()
+                .map(|(i, width)| {
+                    let mut spans = row.get(i).cloned().unwrap_or_default();
+                    if r < table.header_rows {
+                        for span in &mut spans {
+                            span.style = span.style.add_modifier(Modifier::BOLD);
+                        }
+                    }
+                    wrap(&spans, (*width).max(1) as u16, &[], &[])
+                })
+                .collect();
+            let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+            for line_index in 0..height {
+                let mut spans = vec![Span::styled("│", border)];
+                for (cell, width) in cells.iter().zip(&widths) {
+                    spans.push(Span::raw(" "));
+                    let mut used = 0;
+                    if let Some(line) = cell.get(line_index) {
+                        for span in &line.spans {
+                            used += span.content.width();
+                            spans.push(span.clone());
+                        }
+                    }
+                    spans.push(Span::raw(" ".repeat(width.saturating_sub(used) + 1)));
+                    spans.push(Span::styled("│", border));
+                }
+                self.out.push(Line::from(spans));
             }
-            self.out.push(Line::from(spans));
             if r + 1 == table.header_rows {
                 self.out.push(rule("├", "┼", "┤"));
             }

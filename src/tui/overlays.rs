@@ -136,7 +136,10 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
             lines.extend(diff.into_iter().take(14));
             if total > 14 {
                 lines.push(Line::styled(
-                    format!("… {} more diff lines", total - 14),
+                    format!(
+                        "… {} of the diff",
+                        super::transcript::more_lines(total - 14)
+                    ),
                     DIM,
                 ));
             }

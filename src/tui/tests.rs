@@ -520,6 +520,7 @@ fn no_state_panics_at_tiny_sizes() {
 
 mod commands;
 mod dialogs;
+mod folds;
 mod keys;
 mod runs;
 mod screen;

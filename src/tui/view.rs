@@ -174,7 +174,10 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
     let view = Rect { width, ..area };
     frame.render_widget(Paragraph::new(lines), view);
     if offset > 0 {
-        let note = format!(" ↓ {offset} more lines · End to follow ");
+        let note = format!(
+            " ↓ {} · End to follow ",
+            super::transcript::more_lines(offset)
+        );
         let w = note.width() as u16;
         if area.width > w {
             let at = Rect::new(area.right() - w - 1, area.bottom().saturating_sub(1), w, 1);
@@ -199,8 +202,23 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
         ),
         Span::styled(format!("  {}", app.session.workdir), DIM),
     ])];
+    // What the mode will do, so yolo never promises to ask.
+    let promise = match app.session.mode {
+        crate::planning::Mode::Default => {
+            "Describe a task: harness9 reads, edits and runs commands here, asking before edits and commands that change things."
+        }
+        crate::planning::Mode::AutoEdit => {
+            "Describe a task: harness9 edits files here without asking, and asks before commands that change things (auto-edit)."
+        }
+        crate::planning::Mode::Plan => {
+            "Describe a task: harness9 reads and makes a plan; nothing is changed until you approve it (plan)."
+        }
+        crate::planning::Mode::Yolo => {
+            "Describe a task: harness9 edits and runs commands here without asking (yolo)."
+        }
+    };
     for text in [
-        "Describe a task: harness9 reads, edits and runs commands here, asking before anything risky.",
+        promise,
         "Shift+Tab switches mode · ? shows the keys · Ctrl+C twice quits",
     ] {
         lines.extend(wrap(&[Span::styled(text, DIM)], width, &[], &[]));

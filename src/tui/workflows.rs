@@ -30,11 +30,7 @@ impl App {
         {
             return crate::context::mentions::rank(query, files, POPUP_ROWS)
                 .into_iter()
-                .map(|f| Completion {
-                    insert: format!("@{f} "),
-                    label: f.to_owned(),
-                    help: String::new(),
-                })
+                .map(super::mentions::completion)
                 .collect();
         }
         Vec::new()
@@ -411,7 +407,7 @@ impl App {
                     picker.accept(generation, hits);
                 }
             }
-            AppEvent::Files(files) => self.files = Some(files),
+            AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
             AppEvent::ShellDone {
                 id,
                 mut result,

@@ -385,7 +385,7 @@ fn without_a_provider_the_tui_exits_2_before_touching_the_screen() {
     assert!(
         stderr.contains("ANTHROPIC_API_KEY")
             && stderr.contains("OPENAI_API_KEY")
-            && stderr.contains(".env.example"),
+            && stderr.contains("export ANTHROPIC_API_KEY="),
         "{stderr}"
     );
     assert!(

@@ -301,7 +301,10 @@ fn a_loaded_session_shows_its_transcript_mode_queue_and_an_interrupted_turn() {
         queue: vec!["after that".into()],
     });
     let text = screen(&mut app);
-    assert!(text.contains("› first task  (+1 attached file)"), "{text}");
+    assert!(
+        text.contains("› first task") && text.contains("attached: a.rs (1 B)"),
+        "{text}"
+    );
     assert!(!text.contains("<attached-files>"));
     assert!(
         text.contains("✓ bash  ls")
