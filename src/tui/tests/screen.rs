@@ -206,3 +206,49 @@ fn snapshot_both_themes_with_only_readable_colours() {
         insta::assert_snapshot!(format!("theme_{name}"), map);
     }
 }
+
+#[test]
+fn wide_titles_never_run_over_the_pickers_right_edge() {
+    use crate::memory::{SearchHit, SessionRecord};
+    let hit = |id: &str, title: &str| SearchHit {
+        session: SessionRecord {
+            id: id.into(),
+            name: None,
+            title: title.into(),
+            workdir: "/work/repo".into(),
+            provider: "openai".into(),
+            model: "gpt-4o".into(),
+            mode: "default".into(),
+            created_at: 0,
+            updated_at: crate::memory::now_ms(),
+            message_count: 4,
+        },
+        snippet: "修复解析器的错误 🇯🇵🇫🇷 and more text after it".into(),
+    };
+    for (w, h) in [(40u16, 12u16), (80, 24)] {
+        let mut app = app();
+        app.handle_key(ctrl('r'));
+        let generation = app.picker.as_ref().unwrap().generation;
+        app.handle_async(AppEvent::Sessions {
+            generation,
+            hits: vec![
+                hit("a1", "修复解析器的错误并添加测试用例以及更多的中文内容"),
+                hit("b2", "🇯🇵🇫🇷🇩🇪 flags in a long title that goes on and on"),
+            ],
+        });
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|frame| view::draw(&mut app, frame)).unwrap();
+        let buffer = terminal.backend().buffer();
+        let top = (0..h)
+            .find(|&y| (0..w).any(|x| buffer[(x, y)].symbol() == "┐"))
+            .expect("the picker's frame");
+        let right = (0..w).find(|&x| buffer[(x, top)].symbol() == "┐").unwrap();
+        for y in top + 1..h {
+            let edge = buffer[(right, y)].symbol();
+            if edge == "┘" {
+                break;
+            }
+            assert_eq!(edge, "│", "{w}x{h} row {y}:\n{}", screen(&mut app, w, h));
+        }
+    }
+}
