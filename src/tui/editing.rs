@@ -130,8 +130,11 @@ impl App {
         match self.flash_until {
             Some(until) if now >= until => {
                 self.flash_until = None;
-                self.flash = None;
                 self.last_ctrl_c = None;
+                // Only the hint goes; a notice that replaced it meanwhile stays.
+                if self.flash.as_deref() == Some(QUIT_HINT) {
+                    self.flash = None;
+                }
                 true
             }
             _ => false,
