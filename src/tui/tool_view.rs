@@ -185,6 +185,17 @@ pub fn render(
     };
     // A diff (edit_file, write_file) shows its changed lines with their line numbers.
     if body.iter().any(|l| l.starts_with("@@ ")) {
+        if expanded {
+            // The tool's own words before the diff ("Edited … 1 replacement.").
+            for line in body.iter().take_while(|l| !l.starts_with("--- ")) {
+                lines.extend(wrap(
+                    &[Span::styled(line.to_string(), line_style(line, false, error))],
+                    width,
+                    &gutter,
+                    &gutter,
+                ));
+            }
+        }
         let numbered = numbered_diff(&body, !expanded);
         let limit = if expanded {
             usize::MAX
