@@ -79,6 +79,10 @@ impl Session {
         command.env("OPENAI_BASE_URL", mock.openai_base());
         // The theme is known: the background is not asked (a pty harness never answers).
         command.env("COLORFGBG", "15;0");
+        // glibc allocator settings, passed through to see what the allocator keeps.
+        for (key, value) in std::env::vars().filter(|(k, _)| k.starts_with("MALLOC_")) {
+            command.env(key, value);
+        }
         let started = Instant::now();
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);
@@ -144,6 +148,17 @@ impl Session {
             .collect();
         let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
         ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    }
+
+    /// `RssAnon`, `RssFile` and `RssShmem` in MB.
+    fn rss_parts(&self) -> String {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
+        status
+            .lines()
+            .filter(|l| l.starts_with("Rss"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn rss_mb(&self) -> f64 {
@@ -351,7 +366,10 @@ fn first_paint() {
     std::fs::create_dir_all(&big).unwrap();
     let made = Instant::now();
     fill_sessions(&big.join("sessions.db"), &workdir, 10_000);
-    eprintln!("10,000 sessions made in {:.1} s", made.elapsed().as_secs_f64());
+    eprintln!(
+        "10,000 sessions made in {:.1} s",
+        made.elapsed().as_secs_f64()
+    );
     let full: Vec<f64> = (0..9).map(|_| paint(&big)).collect();
     let show = |v: &[f64]| {
         format!(
@@ -361,8 +379,14 @@ fn first_paint() {
             v.iter().cloned().fold(0.0, f64::max)
         )
     };
-    println!("| first paint at 120x40, fresh home (median of 9) | {} |", show(&fresh));
-    println!("| first paint at 120x40, sessions.db with 10,000 sessions (median of 9) | {} |", show(&full));
+    println!(
+        "| first paint at 120x40, fresh home (median of 9) | {} |",
+        show(&fresh)
+    );
+    println!(
+        "| first paint at 120x40, sessions.db with 10,000 sessions (median of 9) | {} |",
+        show(&full)
+    );
 }
 
 /// `count` sessions over 50 working directories (this one among them), two messages each.
@@ -417,7 +441,10 @@ fn echo_ms(session: &mut Session, n: usize) -> f64 {
 /// 1,000 turns, each a prompt, a `read_file` of a 4 KB file and an answer, through the real
 /// binary; resident memory and keystroke echo at the start and at the end.
 fn soak() {
-    const TURNS: usize = 1000;
+    let turns: usize = std::env::var("SOAK_TURNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
     let mock = MockLlm::start_in_background();
     mock.forget_bodies();
     let dir = tempfile::tempdir().unwrap();
@@ -427,7 +454,7 @@ fn soak() {
         .map(|i| format!("line {i:03}: the parser splits fields on commas and trims them\n"))
         .collect();
     std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
-    for i in 0..TURNS {
+    for i in 0..turns {
         mock.push(Reply::Sse {
             body: support::openai_tool_sse(
                 &format!("call_{i}"),
@@ -455,17 +482,35 @@ fn soak() {
     let echo_start = echo_ms(&mut session, 20);
     let started = Instant::now();
     let cpu_before = session.cpu_seconds();
-    for i in 0..TURNS {
+    let mut lap = Instant::now();
+    for i in 0..turns {
         session.send(&format!("turn {i}\r"));
         session.wait_for(&format!("ANSWER-{i} read the notes."));
         session.wait_for("─ Enter send");
+        if (i + 1) % 100 == 0 {
+            eprintln!(
+                "turns {}..{}: {:.2} s, {:.1} MB",
+                i - 99,
+                i,
+                lap.elapsed().as_secs_f64(),
+                session.rss_mb()
+            );
+            lap = Instant::now();
+        }
     }
     let wall = started.elapsed().as_secs_f64();
     let cpu = session.cpu_seconds() - cpu_before;
     std::thread::sleep(Duration::from_secs(1));
     let rss_end = session.rss_mb();
+    eprintln!("at the end: {}", session.rss_parts());
     let echo_end = echo_ms(&mut session, 20);
-    println!("| {TURNS} turns (prompt, read_file of 4 KB, answer) | {wall:.1} s wall, {cpu:.1} s CPU |");
-    println!("| resident memory at the start / after {TURNS} turns | {rss_start:.1} MB / {rss_end:.1} MB |");
-    println!("| keystroke to echo at the start / at the end (median of 20) | {echo_start:.1} ms / {echo_end:.1} ms |");
+    println!(
+        "| {turns} turns (prompt, read_file of 4 KB, answer) | {wall:.1} s wall, {cpu:.1} s CPU |"
+    );
+    println!(
+        "| resident memory at the start / after {turns} turns | {rss_start:.1} MB / {rss_end:.1} MB |"
+    );
+    println!(
+        "| keystroke to echo at the start / at the end (median of 20) | {echo_start:.1} ms / {echo_end:.1} ms |"
+    );
 }

@@ -189,7 +189,10 @@ pub fn render(
             // The tool's own words before the diff ("Edited … 1 replacement.").
             for line in body.iter().take_while(|l| !l.starts_with("--- ")) {
                 lines.extend(wrap(
-                    &[Span::styled(line.to_string(), line_style(line, false, error))],
+                    &[Span::styled(
+                        line.to_string(),
+                        line_style(line, false, error),
+                    )],
                     width,
                     &gutter,
                     &gutter,

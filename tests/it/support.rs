@@ -101,6 +101,8 @@ impl MockLlm {
         let script = Arc::new(Mutex::new(Script::default()));
         let app = Router::new()
             .fallback(answer)
+            // A long conversation's request is larger than axum's 2 MB default.
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(Arc::clone(&script));
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
