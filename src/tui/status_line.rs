@@ -223,7 +223,13 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
     );
     let mut segments = segments;
     let fixed = essentials;
-    if fixed + provider.content.width() + segments_width(&segments) <= room {
+    // The provider ranks as a part of priority 3: it stays when the parts above it fit with it.
+    let above: usize = segments
+        .iter()
+        .filter(|(p, _)| *p > 3)
+        .map(|(_, s)| spans_width(s))
+        .sum();
+    if fixed + provider.content.width() + above <= room {
         left.push(provider);
     }
     left.push(Span::styled(model, Style::new().fg(super::theme::accent())));
