@@ -72,15 +72,16 @@ fn the_gauge_after_continue_shows_the_stored_sessions_size() {
     });
     let mut pty = start(&run, &mock);
     pty.send("write a lot\r");
-    // The run has ended when the input's rule no longer says Enter queues.
-    pty.wait_for_all(&["a long stored answer", "─ Enter send"]);
-    pty.send("\x03");
-    pty.wait_for("press Ctrl+C again");
+    // The usage the mock reports arrives at the end of the run.
+    pty.wait_for_all(&["a long stored answer", "25/128k"]);
+    // A press while the run is still ending interrupts it; the next ones clear and quit.
+    press_until(&mut pty, "\x03", "press Ctrl+C again");
     pty.send("\x03");
     pty.wait_for("Resume this session with");
     drop(pty);
     let pty = Pty::spawn(harness9(), &["--continue"], &run.workdir, &env(&run, &mock));
-    let screen = pty.wait_for_all(&["a long stored answer", "/128k"]);
+    // The welcome frame's gauge (0/128k) comes first; the loaded session's replaces it.
+    let screen = pty.wait_for_all(&["a long stored answer", "k/128k"]);
     let status = screen.lines().last().unwrap_or("").to_owned();
     assert!(
         status.contains('~') && !status.contains(" 0%") && !status.contains(" 0/"),
