@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn flags_win_over_the_users_settings_file() {
         let home = tempfile::tempdir().unwrap();
-        assert_eq!(resolve(home.path(), None, false).alt_screen, true);
+        assert!(resolve(home.path(), None, false).alt_screen);
         std::fs::write(
             home.path().join("settings.json"),
             r#"{"permissions": {}, "tui": {"theme": "light", "alt_screen": false}}"#,

@@ -144,7 +144,8 @@ impl MockLlm {
         self.script.lock().unwrap().fallback = Some(reply);
     }
 
-    /// Stops keeping request bodies (their paths and headers still are).
+    /// Stops keeping request bodies (their paths and headers still are); the soak bench's.
+    #[allow(dead_code)]
     pub fn forget_bodies(&self) {
         self.script.lock().unwrap().forget_bodies = true;
     }

@@ -25,7 +25,7 @@ fn tool_app() -> App {
     app.transcript
         .tool_started(call("b", "bash", r#"{"command":"cargo test"}"#));
     app.transcript.tool_finished(
-        &ToolResult::ok("b", &format!("{output}test result: ok\nexit status: 0")),
+        &ToolResult::ok("b", format!("{output}test result: ok\nexit status: 0")),
         Some(Duration::from_millis(2100)),
     );
     app

@@ -28,7 +28,8 @@ fn long_home_app() -> App {
 
 #[test]
 fn snapshot_the_status_line_at_40_80_200_in_each_state() {
-    let states: Vec<(&str, Box<dyn Fn(&mut App)>)> = vec![
+    type State = (&'static str, Box<dyn Fn(&mut App)>);
+    let states: Vec<State> = vec![
         ("idle", Box::new(|_| {})),
         (
             "working",
