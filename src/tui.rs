@@ -1,8 +1,10 @@
 //! The full-screen TUI, a client of the session core (`crate::session`): it draws and maps keys,
 //! sends the app's commands as requests and turns the core's updates into the app's events. It
-//! never touches the store, a provider, a tool or the working directory's files itself. One
-//! loop owns the terminal: a `select!` over input, the session's updates and a frame deadline
-//! that exists only while something is dirty or animating, so an idle screen costs nothing.
+//! never touches the store, a provider, a tool or the working directory's files itself (the one
+//! file it writes is a `/export` the user asked for, never over an existing one). The first frame
+//! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
+//! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
+//! while something is dirty, animating or about to time out, so an idle screen costs nothing.
 //! Every frame is one synchronized update.
 
 mod app;

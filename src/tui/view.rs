@@ -1,6 +1,7 @@
-//! Drawing the app: the transcript, the input, the status line with its token gauge, the todo
-//! panel, and the overlays (approval, help) as layers over the transcript. A function of the
-//! state; the only thing it changes is the transcript's layout cache and the scroll position.
+//! Drawing the app: the transcript, the input (with the terminal's cursor at its position), the
+//! status line with its token gauge, the todo panel, then the layers over them in the order of
+//! `App::layers` (`layers::draw_over`). A function of the state; the only things it changes are
+//! the transcript's layout cache, the scroll positions and the dialogs' time on screen.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
