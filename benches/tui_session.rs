@@ -2,6 +2,10 @@
 //! process start to the first frame, CPU seconds to render a 20,000-token answer streamed as
 //! fast as the server can send it, idle CPU over 10 s, and resident memory idle and after the
 //! answer. Run with `cargo bench --bench tui_session`; it prints a table for PERFORMANCE.md.
+//! `-- paint` measures only the first paint at 120x40 (a fresh home each run, then a home whose
+//! sessions.db holds 10,000 sessions); `-- soak` runs 1,000 turns, each with a tool call of a
+//! few KB, and reports resident memory and keystroke-to-echo time at the start and the end.
+//! `HARNESS9_BENCH_BIN` runs another build of the binary (to compare two commits).
 
 #[path = "../tests/it/support.rs"]
 #[allow(dead_code)]
@@ -39,15 +43,31 @@ impl Session {
         args: &[&str],
         ready: &str,
     ) -> (Session, Duration) {
+        Self::start_sized(home, workdir, mock, args, ready, (200, 60))
+    }
+
+    fn start_sized(
+        home: &Path,
+        workdir: &Path,
+        mock: &MockLlm,
+        args: &[&str],
+        ready: &str,
+        (cols, rows): (u16, u16),
+    ) -> (Session, Duration) {
         let pair = native_pty_system()
             .openpty(PtySize {
-                rows: 60,
-                cols: 200,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
             .unwrap();
-        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
+        let binary = std::env::var("HARNESS9_BENCH_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_harness9").to_owned());
+        let mut command = CommandBuilder::new(binary);
+        // A folder trusted for the run: the measures are of the conversation's screen, not of
+        // the trust question (which would otherwise come first in this fresh folder).
+        command.arg("--trust");
         command.args(args);
         command.cwd(workdir);
         command.env_clear();
@@ -57,6 +77,12 @@ impl Session {
         command.env("HARNESS9_HOME", home);
         command.env("OPENAI_API_KEY", "sk-bench");
         command.env("OPENAI_BASE_URL", mock.openai_base());
+        // The theme is known: the background is not asked (a pty harness never answers).
+        command.env("COLORFGBG", "15;0");
+        // glibc allocator settings, passed through to see what the allocator keeps.
+        for (key, value) in std::env::vars().filter(|(k, _)| k.starts_with("MALLOC_")) {
+            command.env(key, value);
+        }
         let started = Instant::now();
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);
@@ -64,8 +90,8 @@ impl Session {
         let mut reader = pair.master.try_clone_reader().unwrap();
         let writer = pair.master.take_writer().unwrap();
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            NonZeroU16::new(60).unwrap(),
-            NonZeroU16::new(200).unwrap(),
+            NonZeroU16::new(rows).unwrap(),
+            NonZeroU16::new(cols).unwrap(),
             0,
         )));
         let feed = Arc::clone(&parser);
@@ -124,6 +150,17 @@ impl Session {
         ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
     }
 
+    /// `RssAnon`, `RssFile` and `RssShmem` in MB.
+    fn rss_parts(&self) -> String {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
+        status
+            .lines()
+            .filter(|l| l.starts_with("Rss"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     fn rss_mb(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
         let kb: f64 = status
@@ -178,6 +215,12 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn main() {
     if std::env::args().any(|a| a == "--test" || a == "--list") {
         return; // `cargo test --benches` only checks that it builds.
+    }
+    if std::env::args().any(|a| a == "paint") {
+        return first_paint();
+    }
+    if std::env::args().any(|a| a == "soak") {
+        return soak();
     }
     let mock = MockLlm::start_in_background();
     let dir = tempfile::tempdir().unwrap();
@@ -294,5 +337,180 @@ fn main() {
     println!(
         "| resume a 5,000-message session to its first frame (median of 5) | {:.1} ms | |",
         median(resumes)
+    );
+}
+
+/// First paint in a 120x40 terminal: the welcome screen with its input line, from process
+/// start; 9 runs each with a fresh home, then 9 with a sessions.db of 10,000 sessions.
+fn first_paint() {
+    let mock = MockLlm::start_in_background();
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("repo");
+    std::fs::create_dir_all(&workdir).unwrap();
+    let paint = |home: &Path| {
+        let (session, took) = Session::start_sized(
+            home,
+            &workdir,
+            &mock,
+            &[],
+            "Ask harness9 to do something",
+            (120, 40),
+        );
+        drop(session);
+        took.as_secs_f64() * 1000.0
+    };
+    let fresh: Vec<f64> = (0..9)
+        .map(|i| paint(&dir.path().join(format!("fresh-{i}"))))
+        .collect();
+    let big = dir.path().join("big");
+    std::fs::create_dir_all(&big).unwrap();
+    let made = Instant::now();
+    fill_sessions(&big.join("sessions.db"), &workdir, 10_000);
+    eprintln!(
+        "10,000 sessions made in {:.1} s",
+        made.elapsed().as_secs_f64()
+    );
+    let full: Vec<f64> = (0..9).map(|_| paint(&big)).collect();
+    let show = |v: &[f64]| {
+        format!(
+            "{:.1} ms (min {:.1}, max {:.1})",
+            median(v.to_vec()),
+            v.iter().cloned().fold(f64::MAX, f64::min),
+            v.iter().cloned().fold(0.0, f64::max)
+        )
+    };
+    println!(
+        "| first paint at 120x40, fresh home (median of 9) | {} |",
+        show(&fresh)
+    );
+    println!(
+        "| first paint at 120x40, sessions.db with 10,000 sessions (median of 9) | {} |",
+        show(&full)
+    );
+}
+
+/// `count` sessions over 50 working directories (this one among them), two messages each.
+fn fill_sessions(db: &Path, workdir: &Path, count: usize) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = harness9::memory::SessionStore::open(db).unwrap();
+        let here = workdir.canonicalize().unwrap().display().to_string();
+        for i in 0..count {
+            let record = store
+                .create(harness9::memory::NewSession {
+                    workdir: if i % 50 == 0 {
+                        here.clone()
+                    } else {
+                        format!("/work/project-{}", i % 50)
+                    },
+                    provider: "openai".into(),
+                    model: "gpt-4o".into(),
+                    mode: "default".into(),
+                })
+                .await
+                .unwrap();
+            let messages = [
+                harness9::schema::Message::user(format!("task {i}: fix the parser")),
+                harness9::schema::Message::assistant(format!("Done with task {i}.")),
+            ];
+            store.append(&record.id, &messages).await.unwrap();
+        }
+        store.flush().await.unwrap();
+    });
+}
+
+/// Median milliseconds from a keystroke to its echo on screen, over `n` keys.
+fn echo_ms(session: &mut Session, n: usize) -> f64 {
+    let mut times = Vec::new();
+    for i in 1..=n {
+        let typed = "x".repeat(i);
+        let started = Instant::now();
+        session.send("x");
+        session.wait_for(&format!("› {typed}"));
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    // Ctrl+U empties the input again.
+    session.send("\x15");
+    session.wait_for("Ask harness9 to do something");
+    median(times)
+}
+
+/// 1,000 turns, each a prompt, a `read_file` of a 4 KB file and an answer, through the real
+/// binary; resident memory and keystroke echo at the start and at the end.
+fn soak() {
+    let turns: usize = std::env::var("SOAK_TURNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
+    let mock = MockLlm::start_in_background();
+    mock.forget_bodies();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, workdir) = (dir.path().join("home"), dir.path().join("repo"));
+    std::fs::create_dir_all(&workdir).unwrap();
+    let notes: String = (0..80)
+        .map(|i| format!("line {i:03}: the parser splits fields on commas and trims them\n"))
+        .collect();
+    std::fs::write(workdir.join("notes.txt"), &notes).unwrap();
+    for i in 0..turns {
+        mock.push(Reply::Sse {
+            body: support::openai_tool_sse(
+                &format!("call_{i}"),
+                "read_file",
+                r#"{"path":"notes.txt"}"#,
+            ),
+            split: Split::Whole,
+        });
+        mock.push(Reply::Sse {
+            body: support::openai_text_sse(&format!("ANSWER-{i} read the notes.")),
+            split: Split::Whole,
+        });
+    }
+    // No compaction: the whole history stays (and is sent) for the 1,000 turns.
+    let (mut session, _) = Session::start_sized(
+        &home,
+        &workdir,
+        &mock,
+        &["--context-window", "100000000"],
+        "Ask harness9 to do something",
+        (120, 40),
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let rss_start = session.rss_mb();
+    let echo_start = echo_ms(&mut session, 20);
+    let started = Instant::now();
+    let cpu_before = session.cpu_seconds();
+    let mut lap = Instant::now();
+    for i in 0..turns {
+        session.send(&format!("turn {i}\r"));
+        session.wait_for(&format!("ANSWER-{i} read the notes."));
+        session.wait_for("─ Enter send");
+        if (i + 1) % 100 == 0 {
+            eprintln!(
+                "turns {}..{}: {:.2} s, {:.1} MB",
+                i - 99,
+                i,
+                lap.elapsed().as_secs_f64(),
+                session.rss_mb()
+            );
+            lap = Instant::now();
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = session.cpu_seconds() - cpu_before;
+    std::thread::sleep(Duration::from_secs(1));
+    let rss_end = session.rss_mb();
+    eprintln!("at the end: {}", session.rss_parts());
+    let echo_end = echo_ms(&mut session, 20);
+    println!(
+        "| {turns} turns (prompt, read_file of 4 KB, answer) | {wall:.1} s wall, {cpu:.1} s CPU |"
+    );
+    println!(
+        "| resident memory at the start / after {turns} turns | {rss_start:.1} MB / {rss_end:.1} MB |"
+    );
+    println!(
+        "| keystroke to echo at the start / at the end (median of 20) | {echo_start:.1} ms / {echo_end:.1} ms |"
     );
 }

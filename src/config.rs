@@ -6,6 +6,7 @@
 
 pub mod approved;
 mod cli;
+pub mod display;
 pub mod trust;
 
 use std::collections::HashMap;
@@ -29,14 +30,15 @@ pub const FALLBACK_CONTEXT_WINDOW: u64 = 128_000;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error(
-        "no API key found.\n\
-         Set ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment or in {dotenv}\n\
-         (HARNESS9_PROVIDER or --provider chooses between them; OPENAI_BASE_URL points at a local\n\
-         OpenAI-compatible server). See .env.example for every variable."
+        "no API key found. Set one, for example:\n\
+         \x20 export ANTHROPIC_API_KEY=sk-ant-...   (or OPENAI_API_KEY=sk-...)\n\
+         or write that line (without `export`) to {dotenv}. With both set, HARNESS9_PROVIDER or\n\
+         --provider chooses; OPENAI_BASE_URL with --provider openai uses a local\n\
+         OpenAI-compatible server, which needs no key."
     )]
     NoProvider { dotenv: String },
     #[error(
-        "the {provider} provider needs {variable}: set it in the environment or in {dotenv} (see .env.example)"
+        "the {provider} provider needs {variable}: set it in the environment (export {variable}=...) or write that line to {dotenv}"
     )]
     MissingKey {
         provider: ProviderKind,

@@ -65,7 +65,8 @@ fn main() -> ExitCode {
             Err(e) => return usage_error(&e),
         };
         let token = env.process_var("HARNESS9_SERVE_TOKEN");
-        let result = runtime.block_on(tui::attach(&home, token, args));
+        let display = config::display::resolve(&home, cli.theme, cli.no_alt_screen);
+        let result = runtime.block_on(tui::attach(&home, token, args, display));
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return ExitCode::from(tui::exit_code(result));
     }
@@ -140,7 +141,14 @@ fn main() -> ExitCode {
             // Once the user trusts the folder, its settings are resolved again as trusted.
             let options = cli.options.clone();
             let trusted = move || config::resolve_trusted(&options, workdir, &env, true);
-            let result = runtime.block_on(tui::run(settings, choice, picker, Box::new(trusted)));
+            let display = config::display::resolve(&settings.home, cli.theme, cli.no_alt_screen);
+            let result = runtime.block_on(tui::run(
+                settings,
+                choice,
+                picker,
+                Box::new(trusted),
+                display,
+            ));
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(tui::exit_code(result))
         }

@@ -21,6 +21,7 @@ use std::sync::{Arc, Weak};
 use tokio::sync::mpsc;
 
 pub use crate::engine::{Failure, FailureKind};
+pub use actor::MENTION_FILES;
 pub use protocol::{Closing, LoadedSession, Request, Update};
 
 use crate::assemble::{self, AssembleError, ProviderFactory, SessionChoice};

@@ -1,24 +1,33 @@
 //! The full-screen TUI, a client of the session core (`crate::session`): it draws and maps keys,
 //! sends the app's commands as requests and turns the core's updates into the app's events. It
-//! never touches the store, a provider, a tool or the working directory's files itself. One
-//! loop owns the terminal: a `select!` over input, the session's updates and a frame deadline
-//! that exists only while something is dirty or animating, so an idle screen costs nothing.
+//! never touches the store, a provider, a tool or the working directory's files itself (the one
+//! file it writes is a `/export` the user asked for, never over an existing one). The first frame
+//! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
+//! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
+//! while something is dirty, animating or about to time out, so an idle screen costs nothing.
 //! Every frame is one synchronized update.
 
 mod app;
+mod commands;
 mod dialog_guard;
+mod editing;
 mod engine_events;
 mod extension_prompt;
 pub mod highlight;
+mod inline;
 mod keymap;
+mod layers;
 pub mod markdown;
 mod mcp_panel;
+mod mentions;
 mod overlays;
 mod picker;
 mod plan_review;
+mod runner;
 mod slash;
 mod status_line;
 mod terminal;
+pub mod theme;
 mod tool_view;
 mod transcript;
 mod trust_prompt;
@@ -26,31 +35,19 @@ mod view;
 mod workflows;
 mod wrap;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossterm::event::{Event as TermEvent, EventStream};
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-use futures_util::StreamExt;
-use tokio::sync::mpsc;
 
 pub use app::{App, AppEvent, Command, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
 pub use view::draw;
 
-use std::sync::Arc;
-
 use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
-use crate::session::{
-    self, Closing, CoreOptions, LoadedSession, Opened, Request, SessionHandle, Update,
-};
-
-/// The shortest time between two frames (60 per second at most).
-const FRAME: Duration = Duration::from_millis(16);
-/// How often the spinner moves while the agent works.
-const TICK: Duration = Duration::from_millis(100);
-/// Engine events applied before a draw, so a fast stream cannot starve the screen.
-const DRAIN: usize = 256;
+use crate::config::display::{Display, Theme};
+use crate::session::{self, CoreOptions, LoadedSession, Opened};
+use runner::Runner;
 
 /// The TUI's exit status (CONTRACT.md).
 pub fn exit_code(result: Result<(), AssembleError>) -> u8 {
@@ -78,8 +75,9 @@ pub async fn run(
     choice: SessionChoice,
     open_picker: bool,
     trusted: TrustedSettings,
+    display: Display,
 ) -> Result<(), AssembleError> {
-    let outcome = run_screen(settings, choice, open_picker, trusted).await;
+    let outcome = run_screen(settings, choice, open_picker, trusted, display).await;
     // Whatever way it ended, the terminal is the user's again.
     terminal::restore();
     outcome
@@ -90,15 +88,28 @@ async fn run_screen(
     choice: SessionChoice,
     open_picker: bool,
     trusted: TrustedSettings,
+    display: Display,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
+    // The first frame comes before anything that can wait: the logs, the store and its
+    // migrations, the session; keys typed meanwhile wait in the terminal.
+    let mut app = App::new(SessionView {
+        session_id: String::new(),
+        provider: settings.provider.kind.to_string(),
+        model: settings.provider.model.clone(),
+        workdir: settings.workdir.display().to_string(),
+        mode: settings.mode,
+        context_window: settings.context_window,
+    });
+    let mut term = first_frame(&settings.home, &display, &mut app, started)?;
     let _logs = terminal::init_file_logging(&settings.home);
+    tracing::info!(
+        "[tui] first frame | after_ms={}",
+        started.elapsed().as_millis()
+    );
     highlight::warm_up();
-    let mut term = None;
     if !settings.trust_decided {
-        terminal::install_panic_hook(settings.home.join("logs"));
-        let mut screen = enter_terminal()?;
-        match trust_prompt::ask(&mut screen, &settings).await {
+        match trust_prompt::ask(&mut term, &settings).await {
             Ok(Some(true)) => {
                 settings = trusted().map_err(|e| AssembleError::Session(e.to_string()))?;
                 if let Err(error) =
@@ -113,32 +124,68 @@ async fn run_screen(
             Ok(None) => return Ok(()),
             Err(error) => return Err(AssembleError::Setup(error.to_string())),
         }
-        term = Some(screen);
     }
     // In the TUI the user answers for the project's extensions; `--trust` does not.
     settings.approve_extensions = false;
     let pending = extension_prompt::pending(&settings);
     if !pending.is_empty() {
-        if term.is_none() {
-            terminal::install_panic_hook(settings.home.join("logs"));
-            term = Some(enter_terminal()?);
-        }
-        if let Some(screen) = term.as_mut() {
-            match extension_prompt::ask(screen, &settings, pending).await {
-                Ok(Some(problems)) => settings.notices.extend(problems),
-                Ok(None) => return Ok(()),
-                Err(error) => return Err(AssembleError::Setup(error.to_string())),
-            }
+        match extension_prompt::ask(&mut term, &settings, pending).await {
+            Ok(Some(problems)) => settings.notices.extend(problems),
+            Ok(None) => return Ok(()),
+            Err(error) => return Err(AssembleError::Setup(error.to_string())),
         }
     }
     let options = CoreOptions {
         // The app shows and edits the queue and sends the next prompt itself.
         drive_queue: false,
         load_transcript: true,
+        // The first frame never waits for MCP servers; late tools join at the next turn.
         wait_for_mcp: None,
     };
     let opened = session::open(&settings, choice, options).await?;
-    show(opened, &settings.home, open_picker, term, started).await
+    // Whatever was typed into the welcome screen's input stays there.
+    show(opened, open_picker, term, display, app.input_text()).await
+}
+
+/// Enters the terminal, picks the theme and draws the welcome screen with its input line.
+fn first_frame(
+    home: &std::path::Path,
+    display: &Display,
+    app: &mut App,
+    started: Instant,
+) -> Result<terminal::Term, AssembleError> {
+    terminal::install_panic_hook(home.join("logs"));
+    let mut term = terminal::enter(display.alt_screen).map_err(|e| {
+        terminal::restore();
+        AssembleError::Setup(format!("cannot use this terminal: {e}"))
+    })?;
+    let colorfgbg = std::env::var("COLORFGBG").ok();
+    let known = display
+        .theme
+        .or(colorfgbg.as_deref().and_then(theme::from_colorfgbg));
+    theme::set(known.unwrap_or(Theme::Dark));
+    let drawn = |term: &mut terminal::Term, app: &mut App| {
+        draw_frame(term, app).map_err(|e| AssembleError::Setup(e.to_string()))
+    };
+    drawn(&mut term, app)?;
+    tracing::debug!(
+        "[tui] welcome drawn | after_ms={}",
+        started.elapsed().as_millis()
+    );
+    // Asked only when nothing said it, and after the first frame: a terminal that does not
+    // answer costs a wait here, never before the screen is up.
+    if known.is_none() {
+        let (asked, typed) = theme::query_background();
+        if let Some(asked) = asked {
+            theme::set(asked);
+        }
+        // Text typed while the answer was read goes to the input, as it would have.
+        app.input.insert_str(&typed);
+        if asked.is_some_and(|t| t != Theme::Dark) || !typed.is_empty() {
+            drawn(&mut term, app)?;
+        }
+    }
+    Ok(term)
 }
 
 /// `harness9 attach`: the TUI over a session of a `serve` instance (`session::remote`).
@@ -146,10 +193,9 @@ pub async fn attach(
     home: &std::path::Path,
     token: Option<&str>,
     args: &crate::config::AttachArgs,
+    display: Display,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
-    let _logs = terminal::init_file_logging(home);
-    highlight::warm_up();
     let token = crate::serve::read_token(token, home).map_err(|e| {
         AssembleError::Setup(format!(
             "no token for {}: set HARNESS9_SERVE_TOKEN, or start harness9 serve first \
@@ -158,8 +204,25 @@ pub async fn attach(
             home.join(crate::serve::TOKEN_FILE).display()
         ))
     })?;
-    let opened = session::remote::open(&args.url, &token, args.session.as_deref()).await?;
-    let outcome = show(opened, home, false, None, started).await;
+    let mut app = App::new(SessionView {
+        session_id: String::new(),
+        provider: String::new(),
+        model: args.url.clone(),
+        workdir: String::new(),
+        mode: crate::planning::Mode::Default,
+        context_window: 0,
+    });
+    let term = first_frame(home, &display, &mut app, started)?;
+    let _logs = terminal::init_file_logging(home);
+    highlight::warm_up();
+    let opened = match session::remote::open(&args.url, &token, args.session.as_deref()).await {
+        Ok(opened) => opened,
+        Err(error) => {
+            terminal::restore();
+            return Err(error);
+        }
+    };
+    let outcome = show(opened, false, term, display, app.input_text()).await;
     terminal::restore();
     outcome
 }
@@ -167,10 +230,10 @@ pub async fn attach(
 /// Shows an opened session until the user leaves it.
 async fn show(
     opened: Opened,
-    home: &std::path::Path,
     open_picker: bool,
-    term: Option<terminal::Term>,
-    started: Instant,
+    mut term: terminal::Term,
+    display: Display,
+    typed: String,
 ) -> Result<(), AssembleError> {
     let Opened {
         handle,
@@ -193,6 +256,7 @@ async fn show(
     });
     app.skills = facts.skills;
     app.hooks = facts.hooks;
+    app.input.insert_str(&typed);
     let LoadedSession {
         session_id,
         mode,
@@ -218,7 +282,7 @@ async fn show(
     // What was ignored or changed at start (the folder's .env, an untrusted folder's files, a
     // malformed settings file, a yolo session resumed in default, a sandbox that cannot be had)
     // stays readable in the transcript.
-    for notice in notices {
+    for notice in notices.into_iter().chain(display.notices.iter().cloned()) {
         app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
         app.transcript.notice(notice, Tone::Warning);
     }
@@ -228,27 +292,17 @@ async fn show(
         Vec::new()
     };
 
-    let entered = match term {
-        Some(term) => Ok(term),
-        None => {
-            terminal::install_panic_hook(home.join("logs"));
-            enter_terminal()
-        }
-    };
     let mut runner = Runner::new(handle, updates, session_id, mcp.clone());
-    let mut term = match entered {
-        Ok(term) => term,
-        Err(error) => {
-            // The session was opened: it is closed as on any exit (an empty one is not kept).
-            runner.close().await;
-            return Err(error);
-        }
-    };
     for command in first_commands {
-        runner.execute(command).await;
+        runner.execute(&mut app, command).await;
     }
-    let outcome = runner.event_loop(&mut term, &mut app, started).await;
+    let outcome = runner.event_loop(&mut term, &mut app).await;
+    let width = term.size().map(|s| s.width).unwrap_or(80);
     terminal::restore();
+    if !display.alt_screen {
+        // Inline: the conversation goes to the terminal's scrollback, as plain lines.
+        print!("{}", inline::transcript_text(&mut app.transcript, width));
+    }
     if let Err(error) = &outcome {
         eprintln!("harness9: {error}");
     }
@@ -257,19 +311,11 @@ async fn show(
     if let Some(closing) = closing
         && closing.kept
     {
-        println!(
-            "Resume this session with: harness9 --resume {}",
-            closing.session_id
-        );
+        // A named session is resumed by its name.
+        let key = app.session_name.as_deref().unwrap_or(&closing.session_id);
+        println!("Resume this session with: harness9 --resume {key}");
     }
     outcome.map_err(|e| AssembleError::Setup(e.to_string()))
-}
-
-fn enter_terminal() -> Result<terminal::Term, AssembleError> {
-    terminal::enter().map_err(|e| {
-        terminal::restore();
-        AssembleError::Setup(format!("cannot use this terminal: {e}"))
-    })
 }
 
 pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
@@ -277,318 +323,6 @@ pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::R
     term.draw(|frame| view::draw(app, frame))?;
     crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
-}
-
-/// The TUI's side of the session core: the app's commands go out as requests (only the
-/// terminal's own, the clipboard and the mouse, are carried out here) and updates come back in
-/// as the app's events.
-struct Runner {
-    handle: SessionHandle,
-    updates: mpsc::UnboundedReceiver<Update>,
-    /// The session shown now (`/new` and the picker change it).
-    session_id: String,
-    /// How the session ended, once it has.
-    closing: Option<Arc<Closing>>,
-    /// The session's MCP servers: their changes refresh `/mcp` and the status line.
-    mcp: crate::mcp::McpManager,
-}
-
-impl Runner {
-    fn new(
-        handle: SessionHandle,
-        updates: mpsc::UnboundedReceiver<Update>,
-        session_id: String,
-        mcp: crate::mcp::McpManager,
-    ) -> Self {
-        Runner {
-            handle,
-            updates,
-            session_id,
-            closing: None,
-            mcp,
-        }
-    }
-
-    /// The text of a server's prompt, sent (or queued) as the user's prompt; a failure is a
-    /// notice.
-    async fn mcp_prompt(&self, app: &mut App, command: &str, args: &str) -> Vec<Command> {
-        match self.mcp.get_prompt(command, args).await {
-            Ok(text) => app.send_or_queue(text),
-            Err(error) => {
-                let notice = format!("/{command}: {error}");
-                app.flash = Some(notice.clone());
-                app.transcript.notice(notice, Tone::Warning);
-                Vec::new()
-            }
-        }
-    }
-
-    /// The servers' statuses into the app, and what went wrong with them into the transcript.
-    fn refresh_mcp(&self, app: &mut App) {
-        app.mcp = self
-            .mcp
-            .statuses()
-            .iter()
-            .map(mcp_panel::McpView::from_status)
-            .collect();
-        if let Some(selected) = app.mcp_panel {
-            app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
-        }
-        for notice in self.mcp.take_notices() {
-            app.flash = Some(notice.clone());
-            app.transcript.notice(notice, Tone::Warning);
-        }
-    }
-
-    async fn event_loop(
-        &mut self,
-        term: &mut terminal::Term,
-        app: &mut App,
-        started: Instant,
-    ) -> std::io::Result<()> {
-        let mut input = EventStream::new();
-        let mut mcp_changes = self.mcp.subscribe();
-        self.refresh_mcp(app);
-        let mut term_signal =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-
-        draw_frame(term, app)?;
-        tracing::info!(
-            "[tui] first frame | after_ms={}",
-            started.elapsed().as_millis()
-        );
-        let mut last_draw = Instant::now();
-        let mut last_tick = Instant::now();
-        let mut dirty = false;
-
-        loop {
-            let now = Instant::now();
-            if dirty && now.duration_since(last_draw) >= FRAME {
-                draw_frame(term, app)?;
-                last_draw = now;
-                dirty = false;
-            }
-            // A deadline only while there is something to draw or animate: idle means no
-            // wake-ups.
-            let frame_due = dirty.then_some(last_draw + FRAME);
-            let tick_due = app.is_animating().then_some(last_tick + TICK);
-            let deadline = match (frame_due, tick_due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let mut commands = Vec::new();
-            tokio::select! {
-                event = input.next() => match event {
-                    Some(Ok(event)) => {
-                        match event {
-                            TermEvent::Key(key) => commands = app.handle_key(key),
-                            TermEvent::Paste(text) => app.handle_paste(&text),
-                            TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
-                            _ => {}
-                        }
-                        dirty = true;
-                    }
-                    // The terminal went away: leave as if asked to quit.
-                    Some(Err(_)) | None => commands.push(Command::Quit),
-                },
-                update = self.updates.recv() => match update {
-                    Some(update) => {
-                        commands.extend(self.apply(app, update));
-                        // A fast stream cannot starve the screen: a bounded batch per frame.
-                        for _ in 0..DRAIN {
-                            match self.updates.try_recv() {
-                                Ok(update) => commands.extend(self.apply(app, update)),
-                                Err(_) => break,
-                            }
-                        }
-                        dirty = true;
-                    }
-                    // The core is gone: nothing more can happen in this session.
-                    None => commands.push(Command::Quit),
-                },
-                // A server connected, failed or changed its tools (never blocks the first frame).
-                Ok(()) = mcp_changes.changed() => {
-                    self.refresh_mcp(app);
-                    dirty = true;
-                }
-                _ = term_signal.recv() => commands.push(Command::Quit),
-                _ = hangup.recv() => commands.push(Command::Quit),
-                _ = sleep_until(deadline), if deadline.is_some() => {
-                    if app.is_animating() && Instant::now() >= last_tick + TICK {
-                        app.tick();
-                        last_tick = Instant::now();
-                    }
-                    dirty = true;
-                }
-            }
-            if self.closing.is_some() {
-                return Ok(());
-            }
-            for command in commands {
-                // A server's prompt is fetched here and comes back as the prompt to send.
-                let commands = match command {
-                    Command::McpPrompt { command, args } => {
-                        self.mcp_prompt(app, &command, &args).await
-                    }
-                    other => vec![other],
-                };
-                for command in commands {
-                    if self.execute(command).await {
-                        return Ok(());
-                    }
-                }
-            }
-        }
-    }
-
-    /// An update of the session, as the app takes it; what the app asks in return.
-    fn apply(&mut self, app: &mut App, update: Update) -> Vec<Command> {
-        let event = match update {
-            Update::Engine(event) => return app.handle_engine(event),
-            Update::Loaded(loaded) => {
-                let loaded = Arc::unwrap_or_clone(loaded);
-                self.session_id = loaded.session_id.clone();
-                let mut commands = app.handle_async(AppEvent::SessionLoaded {
-                    session_id: loaded.session_id,
-                    mode: loaded.mode,
-                    messages: loaded.messages,
-                    todos: loaded.todos,
-                    queue: loaded.queue,
-                });
-                // Left in sessions.db as stored; the user is told why the list or queue is
-                // empty.
-                let mut said: Vec<String> = Vec::new();
-                for problem in loaded.problems {
-                    said.push(problem.message.clone());
-                    commands.extend(app.handle_async(AppEvent::Failed(problem)));
-                }
-                said.extend(loaded.notices);
-                if !said.is_empty() {
-                    commands.extend(app.handle_async(AppEvent::Flash(said.join("; "))));
-                }
-                return commands;
-            }
-            Update::Todos(todos) => {
-                app.todos = todos;
-                return Vec::new();
-            }
-            // The app keeps the queue and sends the next prompt itself.
-            Update::Queue(_) | Update::RunStarted { .. } => return Vec::new(),
-            Update::Sessions { generation, hits } => AppEvent::Sessions { generation, hits },
-            Update::Files { files, .. } => AppEvent::Files(Arc::unwrap_or_clone(files)),
-            Update::ShellDone {
-                id,
-                result,
-                duration,
-            } => AppEvent::ShellDone {
-                id,
-                result,
-                duration,
-            },
-            Update::Compacted(result) => AppEvent::Compacted(result.map_err(|f| f.message)),
-            Update::Renamed(name) => {
-                AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
-            }
-            Update::Failed(failure) => AppEvent::Failed(failure),
-            Update::Closed(closing) => {
-                self.closing = Some(closing);
-                return Vec::new();
-            }
-        };
-        app.handle_async(event)
-    }
-
-    /// Carries out one command; `true` means quit.
-    async fn execute(&mut self, command: Command) -> bool {
-        let request = match command {
-            Command::Submit(prompt) => Request::Submit(prompt),
-            Command::Interrupt => Request::Interrupt,
-            Command::SetMode(mode) => Request::SetMode(mode),
-            Command::QueueChanged(queue) => Request::SetQueue(queue),
-            Command::NewSession => Request::NewSession,
-            Command::ResumeSession(id) => Request::Resume(id),
-            Command::Rename(name) => Request::Rename(name),
-            Command::Compact => Request::Compact,
-            Command::SetModel(model) => Request::SetModel(model),
-            Command::RunShell { id, command } => Request::RunShell { id, command },
-            Command::QuerySessions {
-                query,
-                all,
-                generation,
-            } => Request::ListSessions {
-                query,
-                all,
-                generation,
-            },
-            Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
-            Command::ClearTodos => Request::ClearTodos,
-            Command::ListFiles => Request::ListFiles { generation: 0 },
-            Command::Copy(text) => {
-                use base64::Engine as _;
-                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-                let mut stdout = std::io::stdout();
-                let _ = std::io::Write::write_all(
-                    &mut stdout,
-                    format!("\x1b]52;c;{encoded}\x07").as_bytes(),
-                );
-                let _ = std::io::Write::flush(&mut stdout);
-                return false;
-            }
-            Command::SetMouseCapture(on) => {
-                let mut stdout = std::io::stdout();
-                let _ = if on {
-                    crossterm::execute!(stdout, crossterm::event::EnableMouseCapture)
-                } else {
-                    crossterm::execute!(stdout, crossterm::event::DisableMouseCapture)
-                };
-                return false;
-            }
-            // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
-            Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
-            Command::McpReconnect(name) => {
-                self.mcp.reconnect(&name);
-                return false;
-            }
-            Command::McpDisable(name) => {
-                self.mcp.disable(&name);
-                return false;
-            }
-            // Fetched by the event loop before it gets here (`mcp_prompt`).
-            Command::McpPrompt { .. } => return false,
-            Command::Quit => {
-                self.close().await;
-                return true;
-            }
-        };
-        // A core that is gone has closed already; the loop then quits on its own.
-        self.handle.send(request);
-        false
-    }
-
-    /// Closes the session (the run stores what it has; an empty session is not kept) and
-    /// waits until it is closed.
-    async fn close(&mut self) -> Option<Arc<Closing>> {
-        if self.closing.is_none() {
-            self.handle.send(Request::Close {
-                discard_if_empty: true,
-            });
-            while let Some(update) = self.updates.recv().await {
-                if let Update::Closed(closing) = update {
-                    self.closing = Some(closing);
-                    break;
-                }
-            }
-        }
-        self.closing.clone()
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
-    }
 }
 
 #[cfg(test)]

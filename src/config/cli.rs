@@ -23,6 +23,14 @@ pub struct Cli {
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
+    /// Run in the terminal's main screen: the transcript stays in its scrollback on exit.
+    #[arg(long, global = true)]
+    pub no_alt_screen: bool,
+
+    /// Colours for a dark or a light terminal [default: the terminal's background, else dark].
+    #[arg(long, global = true, value_enum)]
+    pub theme: Option<crate::config::display::Theme>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -59,11 +59,12 @@ fn a_base_url_without_a_key_is_a_local_openai_compatible_server() {
 }
 
 #[test]
-fn no_key_names_the_variables_and_env_example() {
+fn no_key_names_the_variables_and_how_to_set_them() {
     let err = resolve_with(&[], &[], &[]).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("ANTHROPIC_API_KEY") && text.contains("OPENAI_API_KEY"));
-    assert!(text.contains(".env.example"));
+    // A user of the binary has no .env.example: the message says what to type instead.
+    assert!(text.contains("export ANTHROPIC_API_KEY=") && !text.contains(".env.example"));
 }
 
 #[test]

@@ -5,20 +5,16 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::style::{Color, Style};
 use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 use super::keymap::{self, Action, Layer};
-use super::transcript::{EntryKind, Transcript};
+
+use super::transcript::{EntryKind, Tone, Transcript};
 use crate::engine::{ApprovalDecision, ApprovalRequest, TokenUpdate};
 use crate::planning::{Mode, TodoItem};
-
-/// How long a second Ctrl+C has to quit.
-const DOUBLE_PRESS: Duration = Duration::from_secs(1);
-/// Lines the mouse wheel scrolls.
-const WHEEL_LINES: u16 = 3;
 
 /// What the runner must do after an update.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +51,11 @@ pub enum Command {
     SetAutoContinue(bool),
     /// Empty the todo list (a discarded plan).
     ClearTodos,
+    /// Write the transcript as Markdown to a new `file` in the working directory.
+    Export {
+        file: String,
+        markdown: String,
+    },
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
     /// The user answered the question about `extension`: approve it, or not for now.
@@ -122,8 +123,8 @@ pub struct App {
     pub session: SessionView,
     pub transcript: Transcript,
     pub input: TextArea<'static>,
-    history: Vec<String>,
-    history_index: Option<usize>,
+    pub(super) history: Vec<String>,
+    pub(super) history_index: Option<usize>,
     pub approvals: VecDeque<ApprovalRequest>,
     pub deny_reason: Option<TextArea<'static>>,
     pub help: bool,
@@ -142,7 +143,23 @@ pub struct App {
     /// The command hook that runs now (its event and command).
     pub hook_running: Option<String>,
     pub flash: Option<String>,
-    last_ctrl_c: Option<Instant>,
+    /// When the flash goes away by itself (the Ctrl+C hint lives for its second).
+    pub(super) flash_until: Option<Instant>,
+    pub(super) last_ctrl_c: Option<Instant>,
+    /// `!` commands running now, by block id; Esc stops them as it stops a run.
+    pub shells: Vec<String>,
+    /// The completion popup was closed with Esc (until the input changes).
+    pub(super) popup_closed: bool,
+    /// How far the help or approval overlay is scrolled when it does not fit.
+    pub overlay_scroll: u16,
+    /// When the model was last heard from in this run (deltas, tools, any event).
+    pub(super) last_heard: Option<Instant>,
+    /// Retries seen since the model last answered: numbers the next attempt.
+    pub(super) retry_streak: u32,
+    /// Tools of the run started and not finished (the model is not what is waited for).
+    pub(super) tools_running: usize,
+    /// The session's name, once known (`/rename`).
+    pub session_name: Option<String>,
     pub spinner: usize,
     pub should_quit: bool,
     /// The transcript viewport's height at the last draw (a page).
@@ -216,7 +233,15 @@ impl App {
             retry: None,
             hook_running: None,
             flash: None,
+            flash_until: None,
             last_ctrl_c: None,
+            shells: Vec::new(),
+            popup_closed: false,
+            overlay_scroll: 0,
+            last_heard: None,
+            retry_streak: 0,
+            tools_running: 0,
+            session_name: None,
             spinner: 0,
             should_quit: false,
             viewport: 20,
@@ -252,26 +277,6 @@ impl App {
         self.history = prompts;
     }
 
-    pub fn layer(&self) -> Layer {
-        if self.trust.is_some() {
-            Layer::Trust
-        } else if self.extension.is_some() {
-            Layer::Extension
-        } else if self.help {
-            Layer::Help
-        } else if self.picker.is_some() {
-            Layer::Picker
-        } else if self.plan_ready() && self.approvals.is_empty() && !self.running {
-            Layer::PlanReview
-        } else if self.deny_reason.is_some() {
-            Layer::DenyReason
-        } else if !self.approvals.is_empty() {
-            Layer::Approval
-        } else {
-            Layer::Main
-        }
-    }
-
     pub fn input_text(&self) -> String {
         self.input.lines().join("\n")
     }
@@ -287,7 +292,12 @@ impl App {
 
     /// Whether something moves on screen without input (the spinner).
     pub fn is_animating(&self) -> bool {
-        self.running
+        self.busy()
+    }
+
+    /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
+    pub fn busy(&self) -> bool {
+        self.running || !self.shells.is_empty()
     }
 
     pub fn tick(&mut self) {
@@ -327,7 +337,7 @@ impl App {
         self.apply(action)
     }
 
-    fn apply(&mut self, action: Action) -> Vec<Command> {
+    pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {
         if let Some(commands) = self.apply_workflow(action) {
             return commands;
         }
@@ -337,35 +347,8 @@ impl App {
         match action {
             Action::Submit => return self.submit(),
             Action::Newline => self.input.insert_newline(),
-            Action::Interrupt => {
-                if self.running {
-                    self.flash = Some("interrupting…".into());
-                    let mut commands = vec![Command::Interrupt];
-                    if self.auto_continue {
-                        self.auto_continue = false;
-                        commands.push(Command::SetAutoContinue(false));
-                    }
-                    return commands;
-                }
-                self.flash = None;
-            }
-            Action::ClearOrQuit => {
-                let now = Instant::now();
-                if self
-                    .last_ctrl_c
-                    .is_some_and(|at| now.duration_since(at) < DOUBLE_PRESS)
-                {
-                    return self.quit();
-                }
-                self.last_ctrl_c = Some(now);
-                if let Some(reason) = &mut self.deny_reason {
-                    *reason = new_input();
-                } else {
-                    self.set_input("");
-                }
-                self.history_index = None;
-                self.flash = Some("input cleared · press Ctrl+C again to quit".into());
-            }
+            Action::Interrupt => return self.interrupt(),
+            Action::ClearOrQuit => return self.clear_or_quit(),
             Action::QuitIfEmpty => {
                 if self.input_is_empty() {
                     return self.quit();
@@ -374,6 +357,18 @@ impl App {
             }
             Action::HistoryPrev => self.recall(-1),
             Action::HistoryNext => self.recall(1),
+            Action::ScrollUp(n) if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_sub(n)
+            }
+            Action::ScrollDown(n) if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_add(n)
+            }
+            Action::PageUp if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_sub(self.viewport / 2)
+            }
+            Action::PageDown if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_add(self.viewport / 2)
+            }
             Action::ScrollUp(n) => self.pending_scroll -= i64::from(n),
             Action::ScrollDown(n) => self.pending_scroll += i64::from(n),
             Action::PageUp => {
@@ -392,7 +387,10 @@ impl App {
                 self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
                 return vec![Command::SetMode(self.session.mode)];
             }
-            Action::Help => self.help = true,
+            Action::Help => {
+                self.help = true;
+                self.overlay_scroll = 0;
+            }
             Action::TrustFolder(trusted) => return self.answer_trust(trusted),
             Action::ApproveExtension(yes) => {
                 self.extension = None;
@@ -426,12 +424,11 @@ impl App {
                 }
             }
             Action::Edit(key) => match &mut self.deny_reason {
-                Some(reason) => {
-                    reason.input(key);
-                }
+                Some(reason) => super::editing::edit(reason, key),
                 None => {
-                    self.input.input(key);
+                    super::editing::edit(&mut self.input, key);
                     self.history_index = None;
+                    self.popup_closed = false;
                 }
             },
             _ => {}
@@ -439,7 +436,7 @@ impl App {
         Vec::new()
     }
 
-    fn quit(&mut self) -> Vec<Command> {
+    pub(super) fn quit(&mut self) -> Vec<Command> {
         self.should_quit = true;
         let mut commands = Vec::new();
         if self.running {
@@ -453,7 +450,7 @@ impl App {
         let typed = self.input_text();
         if typed.trim().is_empty() {
             // Enter on an empty input sends the next queued prompt, if any.
-            if !self.running && !self.queue.is_empty() {
+            if !self.busy() && !self.queue.is_empty() {
                 let next = self.queue.remove(0);
                 let mut commands = self.start_run(next);
                 commands.push(Command::QueueChanged(self.queue.clone()));
@@ -468,12 +465,20 @@ impl App {
         if let Some(commands) = self.special_input(&text) {
             return commands;
         }
-        if self.running {
+        let (attached, missing) = self.mention_notes(&text);
+        if let Some(missing) = missing {
+            self.transcript.notice(missing, Tone::Warning);
+        }
+        if self.busy() {
             self.queue.push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
             return vec![Command::QueueChanged(self.queue.clone())];
         }
-        self.start_run(text)
+        let commands = self.start_run(text);
+        if let Some(attached) = attached {
+            self.transcript.notice(attached, Tone::Quiet);
+        }
+        commands
     }
 
     /// Sends `text` as a prompt now, or queues it while a run is going.
@@ -487,33 +492,25 @@ impl App {
 
     /// Shows the prompt and asks the runner to send it.
     pub(super) fn start_run(&mut self, text: String) -> Vec<Command> {
-        self.transcript.push(EntryKind::User(text.clone()));
+        self.start_run_shown(text.clone(), text)
+    }
+
+    /// Sends `prompt` while the transcript shows `shown` (what the user typed: `/init`, a
+    /// skill's command, a collapsed paste).
+    pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Command> {
+        self.transcript.push(EntryKind::User(shown));
         self.running = true;
         self.working_since = Some(Instant::now());
+        self.last_heard = Some(self.clock.now());
         self.retry = None;
+        self.retry_streak = 0;
         self.flash = None;
         self.scroll = Scroll::Follow;
         vec![Command::Submit(text)]
     }
 
-    fn recall(&mut self, step: i64) {
-        if self.history.is_empty() {
-            return;
-        }
-        let last = self.history.len() - 1;
-        let next = match (self.history_index, step < 0) {
-            (None, true) => Some(last),
-            (None, false) => None,
-            (Some(i), true) => Some(i.saturating_sub(1)),
-            (Some(i), false) if i >= last => None,
-            (Some(i), false) => Some(i + 1),
-        };
-        let text = next.map(|i| self.history[i].clone()).unwrap_or_default();
-        self.set_input(&text);
-        self.history_index = next;
-    }
-
     fn answer(&mut self, decision: ApprovalDecision) {
+        self.overlay_scroll = 0;
         if let Some(request) = self.approvals.pop_front() {
             if let ApprovalDecision::Deny {
                 reason: Some(reason),
@@ -522,45 +519,6 @@ impl App {
                 self.flash = Some(format!("denied: {reason}"));
             }
             request.respond(decision);
-        }
-    }
-
-    pub fn handle_paste(&mut self, text: &str) {
-        let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        let lines = text.lines().count();
-        match &mut self.deny_reason {
-            Some(reason) => {
-                reason.insert_str(&text);
-            }
-            // A paste longer than the screen is shown as one line and sent whole.
-            None if lines > usize::from(self.viewport.max(4)) => {
-                let placeholder = format!("[pasted {lines} lines #{}]", self.pastes.len() + 1);
-                self.input.insert_str(&placeholder);
-                self.pastes.push((placeholder, text));
-            }
-            None => {
-                self.input.insert_str(&text);
-            }
-        }
-    }
-
-    fn expand_pastes(&mut self, typed: &str) -> String {
-        let mut text = typed.to_owned();
-        for (placeholder, whole) in self.pastes.drain(..) {
-            text = text.replace(&placeholder, &whole);
-        }
-        text
-    }
-
-    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
-        match mouse.kind {
-            MouseEventKind::ScrollUp => {
-                self.apply(Action::ScrollUp(WHEEL_LINES));
-            }
-            MouseEventKind::ScrollDown => {
-                self.apply(Action::ScrollDown(WHEEL_LINES));
-            }
-            _ => {}
         }
     }
 }

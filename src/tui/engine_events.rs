@@ -32,7 +32,7 @@ impl App {
                 self.flash = None;
             }
         }
-        if done && !self.queue.is_empty() && !self.running {
+        if done && !self.queue.is_empty() && !self.busy() {
             let next = self.queue.remove(0);
             commands.extend(self.start_run(next));
             commands.push(Command::QueueChanged(self.queue.clone()));
@@ -43,6 +43,18 @@ impl App {
     fn apply_engine_event(&mut self, event: Event) {
         if event.turn > 0 {
             self.turn = event.turn;
+        }
+        self.last_heard = Some(self.clock.now());
+        if matches!(
+            event.kind,
+            EventKind::ToolStart(_)
+                | EventKind::ToolResult(_)
+                | EventKind::Done(_)
+                | EventKind::Error(_)
+        ) {
+            // A model call that got as far as a tool call (or the end) closes the failure
+            // streak its retries were numbered in.
+            self.retry_streak = 0;
         }
         match event.kind {
             EventKind::SessionStarted(info) => {
@@ -58,11 +70,16 @@ impl App {
                 self.retry = None;
                 self.transcript.append_text(&delta);
             }
-            EventKind::ToolStart(call) => self.transcript.tool_started(call),
+            EventKind::ToolStart(call) => {
+                self.tools_running += 1;
+                self.transcript.tool_started(call)
+            }
             EventKind::ApprovalRequired(request) => self.approvals.push_back(request),
-            EventKind::ToolResult(outcome) => self
-                .transcript
-                .tool_finished(&outcome.result, Some(outcome.duration)),
+            EventKind::ToolResult(outcome) => {
+                self.tools_running = self.tools_running.saturating_sub(1);
+                self.transcript
+                    .tool_finished(&outcome.result, Some(outcome.duration))
+            }
             EventKind::Compaction(info) => self.transcript.notice(
                 format!(
                     "compacted the conversation: {} → {} tokens ({})",
@@ -72,12 +89,19 @@ impl App {
             ),
             EventKind::Retry(info) => {
                 self.transcript.discard_streaming();
+                // The provider's retries and the restart of a cut stream count separately;
+                // the user sees one count per failure streak.
+                self.retry_streak += 1;
+                let attempt = info.attempt.max(self.retry_streak + 1);
+                let of = if attempt <= info.max_attempts {
+                    format!("attempt {attempt}/{}", info.max_attempts)
+                } else {
+                    format!("attempt {attempt}")
+                };
                 self.transcript.notice(
                     format!(
-                        "retrying in {:.1}s (attempt {}/{}): {}",
+                        "retrying in {:.1}s ({of}): {}",
                         info.delay.as_secs_f64(),
-                        info.attempt,
-                        info.max_attempts,
                         info.reason
                     ),
                     Tone::Quiet,
@@ -122,6 +146,7 @@ impl App {
     }
 
     pub(super) fn finish_run(&mut self) {
+        self.tools_running = 0;
         self.transcript.finish_streaming();
         self.running = false;
         self.working_since = None;
@@ -137,6 +162,21 @@ impl App {
         self.deny_reason = None;
     }
 }
+
+impl App {
+    /// How long a request has gone unanswered, once that is `WAITING` or more: the model is
+    /// being waited for (no tool runs, no approval is open) and has said nothing.
+    pub fn waiting_for_model(&self) -> Option<std::time::Duration> {
+        if !self.running || self.tools_running > 0 || !self.approvals.is_empty() {
+            return None;
+        }
+        let waited = self.clock.now().duration_since(self.last_heard?);
+        (waited >= WAITING).then_some(waited)
+    }
+}
+
+/// How long a silent request runs before the status line says it is waiting.
+pub const WAITING: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What the user can do about a failure of this kind.
 pub(super) fn next_step(kind: FailureKind) -> &'static str {

@@ -1,6 +1,7 @@
 //! Syntax highlighting of fenced code with syntect. The syntax and theme sets load on a thread
 //! of their own at start (never on the path to the first frame); until they are ready, and for
-//! absurdly long lines or huge blocks, code is shown plain so rendering can never hang.
+//! absurdly long lines or huge blocks, code is shown plain so rendering can never hang. The
+//! colours come from `base16-ocean.dark` or `InspiredGitHub`, as the screen's theme is.
 
 use std::sync::OnceLock;
 
@@ -17,7 +18,8 @@ const MAX_LINES: usize = 2000;
 
 struct Sets {
     syntaxes: SyntaxSet,
-    theme: Theme,
+    dark: Theme,
+    light: Theme,
 }
 
 static SETS: OnceLock<Sets> = OnceLock::new();
@@ -25,11 +27,16 @@ static SETS: OnceLock<Sets> = OnceLock::new();
 fn load() -> Sets {
     let syntaxes = SyntaxSet::load_defaults_newlines();
     let mut themes = ThemeSet::load_defaults();
-    let theme = themes
+    let dark = themes
         .themes
         .remove("base16-ocean.dark")
         .unwrap_or_default();
-    Sets { syntaxes, theme }
+    let light = themes.themes.remove("InspiredGitHub").unwrap_or_default();
+    Sets {
+        syntaxes,
+        dark,
+        light,
+    }
 }
 
 /// Starts loading the sets in the background.
@@ -66,7 +73,12 @@ pub fn highlight(code: &str, language: &str, plain: Style) -> Vec<Vec<Span<'stat
         .syntaxes
         .find_syntax_by_token(token)
         .unwrap_or_else(|| sets.syntaxes.find_syntax_plain_text());
-    let mut highlighter = HighlightLines::new(syntax, &sets.theme);
+    // syntect's theme follows the screen's.
+    let theme = match super::theme::current() {
+        super::theme::Theme::Dark => &sets.dark,
+        super::theme::Theme::Light => &sets.light,
+    };
+    let mut highlighter = HighlightLines::new(syntax, theme);
     let mut out = Vec::with_capacity(lines.len());
     for line in syntect::util::LinesWithEndings::from(code) {
         let Ok(ranges) = highlighter.highlight_line(line, &sets.syntaxes) else {

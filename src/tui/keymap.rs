@@ -1,5 +1,6 @@
-//! Keys to actions, in one place and aware of which layer has the focus. `App::update` never
-//! reads raw keys; the help overlay is generated from `KEY_HINTS`.
+//! Keys to actions, in one place and aware of which layer has the focus (the top of
+//! `App::layers`). The app never reads raw keys elsewhere, except the text boxes' editing keys
+//! (`editing::edit`); the help overlay is generated from `KEY_HINTS`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -16,6 +17,8 @@ pub enum Layer {
     Trust,
     /// Whether to approve a trusted project's hooks (or MCP server), asked at start.
     Extension,
+    /// `/mcp`: the servers, their tools, reconnect and disable (its keys: `mcp_panel::key`).
+    McpPanel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +56,13 @@ pub enum Action {
     ToggleMouse,
     /// Take the last queued prompt back into the input.
     EditQueued,
-    /// Completion popup: move, accept.
+    /// Completion popup: move, complete (Tab: never runs), accept (Enter: a command that takes
+    /// no argument runs), close (Esc).
     PopupUp,
     PopupDown,
+    PopupComplete,
     PopupAccept,
+    PopupClose,
     /// Plan review: run with auto-continue (in auto-edit when `true`), step by step, keep
     /// planning, discard.
     PlanAuto(bool),
@@ -76,8 +82,19 @@ pub enum Action {
 pub const KEY_HINTS: &[(&str, &str)] = &[
     ("Enter", "send the prompt"),
     ("Shift+Enter, Alt+Enter, Ctrl+J", "new line"),
-    ("Esc", "interrupt the running turn"),
-    ("Ctrl+C", "clear the input; twice within a second quits"),
+    ("Esc", "interrupt the running turn or ! command"),
+    (
+        "Ctrl+C",
+        "interrupt; when idle clear the input, twice within a second quits",
+    ),
+    (
+        "Ctrl+A / Ctrl+E, Alt+B / Alt+F",
+        "start / end of the line, a word back / forward",
+    ),
+    (
+        "Ctrl+U / Ctrl+K / Ctrl+W",
+        "delete to the line's start / its end / the previous word",
+    ),
     ("Ctrl+D", "quit (on an empty input)"),
     ("Up / Down", "earlier prompts (on an empty input)"),
     ("PageUp / PageDown, wheel", "scroll the transcript"),
@@ -96,7 +113,8 @@ pub const KEY_HINTS: &[(&str, &str)] = &[
     ),
     (
         "/",
-        "commands (Tab completes); @ attaches a file; ! runs a shell command",
+        "commands (Tab completes, Enter runs, Esc closes); @ attaches a file or directory; \
+         ! runs a shell command",
     ),
     ("? or F1", "this help"),
 ];
@@ -122,6 +140,7 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
             _ => Action::Ignore,
         },
+        Layer::McpPanel => Action::Ignore,
         Layer::Extension => match key.code {
             KeyCode::Char('a' | 'A') => Action::ApproveExtension(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::ApproveExtension(false),
@@ -131,6 +150,8 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Esc | KeyCode::Char('q' | '?') | KeyCode::F(1) | KeyCode::Enter => {
                 Action::Close
             }
+            KeyCode::Up => Action::ScrollUp(1),
+            KeyCode::Down => Action::ScrollDown(1),
             _ => Action::Ignore,
         },
         Layer::Picker => match key.code {
@@ -155,6 +176,8 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('r' | 'R') => Action::ApproveRule,
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::Deny,
             KeyCode::Char('d' | 'D') => Action::DenyWithReason,
+            KeyCode::Up => Action::ScrollUp(1),
+            KeyCode::Down => Action::ScrollDown(1),
             _ => Action::Ignore,
         },
         Layer::DenyReason => match key.code {

@@ -8,13 +8,18 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 use super::highlight;
-use super::wrap::{truncate, wrap};
+use super::wrap::wrap;
 
-const CODE_STYLE: Style = Style::new().fg(Color::Yellow);
+/// Inline and fenced code (the theme's warning colour reads on its background).
+fn code_style() -> Style {
+    Style::new().fg(super::theme::warn())
+}
 const QUOTE_STYLE: Style = Style::new().fg(Color::DarkGray);
-const LINK_STYLE: Style = Style::new()
-    .fg(Color::Cyan)
-    .add_modifier(Modifier::UNDERLINED);
+fn link_style() -> Style {
+    Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::UNDERLINED)
+}
 
 /// The length of the part of `source` made of complete blocks: up to the last blank line that is
 /// outside a code fence and followed by an unindented line (so a list item's continuation is
@@ -165,7 +170,7 @@ impl Renderer {
             Event::End(tag) => self.end(tag),
             Event::Text(text) => self.text(&text),
             Event::Code(code) => {
-                self.push_style(|_| CODE_STYLE);
+                self.push_style(|_| code_style());
                 self.text(&code);
                 self.pop_style();
             }
@@ -181,7 +186,7 @@ impl Renderer {
             Event::TaskListMarker(done) => self.text(if done { "[x] " } else { "[ ] " }),
             Event::Html(html) | Event::InlineHtml(html) => self.text(&html),
             Event::InlineMath(math) | Event::DisplayMath(math) => {
-                self.push_style(|_| CODE_STYLE);
+                self.push_style(|_| code_style());
                 self.text(&math);
                 self.pop_style();
             }
@@ -200,7 +205,9 @@ impl Renderer {
                     HeadingLevel::H1 => Style::new()
                         .fg(Color::Magenta)
                         .add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
-                    HeadingLevel::H2 => Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                    HeadingLevel::H2 => Style::new()
+                        .fg(super::theme::accent())
+                        .add_modifier(Modifier::BOLD),
                     _ => Style::new().add_modifier(Modifier::BOLD),
                 };
                 self.push_style(|_| style);
@@ -242,7 +249,7 @@ impl Renderer {
             Tag::Strikethrough => self.push_style(|s| s.add_modifier(Modifier::CROSSED_OUT)),
             Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
                 self.links.push(dest_url.to_string());
-                self.push_style(|_| LINK_STYLE);
+                self.push_style(|_| link_style());
             }
             Tag::Table(_) => {
                 self.flush_inline();
@@ -340,7 +347,7 @@ impl Renderer {
             line.push(label);
             self.out.push(Line::from(line));
         }
-        for spans in highlight::highlight(code, language, CODE_STYLE) {
+        for spans in highlight::highlight(code, language, code_style()) {
             self.out.extend(wrap(&spans, self.width, &rest, &rest));
         }
         let _ = first;
@@ -380,24 +387,38 @@ impl Renderer {
             Line::styled(format!("{left}{}{right}", body.join(mid)), border)
         };
         self.out.push(rule("┌", "┬", "┐"));
+        // Long cells wrap inside their column (never cut): a row is as tall as its tallest cell.
         for (r, row) in table.rows.iter().enumerate() {
-            let mut spans = vec![Span::styled("│", border)];
-            for (i, width) in widths.iter().enumerate() {
-                let text = row.get(i).map(&cell_text).unwrap_or_default();
-                let text = truncate(&text, *width);
-                let pad = width.saturating_sub(text.width());
-                let style = if r < table.header_rows {
-                    Style::new().add_modifier(Modifier::BOLD)
-                } else {
-                    row.get(i)
-                        .and_then(|c| c.first())
-                        .map(|s| s.style)
-                        .unwrap_or_default()
-                };
-                spans.push(Span::styled(format!(" {text}{} ", " ".repeat(pad)), style));
-                spans.push(Span::styled("│", border));
+            let cells: Vec<Vec<Line<'static>>> = widths
+                .iter()
+                .enumerate()
+                .map(|(i, width)| {
+                    let mut spans = row.get(i).cloned().unwrap_or_default();
+                    if r < table.header_rows {
+                        for span in &mut spans {
+                            span.style = span.style.add_modifier(Modifier::BOLD);
+                        }
+                    }
+                    wrap(&spans, (*width).max(1) as u16, &[], &[])
+                })
+                .collect();
+            let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+            for line_index in 0..height {
+                let mut spans = vec![Span::styled("│", border)];
+                for (cell, width) in cells.iter().zip(&widths) {
+                    spans.push(Span::raw(" "));
+                    let mut used = 0;
+                    if let Some(line) = cell.get(line_index) {
+                        for span in &line.spans {
+                            used += span.content.width();
+                            spans.push(span.clone());
+                        }
+                    }
+                    spans.push(Span::raw(" ".repeat(width.saturating_sub(used) + 1)));
+                    spans.push(Span::styled("│", border));
+                }
+                self.out.push(Line::from(spans));
             }
-            self.out.push(Line::from(spans));
             if r + 1 == table.header_rows {
                 self.out.push(rule("├", "┼", "┤"));
             }

@@ -117,7 +117,8 @@ pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
 /// Keys while the panel is open (and no dialog is in front of it); `None` when it is closed.
 pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Command>> {
     let selected = app.mcp_panel?;
-    if !app.approvals.is_empty() || app.trust.is_some() {
+    // Only while the panel has the focus: a dialog drawn over it takes the keys.
+    if app.layer() != super::keymap::Layer::McpPanel {
         return None;
     }
     let count = app.mcp.len();

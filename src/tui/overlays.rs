@@ -22,13 +22,38 @@ pub(super) fn boxed(
     border: Style,
     lines: Vec<Line<'static>>,
 ) {
+    boxed_scrolled(frame, rect, title, border, lines, 0);
+}
+
+/// `boxed` for text that may not fit: `scroll` lines are skipped, and the bottom edge says what
+/// is above and below. Returns the largest useful scroll (the caller keeps its offset in it).
+pub(super) fn boxed_scrolled(
+    frame: &mut Frame,
+    rect: Rect,
+    title: Span<'static>,
+    border: Style,
+    lines: Vec<Line<'static>>,
+    scroll: u16,
+) -> u16 {
     // Never draw past the screen, however small it is.
     let rect = rect.intersection(frame.area());
     frame.render_widget(Clear, rect);
-    let block = Block::default()
+    let inner_height = rect.height.saturating_sub(2) as usize;
+    let most = lines.len().saturating_sub(inner_height);
+    let skip = (scroll as usize).min(most);
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(border)
-        .title(title);
+        .title(truncate_span(title, rect.width.saturating_sub(2)));
+    if most > 0 {
+        let below = most - skip;
+        let note = match (skip, below) {
+            (0, b) => format!(" ↓ {b} more · ↑↓ scroll "),
+            (a, 0) => format!(" ↑ {a} more · ↑↓ scroll "),
+            (a, b) => format!(" ↑ {a} · ↓ {b} more "),
+        };
+        block = block.title_bottom(truncate(&note, rect.width.saturating_sub(2) as usize));
+    }
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let inner = Rect {
@@ -36,7 +61,14 @@ pub(super) fn boxed(
         width: inner.width.saturating_sub(1),
         ..inner
     };
-    frame.render_widget(Paragraph::new(lines), inner);
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(skip).collect();
+    frame.render_widget(Paragraph::new(shown), inner);
+    most as u16
+}
+
+/// A title cut to `width` cells, so it never runs over the frame's corner.
+fn truncate_span(title: Span<'static>, width: u16) -> Span<'static> {
+    Span::styled(truncate(&title.content, width as usize), title.style)
 }
 
 /// A rectangle of `width` × `height` centred in `area`.
@@ -64,7 +96,9 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
     let mut lines = Vec::new();
     match call.name.as_str() {
         "bash" => {
-            let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            let style = Style::new()
+                .fg(super::theme::warn())
+                .add_modifier(Modifier::BOLD);
             for (i, line) in text("command").lines().enumerate() {
                 let first = if i == 0 { "$ " } else { "  " };
                 lines.extend(wrap(
@@ -86,7 +120,7 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
                 .map(|change| {
                     let (sign, style) = match change.tag() {
                         similar::ChangeTag::Delete => ("-", Style::new().fg(Color::Red)),
-                        similar::ChangeTag::Insert => ("+", Style::new().fg(Color::Green)),
+                        similar::ChangeTag::Insert => ("+", Style::new().fg(super::theme::ok())),
                         similar::ChangeTag::Equal => (" ", DIM),
                     };
                     Line::styled(
@@ -102,7 +136,10 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
             lines.extend(diff.into_iter().take(14));
             if total > 14 {
                 lines.push(Line::styled(
-                    format!("… {} more diff lines", total - 14),
+                    format!(
+                        "… {} of the diff",
+                        super::transcript::more_lines(total - 14)
+                    ),
                     DIM,
                 ));
             }
@@ -138,17 +175,25 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
     lines
 }
 
-pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Frame, area: Rect) {
+pub(super) fn draw_approval(
+    app: &App,
+    request: &ApprovalRequest,
+    frame: &mut Frame,
+    area: Rect,
+) -> u16 {
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let inner_width = width.saturating_sub(4);
-    let mut lines = describe_call(request, inner_width);
+    let call = describe_call(request, inner_width);
+    let mut lines = Vec::new();
     lines.push(Line::default());
     lines.push(Line::styled(
         format!("needs approval: {}", request.reason),
-        Style::new().fg(Color::Yellow),
+        Style::new().fg(super::theme::warn()),
     ));
     lines.push(Line::default());
-    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let key = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut choices: Vec<(&str, String)> = vec![
         ("y", "allow once: run this call only".into()),
         (
@@ -184,7 +229,7 @@ pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Fr
         lines.push(Line::default());
         lines.push(Line::styled(
             "What should the model do instead? (Enter sends, Esc goes back)",
-            Style::new().fg(Color::Yellow),
+            Style::new().fg(super::theme::warn()),
         ));
         for line in reason.lines() {
             lines.push(Line::from(vec![
@@ -199,17 +244,48 @@ pub(super) fn draw_approval(app: &App, request: &ApprovalRequest, frame: &mut Fr
     } else {
         format!(" Approve {}? ", request.tool_call.name)
     };
+    let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
+    // The answers stay on screen: when the whole does not fit, the call above them scrolls
+    // (cut to the room left, with a line saying how to see the rest); on a screen too small
+    // even for the answers, everything scrolls.
+    let room = (area.height as usize).saturating_sub(2 + lines.len());
+    let (lines, scroll, most) = if call.len() + lines.len() + 2 <= area.height as usize {
+        ([call, lines].concat(), 0, 0)
+    } else if room >= 3 {
+        let most = call.len() - (room - 1);
+        let skip = (app.overlay_scroll as usize).min(most);
+        let mut shown: Vec<Line<'static>> = call.into_iter().skip(skip).take(room - 1).collect();
+        shown.push(Line::styled(
+            format!(
+                "  ↑↓ scroll the call: {skip} lines above, {} below",
+                most - skip
+            ),
+            DIM,
+        ));
+        ([shown, lines].concat(), 0, most)
+    } else {
+        ([call, lines].concat(), app.overlay_scroll, 0)
+    };
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
-    let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
-    boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
+    let all_scroll = boxed_scrolled(
+        frame,
+        rect,
+        title,
+        Style::new().fg(super::theme::warn()),
+        lines,
+        scroll,
+    );
+    (most as u16).max(all_scroll)
 }
 
 /// The folder trust question (CONTRACT "Folder trust"): what trusting lets the folder do.
 pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).clamp(20, 90);
     let inner_width = width.saturating_sub(4);
-    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let key = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut lines = vec![
         Line::styled(
             truncate(workdir, inner_width as usize),
@@ -248,17 +324,38 @@ pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
         " Trust this folder? ",
         Style::new().add_modifier(Modifier::BOLD),
     );
-    boxed(frame, rect, title, Style::new().fg(Color::Yellow), lines);
+    boxed(
+        frame,
+        rect,
+        title,
+        Style::new().fg(super::theme::warn()),
+        lines,
+    );
 }
 
-pub(super) fn draw_help(frame: &mut Frame, area: Rect) {
+pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
     let width = ((key_width + 56) as u16 + 4).min(area.width);
     // Descriptions wrap under their own column when the screen is narrow.
     let text_width = width.saturating_sub(4);
-    let key_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let key_style = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut lines: Vec<Line<'static>> = Vec::new();
+    // Too narrow for two columns: each key on its line, what it does indented below.
+    let stacked = (text_width as usize) < key_width + 24;
     for (keys, what) in KEY_HINTS {
+        if stacked {
+            lines.extend(wrap(
+                &[Span::styled(*keys, key_style)],
+                text_width,
+                &[],
+                &[],
+            ));
+            let indent = [Span::raw("  ")];
+            lines.extend(wrap(&[Span::raw(*what)], text_width, &indent, &indent));
+            continue;
+        }
         let first = [Span::styled(format!("{keys:<key_width$}"), key_style)];
         let rest = [Span::raw(" ".repeat(key_width))];
         lines.extend(wrap(&[Span::raw(*what)], text_width, &first, &rest));
@@ -275,11 +372,12 @@ pub(super) fn draw_help(frame: &mut Frame, area: Rect) {
         &[],
     ));
     let rect = centered(area, width, lines.len() as u16 + 2);
-    boxed(
+    boxed_scrolled(
         frame,
         rect,
         Span::raw(" Keys · Esc closes "),
         Style::new(),
         lines,
-    );
+        app.overlay_scroll,
+    )
 }

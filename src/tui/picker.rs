@@ -8,6 +8,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+use unicode_width::UnicodeWidthStr;
+
 use super::wrap::truncate;
 use crate::memory::{SearchHit, now_ms};
 use crate::sessions_cmd::age;
@@ -59,9 +61,10 @@ pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rec
     };
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::new().fg(Color::Cyan))
-        .title(format!(
-            " Resume a session · {scope} · Tab toggles · Enter resumes · Esc closes "
+        .border_style(Style::new().fg(super::theme::accent()))
+        .title(truncate(
+            &format!(" Resume a session · {scope} · Tab toggles · Enter resumes · Esc closes "),
+            rect.width.saturating_sub(2) as usize,
         ));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
@@ -70,7 +73,9 @@ pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rec
         width: inner.width.saturating_sub(1),
         ..inner
     };
-    let accent = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let accent = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let dim = Style::new().fg(Color::DarkGray);
     let mut lines = vec![Line::from(vec![
         Span::styled("search › ", accent),
@@ -112,7 +117,11 @@ pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rec
             s.message_count,
             &s.id[..s.id.len().min(8)]
         );
-        let room = (inner.width as usize).saturating_sub(facts.chars().count() + 2);
+        // Measured in cells: a CJK title or a flag is two cells per character, and nothing may
+        // run past the frame's right edge.
+        let width = inner.width as usize;
+        let facts = truncate(&facts, width.saturating_sub(4));
+        let room = width.saturating_sub(facts.width() + 2);
         lines.push(Line::from(vec![
             Span::styled(marker, accent),
             Span::styled(truncate(s.label(), room), style),

@@ -96,7 +96,9 @@ impl App {
 pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).clamp(30, 90);
     let inner_width = width.saturating_sub(4);
-    let accent = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let accent = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
     let mut lines = Vec::new();
     for todo in &app.todos {
         let mark = match todo.status {
@@ -136,7 +138,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         lines.push(Line::default());
         lines.push(Line::styled(
             "What should change? (Enter sends, Esc goes back)",
-            Style::new().fg(Color::Yellow),
+            Style::new().fg(super::theme::warn()),
         ));
         for line in feedback.lines() {
             lines.push(Line::from(vec![

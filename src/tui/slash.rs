@@ -62,7 +62,22 @@ pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "/clear",
         args: "",
-        help: "clear the screen (the session is kept)",
+        help: "a fresh context: start a new session (the last one is kept)",
+    },
+    SlashCommand {
+        name: "/export",
+        args: "[FILE]",
+        help: "write the transcript as Markdown (a new file)",
+    },
+    SlashCommand {
+        name: "/status",
+        args: "",
+        help: "provider, model, session, sandbox, context use",
+    },
+    SlashCommand {
+        name: "/init",
+        args: "",
+        help: "ask the model to write an AGENTS.md for this project",
     },
     SlashCommand {
         name: "/mcp",

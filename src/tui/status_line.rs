@@ -1,5 +1,6 @@
 //! The status line: mode, model, directory, turn, work in progress, retries, notices, and the
-//! token gauge; when it is too narrow the least important parts go first.
+//! token gauge. The mode, the model and the directory's tail always stay (cut to fit); when the
+//! line is too narrow the least important of the rest go first, and the gauge shrinks.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -65,9 +66,9 @@ fn gauge(app: &App) -> Vec<Span<'static>> {
     let color = if share >= 0.8 {
         Color::Red
     } else if share >= 0.5 {
-        Color::Yellow
+        super::theme::warn()
     } else {
-        Color::Green
+        super::theme::ok()
     };
     let cells = 10usize;
     let filled = ((share * cells as f64).round() as usize).min(cells);
@@ -98,42 +99,21 @@ fn compact(tokens: u64) -> String {
     }
 }
 
-pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
-    // Segments in display order with a priority: when the line is too narrow, the lowest
-    // priorities go first, so the mode, the work in progress and a retry reason always show.
-    let mut segments: Vec<(u8, Vec<Span<'static>>)> = vec![
-        (
-            9,
-            vec![
-                Span::styled(
-                    format!(" {} ", app.session.mode),
-                    mode_style(app.session.mode),
-                ),
-                Span::raw(" "),
-            ],
-        ),
-        (
-            3,
-            vec![Span::styled(
-                format!("{}/", app.session.provider),
-                Style::new().fg(Color::Cyan),
-            )],
-        ),
-        (
-            5,
-            vec![Span::styled(
-                app.session.model.clone(),
-                Style::new().fg(Color::Cyan),
-            )],
-        ),
-        (
-            1,
-            vec![
-                Span::styled(" · ", DIM),
-                Span::raw(short_path(&app.session.workdir, 30)),
-            ],
-        ),
-    ];
+/// The compact gauge for narrow screens: the share only.
+fn short_gauge(app: &App) -> Vec<Span<'static>> {
+    let full = gauge(app);
+    let Some(numbers) = full.last() else {
+        return full;
+    };
+    let share = numbers.content.split_whitespace().next().unwrap_or("");
+    vec![Span::styled(share.to_owned(), numbers.style)]
+}
+
+/// The parts after the mode, model and directory, each with a priority: when the line is too
+/// narrow the lowest go first. A front end feature adds its part here (a running hook, a count
+/// of servers) with the priority it deserves.
+fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
+    let mut segments: Vec<(u8, Vec<Span<'static>>)> = Vec::new();
     if app.turn > 0 {
         segments.push((2, vec![Span::styled(format!(" · turn {}", app.turn), DIM)]));
     }
@@ -143,7 +123,16 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             8,
             vec![Span::styled(
                 format!(" · {} {elapsed}", spinner(app.spinner)),
-                Style::new().fg(Color::Cyan),
+                Style::new().fg(super::theme::accent()),
+            )],
+        ));
+    }
+    if let Some(waited) = app.waiting_for_model() {
+        segments.push((
+            8,
+            vec![Span::styled(
+                format!(" · waiting for the model {}s", waited.as_secs()),
+                Style::new().fg(super::theme::warn()),
             )],
         ));
     }
@@ -161,7 +150,7 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             7,
             vec![Span::styled(
                 format!(" · retrying: {reason}"),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(super::theme::warn()),
             )],
         ));
     }
@@ -194,44 +183,112 @@ pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
             6,
             vec![Span::styled(
                 format!(" · {flash}"),
-                Style::new().fg(Color::Yellow),
+                Style::new().fg(super::theme::warn()),
             )],
         ));
     }
-    let right = gauge(app);
-    let right_width: usize = right.iter().map(|s| s.content.width()).sum::<usize>() + 1;
-    let room = (area.width as usize).saturating_sub(right_width + 1);
-    let width_of = |segments: &[(u8, Vec<Span<'static>>)]| -> usize {
-        segments
+    segments
+}
+
+fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| s.content.width()).sum()
+}
+
+/// The status line at `width` cells. The mode, the model and the working directory's tail are
+/// always there (cut, never dropped); everything else takes the room that is left.
+pub fn status_line(app: &App, width: u16) -> Line<'static> {
+    let width = width as usize;
+    let mode = vec![
+        Span::styled(
+            format!(" {} ", app.session.mode),
+            mode_style(app.session.mode),
+        ),
+        Span::raw(" "),
+    ];
+    let model_room = (width / 5).max(10);
+    let model = truncate(&app.session.model, model_room);
+    let dir_room = (width / 6).max(8);
+    let dir = short_path(&app.session.workdir, dir_room);
+    let essentials = spans_width(&mode) + model.width() + 3 + dir.width();
+    let segments = optional_segments(app);
+    // What is going on now (work, retries, notices) comes before the gauge's bar: the gauge
+    // is whole when there is room for both, the share alone when not, none on a tiny line.
+    let urgent: usize = segments
+        .iter()
+        .filter(|(p, _)| *p >= 6)
+        .map(|(_, s)| spans_width(s))
+        .sum();
+    let mut right = gauge(app);
+    if essentials + urgent + spans_width(&right) + 2 > width {
+        right = short_gauge(app);
+    }
+    if essentials + urgent.min(12) + spans_width(&right) + 2 > width {
+        right.clear();
+    }
+    let right_width = spans_width(&right) + usize::from(!right.is_empty());
+    let room = width.saturating_sub(right_width);
+
+    let mut left = mode;
+    let provider = Span::styled(
+        format!("{}/", app.session.provider),
+        Style::new().fg(super::theme::accent()),
+    );
+    let mut segments = segments;
+    let fixed = essentials;
+    // The provider ranks as a part of priority 3: it stays when the parts above it fit with it.
+    let above: usize = segments
+        .iter()
+        .filter(|(p, _)| *p > 3)
+        .map(|(_, s)| spans_width(s))
+        .sum();
+    if fixed + provider.content.width() + above <= room {
+        left.push(provider);
+    }
+    left.push(Span::styled(model, Style::new().fg(super::theme::accent())));
+    left.push(Span::styled(" · ", DIM));
+    left.push(Span::raw(dir));
+    let used_fixed = spans_width(&left);
+    // The least important go first; what is going on now is cut rather than dropped.
+    while used_fixed + segments_width(&segments) > room {
+        let Some((lowest, _)) = segments
             .iter()
-            .flat_map(|(_, spans)| spans)
-            .map(|s| s.content.width())
-            .sum()
-    };
-    while width_of(&segments) > room && segments.len() > 1 {
-        let Some((lowest, _)) = segments.iter().enumerate().min_by_key(|(_, (p, _))| *p) else {
+            .enumerate()
+            .filter(|(_, (p, _))| *p < 6)
+            .min_by_key(|(_, (p, _))| *p)
+        else {
             break;
         };
         segments.remove(lowest);
     }
-    let mut used = 0;
     let mut spans = Vec::new();
-    for span in segments.into_iter().flat_map(|(_, spans)| spans) {
+    let mut used = 0;
+    for span in left
+        .into_iter()
+        .chain(segments.into_iter().flat_map(|(_, s)| s))
+    {
         let w = span.content.width();
         if used + w > room {
-            spans.push(Span::styled(
-                truncate(&span.content, room.saturating_sub(used)),
-                span.style,
-            ));
-            used = room;
+            let cut = truncate(&span.content, room.saturating_sub(used));
+            used += cut.width();
+            spans.push(Span::styled(cut, span.style));
             break;
         }
         used += w;
         spans.push(span);
     }
-    spans.push(Span::raw(" ".repeat(room.saturating_sub(used) + 1)));
+    spans.push(Span::raw(" ".repeat(
+        room.saturating_sub(used) + usize::from(!right.is_empty()),
+    )));
     spans.extend(right);
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    Line::from(spans)
+}
+
+fn segments_width(segments: &[(u8, Vec<Span<'static>>)]) -> usize {
+    segments.iter().map(|(_, s)| spans_width(s)).sum()
+}
+
+pub(super) fn draw_status(app: &App, frame: &mut Frame, area: Rect) {
+    frame.render_widget(Paragraph::new(status_line(app, area.width)), area);
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The terminal's modes while the TUI runs (raw, alternate screen, mouse capture, bracketed
+//! The terminal's modes while the TUI runs (raw, alternate screen or not, mouse capture, bracketed
 //! paste, keyboard enhancement) and their restoration on every way out: normal exit, error,
 //! panic (restored before the panic is printed) and signals. Also the TUI's file logs.
 
@@ -21,17 +21,30 @@ pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Whether the terminal is in the TUI's modes (so restoring twice is harmless).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the alternate screen was entered (`--no-alt-screen` draws in the main one).
+static ALTERNATE: AtomicBool = AtomicBool::new(false);
 
-/// Switches the terminal into the TUI's modes.
-pub fn enter() -> io::Result<Term> {
+/// Switches the terminal into the TUI's modes; with `alt_screen` false the TUI draws in the
+/// main screen, whose earlier lines are first scrolled into the scrollback (never erased).
+pub fn enter(alt_screen: bool) -> io::Result<Term> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut stdout = io::stdout();
+    if alt_screen {
+        ALTERNATE.store(true, Ordering::SeqCst);
+        execute!(stdout, EnterAlternateScreen)?;
+    } else {
+        let rows = crossterm::terminal::size()
+            .map(|(_, rows)| rows)
+            .unwrap_or(24);
+        execute!(stdout, crossterm::cursor::MoveTo(0, rows.saturating_sub(1)))?;
+        stdout.write_all("\r\n".repeat(usize::from(rows)).as_bytes())?;
+        execute!(stdout, crossterm::cursor::MoveTo(0, 0))?;
+    }
     // Terminals without the keyboard protocol ignore the push; those with it report
     // Shift+Enter apart from Enter. Asking first would cost a round trip at start.
     execute!(
         stdout,
-        EnterAlternateScreen,
         EnableMouseCapture,
         EnableBracketedPaste,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
@@ -50,9 +63,18 @@ pub fn restore() {
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
         DisableMouseCapture,
-        LeaveAlternateScreen,
         crossterm::cursor::Show
     );
+    if ALTERNATE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout, LeaveAlternateScreen);
+    } else {
+        // The last frame goes; what stays is printed after it (`inline`).
+        let _ = execute!(
+            stdout,
+            crossterm::cursor::MoveTo(0, 0),
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+        );
+    }
     let _ = disable_raw_mode();
     let _ = stdout.flush();
 }

@@ -328,7 +328,8 @@ fn reading_older_text_is_not_yanked_by_streaming() {
 
 #[test]
 fn keys_for_modes_help_todos_and_quitting() {
-    let mut app = app();
+    let now = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let mut app = app_at(&now);
     assert_eq!(
         app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
         [Command::SetMode(Mode::AutoEdit)]
@@ -519,6 +520,10 @@ fn no_state_panics_at_tiny_sizes() {
     }
 }
 
+mod commands;
 mod dialogs;
+mod folds;
+mod keys;
 mod mcp;
 mod runs;
+mod screen;

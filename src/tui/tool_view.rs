@@ -139,10 +139,13 @@ pub fn render(
         (None, _) => "",
     };
     let (mark, mark_style) = match status {
-        ToolStatus::Running => (spinner(spinner_frame), Style::new().fg(Color::Cyan)),
-        ToolStatus::Ok => ("✓", Style::new().fg(Color::Green)),
+        ToolStatus::Running => (
+            spinner(spinner_frame),
+            Style::new().fg(super::theme::accent()),
+        ),
+        ToolStatus::Ok => ("✓", Style::new().fg(super::theme::ok())),
         ToolStatus::Error => ("✗", Style::new().fg(Color::Red)),
-        ToolStatus::Interrupted => ("⏹", Style::new().fg(Color::Yellow)),
+        ToolStatus::Interrupted => ("⏹", Style::new().fg(super::theme::warn())),
     };
     let name_style = Style::new().add_modifier(Modifier::BOLD);
     let mut header = vec![
@@ -169,21 +172,73 @@ pub fn render(
     let Some(output) = output.filter(|o| !o.trim().is_empty()) else {
         return lines;
     };
-    let clean = crate::terminal_text::sanitize(output);
+    let clean = expand_tabs(&crate::terminal_text::sanitize(output));
     let body: Vec<&str> = clean.lines().collect();
-    let shown = if expanded {
-        body.len()
-    } else {
-        body.len().min(FOLDED_LINES)
-    };
     let error = status == ToolStatus::Error;
     let gutter = [Span::styled("  │ ", Style::new().fg(Color::DarkGray))];
-    let mut in_diff = false;
-    for line in &body[..shown] {
-        if line.starts_with("--- a/") {
-            in_diff = true;
+    let more = |n: usize, what: &str| {
+        let lines = if n == 1 { "line" } else { "lines" };
+        Line::styled(
+            format!("  … {n} {what}{lines} (Ctrl+O to expand)"),
+            Style::new().fg(Color::DarkGray),
+        )
+    };
+    // A diff (edit_file, write_file) shows its changed lines with their line numbers.
+    if body.iter().any(|l| l.starts_with("@@ ")) {
+        if expanded {
+            // The tool's own words before the diff ("Edited … 1 replacement.").
+            for line in body.iter().take_while(|l| !l.starts_with("--- ")) {
+                lines.extend(wrap(
+                    &[Span::styled(
+                        line.to_string(),
+                        line_style(line, false, error),
+                    )],
+                    width,
+                    &gutter,
+                    &gutter,
+                ));
+            }
         }
-        let style = line_style(line, in_diff, error);
+        let numbered = numbered_diff(&body, !expanded);
+        let limit = if expanded {
+            usize::MAX
+        } else {
+            FOLDED_LINES * 2
+        };
+        for (number, line) in numbered.iter().take(limit) {
+            let style = line_style(line, true, error);
+            let first = [
+                gutter[0].clone(),
+                Span::styled(format!("{number:>4} "), Style::new().fg(Color::DarkGray)),
+            ];
+            let rest = [gutter[0].clone(), Span::raw("     ")];
+            lines.extend(wrap(
+                &[Span::styled(line.to_string(), style)],
+                width,
+                &first,
+                &rest,
+            ));
+        }
+        if numbered.len() > limit {
+            lines.push(more(numbered.len() - limit, "more changed "));
+        }
+        return lines;
+    }
+    // A command's end says how it went: folded, `bash` shows its last lines (the exit status
+    // is the last); other tools their first.
+    let shown = if expanded {
+        0..body.len()
+    } else if call.name == "bash" {
+        body.len().saturating_sub(FOLDED_LINES)..body.len()
+    } else {
+        0..body.len().min(FOLDED_LINES)
+    };
+    if shown.start > 0 {
+        lines.push(more(shown.start, "earlier "));
+    }
+    let hidden_after = body.len() - shown.end;
+    for line in &body[shown] {
+        let style = line_style(line, false, error);
         lines.extend(wrap(
             &[Span::styled(line.to_string(), style)],
             width,
@@ -191,13 +246,81 @@ pub fn render(
             &gutter,
         ));
     }
-    if shown < body.len() {
-        lines.push(Line::styled(
-            format!("  … {} more lines (Ctrl+O to expand)", body.len() - shown),
-            Style::new().fg(Color::DarkGray),
-        ));
+    if hidden_after > 0 {
+        lines.push(more(hidden_after, "more "));
     }
     lines
+}
+
+/// Tabs as spaces to the next multiple of 4 (a tab has no width of its own on screen).
+pub fn expand_tabs(text: &str) -> String {
+    if !text.contains('\t') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut column = 0;
+    for c in text.chars() {
+        match c {
+            '\t' => {
+                let spaces = 4 - column % 4;
+                out.push_str(&" ".repeat(spaces));
+                column += spaces;
+            }
+            '\n' => {
+                out.push(c);
+                column = 0;
+            }
+            _ => {
+                out.push(c);
+                column += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
+/// The lines of a unified diff with the line number each has in its file (the new file's for
+/// added and kept lines, the old file's for removed ones); `changed_only` keeps `+` and `-`.
+pub fn numbered_diff<'a>(body: &[&'a str], changed_only: bool) -> Vec<(String, &'a str)> {
+    let mut out = Vec::new();
+    let (mut old, mut new) = (0u64, 0u64);
+    let mut in_hunk = false;
+    for line in body {
+        if let Some(header) = line.strip_prefix("@@ ") {
+            // "@@ -a,b +c,d @@"
+            let number = |sign: char| {
+                header
+                    .split_whitespace()
+                    .find_map(|part| part.strip_prefix(sign))
+                    .and_then(|part| part.split(',').next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(1)
+            };
+            (old, new) = (number('-'), number('+'));
+            in_hunk = true;
+            if !changed_only {
+                out.push((String::new(), *line));
+            }
+            continue;
+        }
+        if !in_hunk {
+            continue;
+        }
+        if line.starts_with('-') {
+            out.push((old.to_string(), *line));
+            old += 1;
+        } else if line.starts_with('+') {
+            out.push((new.to_string(), *line));
+            new += 1;
+        } else {
+            if !changed_only {
+                out.push((new.to_string(), *line));
+            }
+            old += 1;
+            new += 1;
+        }
+    }
+    out
 }
 
 fn line_style(line: &str, in_diff: bool, error: bool) -> Style {
@@ -206,19 +329,19 @@ fn line_style(line: &str, in_diff: bool, error: bool) -> Style {
             return Style::new().add_modifier(Modifier::BOLD);
         }
         if line.starts_with('+') {
-            return Style::new().fg(Color::Green);
+            return Style::new().fg(super::theme::ok());
         }
         if line.starts_with('-') {
             return Style::new().fg(Color::Red);
         }
         if line.starts_with("@@") {
-            return Style::new().fg(Color::Cyan);
+            return Style::new().fg(super::theme::accent());
         }
     }
     if error {
         Style::new().fg(Color::Red)
     } else {
-        Style::new().fg(Color::Gray)
+        Style::new().fg(super::theme::output())
     }
 }
 

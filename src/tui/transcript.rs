@@ -13,6 +13,15 @@ use super::tool_view::{self, ToolStatus};
 use super::wrap::wrap;
 use crate::schema::{Message, Role, ToolCall, ToolResult};
 
+/// A prompt taller than this is shown folded to its first `FOLDED_PROMPT` lines.
+const LONG_PROMPT: usize = 12;
+const FOLDED_PROMPT: usize = 4;
+
+/// "1 more line", "3 more lines".
+pub fn more_lines(n: usize) -> String {
+    format!("{n} more line{}", if n == 1 { "" } else { "s" })
+}
+
 /// How a notice line reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
@@ -117,12 +126,25 @@ fn render(
     match kind {
         EntryKind::User(text) => {
             let style = Style::new().add_modifier(Modifier::BOLD);
-            let spans: Vec<Span<'static>> = vec![Span::styled(text.clone(), style)];
+            let spans: Vec<Span<'static>> = vec![Span::styled(text.trim_end().to_owned(), style)];
             let first = [Span::styled(
                 "› ",
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                Style::new()
+                    .fg(super::theme::accent())
+                    .add_modifier(Modifier::BOLD),
             )];
-            wrap(&spans, width, &first, &[Span::raw("  ")])
+            let all = wrap(&spans, width, &first, &[Span::raw("  ")]);
+            // A long paste stays collapsed, as it was in the input; Ctrl+O shows it whole.
+            if expanded || all.len() <= LONG_PROMPT {
+                return all;
+            }
+            let hidden = all.len() - FOLDED_PROMPT;
+            let mut lines: Vec<Line<'static>> = all.into_iter().take(FOLDED_PROMPT).collect();
+            lines.push(Line::styled(
+                format!("  … {} (Ctrl+O to expand)", more_lines(hidden)),
+                Style::new().fg(Color::DarkGray),
+            ));
+            lines
         }
         EntryKind::Assistant { text, streaming } => {
             // Completed blocks are rendered once and kept; only the open tail is redone.
@@ -154,7 +176,7 @@ fn render(
             if lines.is_empty() && *streaming {
                 lines.push(Line::styled(
                     tool_view::spinner(spinner),
-                    Style::new().fg(Color::Cyan),
+                    Style::new().fg(super::theme::accent()),
                 ));
             }
             lines
@@ -177,7 +199,7 @@ fn render(
             let hidden = all.len() - 1;
             let mut lines: Vec<Line<'static>> = all.into_iter().take(1).collect();
             lines.push(Line::styled(
-                format!("  … {hidden} more lines of thinking (Ctrl+O to expand)"),
+                format!("  … {} of thinking (Ctrl+O to expand)", more_lines(hidden)),
                 Style::new().fg(Color::DarkGray),
             ));
             lines
@@ -199,7 +221,7 @@ fn render(
         EntryKind::Notice { text, tone } => {
             let (mark, style) = match tone {
                 Tone::Quiet => ("⋯ ", Style::new().fg(Color::DarkGray)),
-                Tone::Warning => ("⏹ ", Style::new().fg(Color::Yellow)),
+                Tone::Warning => ("⏹ ", Style::new().fg(super::theme::warn())),
                 Tone::Error => ("✗ ", Style::new().fg(Color::Red)),
             };
             wrap(
@@ -392,14 +414,17 @@ impl Transcript {
                         .split("\n\n<user-shell-command>")
                         .next()
                         .unwrap_or(typed);
-                    let mut shown = typed.to_owned();
+                    transcript.push(EntryKind::User(typed.to_owned()));
                     if files > 0 {
-                        shown.push_str(&format!(
-                            "  (+{files} attached file{})",
-                            if files == 1 { "" } else { "s" }
-                        ));
+                        let listed: Vec<String> =
+                            super::mentions::stored_attachments(&message.content)
+                                .into_iter()
+                                .map(|(name, bytes)| {
+                                    format!("{name} ({})", super::mentions::size(bytes))
+                                })
+                                .collect();
+                        transcript.notice(format!("attached: {}", listed.join(", ")), Tone::Quiet);
                     }
-                    transcript.push(EntryKind::User(shown));
                 }
                 Role::Assistant => {
                     let thinking = message.thinking_text();

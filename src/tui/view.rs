@@ -1,6 +1,7 @@
-//! Drawing the app: the transcript, the input, the status line with its token gauge, the todo
-//! panel, and the overlays (approval, help) as layers over the transcript. A function of the
-//! state; the only thing it changes is the transcript's layout cache and the scroll position.
+//! Drawing the app: the transcript, the input (with the terminal's cursor at its position), the
+//! status line with its token gauge, the todo panel, then the layers over them in the order of
+//! `App::layers` (`layers::draw_over`). A function of the state; the only things it changes are
+//! the transcript's layout cache, the scroll positions and the dialogs' time on screen.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,7 +11,6 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::app::{App, Scroll};
-use super::overlays::{draw_approval, draw_help};
 use super::status_line::draw_status;
 use super::wrap::{truncate, wrap};
 use crate::planning::TodoStatus;
@@ -53,28 +53,7 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     draw_input(app, frame, input_area);
     draw_status(app, frame, status_area);
 
-    draw_popup(app, frame, body);
-    if let Some(picker) = &app.picker {
-        super::picker::draw(picker, &app.session.session_id, frame, body);
-    }
-    if app.layer() == super::keymap::Layer::PlanReview {
-        super::plan_review::draw(app, frame, body);
-    }
-    if let Some(selected) = app.mcp_panel {
-        super::mcp_panel::draw(app, selected, frame, body);
-    }
-    if let Some(request) = app.approvals.front().cloned() {
-        draw_approval(app, &request, frame, body);
-    }
-    if app.help {
-        draw_help(frame, body);
-    }
-    if let Some(workdir) = &app.trust {
-        super::overlays::draw_trust(workdir, frame, body);
-    }
-    if let Some(extension) = &app.extension {
-        super::extension_prompt::draw(extension, frame, body);
-    }
+    super::layers::draw_over(app, frame, body);
     // What this frame shows is on screen from now: a dialog's keys count from its first frame.
     app.dialog_drawn();
 }
@@ -89,7 +68,7 @@ fn queue_lines(app: &App) -> Vec<Line<'static>> {
         .map(|prompt| {
             let first = prompt.lines().next().unwrap_or("");
             Line::from(vec![
-                Span::styled("  » queued  ", Style::new().fg(Color::Yellow)),
+                Span::styled("  » queued  ", Style::new().fg(super::theme::warn())),
                 Span::styled(truncate(first, 100), DIM),
             ])
         })
@@ -106,8 +85,9 @@ fn queue_lines(app: &App) -> Vec<Line<'static>> {
     lines
 }
 
-/// The completion popup for `/` and `@`, just above the input.
-fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
+/// The completion popup for `/` and `@`, just above the input. It scrolls with its selection,
+/// and every label is cut to the popup's width by display width.
+pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
     let popup = app.popup();
     if popup.is_empty() {
         return;
@@ -125,24 +105,33 @@ fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(DIM)
-        .title(" Tab completes · ↑↓ choose ");
+        .title(truncate(
+            " Tab completes · Enter runs · ↑↓ choose · Esc closes ",
+            rect.width.saturating_sub(2) as usize,
+        ));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let selected = app.popup_selected.min(popup.len() - 1);
+    // The window of entries follows the selection.
+    let first = selected.saturating_sub(rows.saturating_sub(1) as usize);
+    let room = inner.width as usize;
+    let label_width = 28.min(room.saturating_sub(1));
     let lines: Vec<Line> = popup
         .iter()
-        .take(rows as usize)
         .enumerate()
+        .skip(first)
+        .take(rows as usize)
         .map(|(i, c)| {
             let style = if i == selected {
                 Style::new().fg(Color::Black).bg(Color::Cyan)
             } else {
-                Style::new().fg(Color::Cyan)
+                Style::new().fg(super::theme::accent())
             };
-            Line::from(vec![
-                Span::styled(format!(" {:<28}", c.label), style),
-                Span::styled(format!(" {}", c.help), DIM),
-            ])
+            let label = truncate(&c.label, label_width);
+            let pad = label_width.saturating_sub(label.width());
+            let label = format!(" {label}{}", " ".repeat(pad));
+            let help = truncate(&format!(" {}", c.help), room.saturating_sub(label.width()));
+            Line::from(vec![Span::styled(label, style), Span::styled(help, DIM)])
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
@@ -186,7 +175,10 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
     let view = Rect { width, ..area };
     frame.render_widget(Paragraph::new(lines), view);
     if offset > 0 {
-        let note = format!(" ↓ {offset} more lines · End to follow ");
+        let note = format!(
+            " ↓ {} · End to follow ",
+            super::transcript::more_lines(offset)
+        );
         let w = note.width() as u16;
         if area.width > w {
             let at = Rect::new(area.right() - w - 1, area.bottom().saturating_sub(1), w, 1);
@@ -205,12 +197,29 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(
             "harness9",
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(super::theme::accent())
+                .add_modifier(Modifier::BOLD),
         ),
         Span::styled(format!("  {}", app.session.workdir), DIM),
     ])];
+    // What the mode will do, so yolo never promises to ask.
+    let promise = match app.session.mode {
+        crate::planning::Mode::Default => {
+            "Describe a task: harness9 reads, edits and runs commands here, asking before edits and commands that change things."
+        }
+        crate::planning::Mode::AutoEdit => {
+            "Describe a task: harness9 edits files here without asking, and asks before commands that change things (auto-edit)."
+        }
+        crate::planning::Mode::Plan => {
+            "Describe a task: harness9 reads and makes a plan; nothing is changed until you approve it (plan)."
+        }
+        crate::planning::Mode::Yolo => {
+            "Describe a task: harness9 edits and runs commands here without asking (yolo)."
+        }
+    };
     for text in [
-        "Describe a task: harness9 reads, edits and runs commands here, asking before anything risky.",
+        promise,
         "Shift+Tab switches mode · ? shows the keys · Ctrl+C twice quits",
     ] {
         lines.extend(wrap(&[Span::styled(text, DIM)], width, &[], &[]));
@@ -220,11 +229,7 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
 
 fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     let [rule, text] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    let hint = if app.approvals.is_empty() {
-        " Enter send · Shift+Enter newline · Esc interrupt · ? keys "
-    } else {
-        " answer the approval above first "
-    };
+    let hint = app.hints();
     let fill = "─".repeat(rule.width as usize);
     let ruled: String = format!("─{hint}{fill}")
         .chars()
@@ -237,11 +242,24 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(
         Paragraph::new(Span::styled(
             "› ",
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::new()
+                .fg(super::theme::accent())
+                .add_modifier(Modifier::BOLD),
         )),
         prompt,
     );
     frame.render_widget(&app.input, field);
+    // The terminal's own cursor sits where the next character goes, so an input method places
+    // its window there.
+    if app.layer() == super::keymap::Layer::Main {
+        let cursor = app.input.screen_cursor();
+        let (top, left) = app.input.scroll_offset();
+        let row = (cursor.row as u16).saturating_sub(top);
+        let col = (cursor.col as u16).saturating_sub(left);
+        if row < field.height && col < field.width {
+            frame.set_cursor_position((field.x + col, field.y + row));
+        }
+    }
 }
 
 fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {
@@ -265,12 +283,14 @@ fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {
             TodoStatus::Completed => (
                 "✓ ",
                 Style::new()
-                    .fg(Color::Green)
+                    .fg(super::theme::ok())
                     .add_modifier(Modifier::CROSSED_OUT),
             ),
             TodoStatus::InProgress => (
                 "▶ ",
-                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                Style::new()
+                    .fg(super::theme::warn())
+                    .add_modifier(Modifier::BOLD),
             ),
             TodoStatus::Pending => ("○ ", Style::new()),
         };

@@ -18,7 +18,7 @@ pub const POPUP_ROWS: usize = 8;
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
     pub fn popup(&self) -> Vec<Completion> {
-        if self.layer() != super::keymap::Layer::Main {
+        if self.layer() != super::keymap::Layer::Main || self.popup_closed {
             return Vec::new();
         }
         let text = self.input_text();
@@ -34,11 +34,7 @@ impl App {
                 list.extend(
                     crate::context::mentions::rank(query, files, POPUP_ROWS)
                         .into_iter()
-                        .map(|f| Completion {
-                            insert: format!("@{f} "),
-                            label: f.to_owned(),
-                            help: String::new(),
-                        }),
+                        .map(super::mentions::completion),
                 );
             }
             return list;
@@ -56,8 +52,9 @@ impl App {
         match key.code {
             KeyCode::Up => Some(Action::PopupUp),
             KeyCode::Down => Some(Action::PopupDown),
-            KeyCode::Tab => Some(Action::PopupAccept),
+            KeyCode::Tab if key.modifiers.is_empty() => Some(Action::PopupComplete),
             KeyCode::Enter if key.modifiers.is_empty() && !exact => Some(Action::PopupAccept),
+            KeyCode::Esc => Some(Action::PopupClose),
             _ => None,
         }
     }
@@ -104,11 +101,11 @@ impl App {
                     None => Vec::new(),
                 }
             }
-            Action::Close if self.picker.is_some() => {
+            Action::Close if self.layer() == super::keymap::Layer::Picker => {
                 self.picker = None;
                 Vec::new()
             }
-            Action::Edit(key) if self.picker.is_some() => {
+            Action::Edit(key) if self.layer() == super::keymap::Layer::Picker => {
                 let changed = match (key.code, &mut self.picker) {
                     (KeyCode::Char(c), Some(p))
                         if !key
@@ -155,7 +152,12 @@ impl App {
                     (self.popup_selected + 1).min(self.popup().len().saturating_sub(1));
                 Vec::new()
             }
-            Action::PopupAccept => self.accept_completion(),
+            Action::PopupComplete => self.accept_completion(false),
+            Action::PopupAccept => self.accept_completion(true),
+            Action::PopupClose => {
+                self.popup_closed = true;
+                Vec::new()
+            }
             Action::Edit(key) => {
                 // The first `@` loads the file list for completion, once.
                 let commands = if key.code == KeyCode::Char('@') && self.files.is_none() {
@@ -176,7 +178,9 @@ impl App {
         Some(commands)
     }
 
-    fn accept_completion(&mut self) -> Vec<Command> {
+    /// Puts the chosen completion in the input; with `run`, a command that takes no argument
+    /// is run as Enter would (Tab only ever completes).
+    fn accept_completion(&mut self, run: bool) -> Vec<Command> {
         let popup = self.popup();
         let Some(choice) = popup
             .get(self.popup_selected.min(popup.len().saturating_sub(1)))
@@ -199,6 +203,9 @@ impl App {
                 return Vec::new();
             }
             self.set_input(&choice.insert);
+            if !run {
+                return Vec::new();
+            }
             return self.handle_key(KeyEvent::from(KeyCode::Enter));
         }
         let cut = text.rfind('@').unwrap_or(text.len());
@@ -215,6 +222,9 @@ impl App {
                 return Some(Vec::new());
             }
             let id = self.next_shell_id();
+            self.shells.push(id.clone());
+            self.working_since
+                .get_or_insert_with(std::time::Instant::now);
             self.transcript.push(EntryKind::User(text.to_owned()));
             self.transcript.tool_started(ToolCall {
                 id: id.clone(),
@@ -234,6 +244,9 @@ impl App {
             Some((name, rest)) => (name, rest.trim()),
             None => (text.trim(), ""),
         };
+        if let Some(commands) = self.session_command(name, rest) {
+            return Some(commands);
+        }
         let commands = match name {
             "/help" => {
                 self.help = true;
@@ -305,11 +318,6 @@ impl App {
                 Vec::new()
             }
             "/copy" => self.copy(rest),
-            "/clear" => {
-                self.transcript.clear();
-                self.flash = Some("screen cleared; the session and its history are kept".into());
-                Vec::new()
-            }
             "/quit" | "/exit" => {
                 self.should_quit = true;
                 let mut commands = Vec::new();
@@ -336,11 +344,12 @@ impl App {
                     let prompt = format!(
                         "Use the `{skill}` skill: call use_skill with name \"{skill}\", then follow it for this task: {task}"
                     );
-                    if self.running {
+                    if self.busy() {
                         self.queue.push(prompt);
                         return Some(vec![Command::QueueChanged(self.queue.clone())]);
                     }
-                    return Some(self.start_run(prompt));
+                    // The transcript shows what the user typed; the model gets the request.
+                    return Some(self.start_run_shown(text.to_owned(), prompt));
                 }
                 self.flash = Some(match slash::nearest(other, &self.skills) {
                     Some(near) => {
@@ -424,14 +433,25 @@ impl App {
                     picker.accept(generation, hits);
                 }
             }
-            AppEvent::Files(files) => self.files = Some(files),
+            AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
             AppEvent::ShellDone {
                 id,
                 mut result,
                 duration,
             } => {
+                self.shells.retain(|running| *running != id);
                 result.tool_call_id = id;
                 self.transcript.tool_finished(&result, Some(duration));
+                if !self.busy() {
+                    self.working_since = None;
+                }
+                // A prompt typed while the command ran goes now, carrying its output.
+                if !self.busy() && !self.queue.is_empty() {
+                    let next = self.queue.remove(0);
+                    let mut commands = self.start_run(next);
+                    commands.push(Command::QueueChanged(self.queue.clone()));
+                    return commands;
+                }
                 self.transcript.notice(
                     "the output goes to the model with your next prompt",
                     Tone::Quiet,
@@ -479,7 +499,14 @@ impl App {
                 self.todos = todos;
                 self.queue = queue;
                 self.turn = 0;
-                self.tokens = None;
+                // The stored conversation's size until the provider counts it at the next call.
+                self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
+                    input_tokens: crate::context::estimate_tokens(&messages, &[]),
+                    output_tokens: 0,
+                    context_window: self.session.context_window,
+                    estimated: true,
+                    ..Default::default()
+                });
                 self.scroll = Scroll::Follow;
                 self.flash = Some(if self.queue.is_empty() {
                     format!(

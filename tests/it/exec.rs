@@ -242,7 +242,7 @@ fn exec_exit_statuses_follow_the_contract() {
     assert!(
         stderr.contains("ANTHROPIC_API_KEY")
             && stderr.contains("OPENAI_API_KEY")
-            && stderr.contains(".env.example"),
+            && stderr.contains("export ANTHROPIC_API_KEY="),
         "{stderr}"
     );
 

@@ -20,4 +20,5 @@ mod support;
 mod tools;
 mod trust;
 mod tui;
+mod tui_finish;
 mod workflows;

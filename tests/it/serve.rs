@@ -397,6 +397,7 @@ fn attach_streams_a_prompt_and_runs_an_approved_call() {
     let env = vec![
         ("HOME", server.run.home.display().to_string()),
         ("HARNESS9_HOME", server.run.home.display().to_string()),
+        ("COLORFGBG", "15;0".into()),
     ];
     let mut pty = Pty::spawn(
         harness9(),

@@ -85,6 +85,8 @@ struct Script {
     /// What to answer once the queue is empty.
     fallback: Option<Reply>,
     requests: Vec<Recorded>,
+    /// Bodies are not kept (a long soak would hold every growing history).
+    forget_bodies: bool,
 }
 
 /// A running mock server; it stops when dropped with the test's runtime.
@@ -99,6 +101,8 @@ impl MockLlm {
         let script = Arc::new(Mutex::new(Script::default()));
         let app = Router::new()
             .fallback(answer)
+            // A long conversation's request is larger than axum's 2 MB default.
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(Arc::clone(&script));
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -140,6 +144,12 @@ impl MockLlm {
         self.script.lock().unwrap().fallback = Some(reply);
     }
 
+    /// Stops keeping request bodies (their paths and headers still are); the soak bench's.
+    #[allow(dead_code)]
+    pub fn forget_bodies(&self) {
+        self.script.lock().unwrap().forget_bodies = true;
+    }
+
     pub fn requests(&self) -> Vec<Recorded> {
         self.script.lock().unwrap().requests.clone()
     }
@@ -158,10 +168,15 @@ async fn answer(
 ) -> Response {
     let reply = {
         let mut script = script.lock().unwrap();
+        let body = if script.forget_bodies {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null)
+        };
         script.requests.push(Recorded {
             path: uri.path().to_owned(),
             headers,
-            body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+            body,
         });
         script
             .replies

@@ -16,6 +16,8 @@ use crate::support::{MockLlm, Reply, Split, fixture, openai_text_sse, openai_too
 const ROWS: u16 = 32;
 const COLS: u16 = 110;
 const PATIENCE: Duration = Duration::from_secs(30);
+/// Lines the parsed terminal keeps above its screen (for `--no-alt-screen`).
+const SCROLLBACK: usize = 2000;
 
 pub struct Pty {
     parser: Arc<Mutex<vt100::Parser>>,
@@ -54,7 +56,7 @@ impl Pty {
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             NonZeroU16::new(ROWS).unwrap(),
             NonZeroU16::new(COLS).unwrap(),
-            0,
+            SCROLLBACK,
         )));
         let feed = Arc::clone(&parser);
         let raw = Arc::new(Mutex::new(Vec::new()));
@@ -92,6 +94,24 @@ impl Pty {
 
     pub fn pid(&self) -> u32 {
         self.child.process_id().unwrap_or(0)
+    }
+
+    /// The scrollback and the screen, oldest line first.
+    pub fn all_text(&self) -> String {
+        let mut parser = self.parser.lock().unwrap();
+        let screen = parser.screen_mut();
+        screen.set_scrollback(usize::MAX);
+        let above = screen.scrollback();
+        let mut lines: Vec<String> = Vec::new();
+        // Each window shows ROWS lines from `offset` lines back; its top line is new.
+        for offset in (1..=above).rev() {
+            screen.set_scrollback(offset);
+            let window = screen.contents();
+            lines.push(window.lines().next().unwrap_or("").to_owned());
+        }
+        screen.set_scrollback(0);
+        lines.extend(screen.contents().lines().map(str::to_owned));
+        lines.join("\n")
     }
 
     pub fn alternate_screen(&self) -> bool {
@@ -184,6 +204,8 @@ pub fn untrusted_env(run: &Run, mock: &MockLlm) -> Vec<(&'static str, String)> {
         ("HARNESS9_HOME", run.home.display().to_string()),
         ("OPENAI_API_KEY", "sk-tui-test".into()),
         ("OPENAI_BASE_URL", mock.openai_base()),
+        // A dark terminal said so: the background is not asked (nobody here would answer).
+        ("COLORFGBG", "15;0".into()),
     ]
 }
 
@@ -379,7 +401,7 @@ fn without_a_provider_the_tui_exits_2_before_touching_the_screen() {
     assert!(
         stderr.contains("ANTHROPIC_API_KEY")
             && stderr.contains("OPENAI_API_KEY")
-            && stderr.contains(".env.example"),
+            && stderr.contains("export ANTHROPIC_API_KEY="),
         "{stderr}"
     );
     assert!(

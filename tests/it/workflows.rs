@@ -228,7 +228,9 @@ fn a_prompt_queued_while_working_is_sent_when_the_turn_ends() {
     });
     let mut pty = start(&run, &mock);
     pty.send("slow one\r");
-    pty.wait_for("turn 1");
+    // The input's rule says Enter queues while the turn runs (the status line gives its room
+    // to the spinner and the directory before the turn number).
+    pty.wait_for("Enter queues");
     pty.send("the queued prompt\r");
     pty.wait_for("» queued  the queued prompt");
     pty.wait_for("The queued one is answered.");

@@ -1,0 +1,164 @@
+//! The session commands users expect from other agents: `/clear` (a fresh context: a new
+//! session), `/export [FILE]` (the transcript as Markdown), `/status` (provider, model, session,
+//! sandbox, context use) and `/init` (the model writes an `AGENTS.md`). The app only decides;
+//! the runner writes the export file (`Command::Export`), never over an existing one.
+
+use super::app::{App, Command};
+use super::tool_view;
+use super::transcript::{EntryKind, Tone};
+
+/// What `/init` asks of the model.
+const INIT_PROMPT: &str = "Write an AGENTS.md file at the root of this project for coding agents \
+working in it: what the project is, how it is laid out, how to build, test and lint it (the exact \
+commands), and the conventions its code follows. Read the project first (README, build files, a \
+few source files); keep it short and factual. If an AGENTS.md exists, improve it instead of \
+starting over.";
+
+impl App {
+    /// The session commands; `None` when `name` is not one of them.
+    pub(super) fn session_command(&mut self, name: &str, rest: &str) -> Option<Vec<Command>> {
+        let commands = match name {
+            "/clear" if self.busy() => {
+                self.flash = Some("wait for the turn to end (or Esc) before /clear".into());
+                Vec::new()
+            }
+            "/clear" => {
+                self.flash = Some(format!(
+                    "a fresh context; the last session is kept (harness9 --resume {})",
+                    short_id(&self.session.session_id)
+                ));
+                vec![Command::NewSession]
+            }
+            "/export" => {
+                let file = if rest.is_empty() {
+                    format!("harness9-{}.md", short_id(&self.session.session_id))
+                } else {
+                    rest.to_owned()
+                };
+                vec![Command::Export {
+                    file,
+                    markdown: self.markdown(),
+                }]
+            }
+            "/status" => {
+                self.transcript.notice(self.status_text(), Tone::Quiet);
+                Vec::new()
+            }
+            "/init" if self.busy() => {
+                self.queue.push(INIT_PROMPT.into());
+                vec![Command::QueueChanged(self.queue.clone())]
+            }
+            "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
+            _ => return None,
+        };
+        Some(commands)
+    }
+
+    fn status_text(&self) -> String {
+        let s = &self.session;
+        let name = self
+            .session_name
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let context = match self.tokens {
+            Some(t) if s.context_window > 0 || t.context_window > 0 => {
+                let window = if t.context_window > 0 {
+                    t.context_window
+                } else {
+                    s.context_window
+                };
+                let used = t.input_tokens + t.output_tokens;
+                format!(
+                    "{}{used} of {window} tokens ({:.0}%)",
+                    if t.estimated { "about " } else { "" },
+                    used as f64 * 100.0 / window as f64
+                )
+            }
+            _ => format!("nothing sent yet (window {} tokens)", s.context_window),
+        };
+        format!(
+            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\ncontext: {context}\nworking directory: {}",
+            s.provider,
+            s.model,
+            s.session_id,
+            s.mode,
+            self.sandbox.as_deref().unwrap_or("sandbox: unknown"),
+            s.workdir
+        )
+    }
+
+    /// The transcript as Markdown: prompts, answers, tool calls with their output, notices.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "# harness9 session {}\n\n{} · {}/{}\n",
+            self.session.session_id,
+            self.session.workdir,
+            self.session.provider,
+            self.session.model
+        );
+        for entry in self.transcript.entries() {
+            out.push('\n');
+            match &entry.kind {
+                EntryKind::User(text) => {
+                    out.push_str("## You\n\n");
+                    out.push_str(text.trim_end());
+                    out.push('\n');
+                }
+                EntryKind::Assistant { text, .. } => {
+                    out.push_str("## harness9\n\n");
+                    out.push_str(text.trim_end());
+                    out.push('\n');
+                }
+                EntryKind::Thinking { text, .. } => {
+                    for line in text.trim().lines() {
+                        out.push_str(&format!("> {line}\n"));
+                    }
+                }
+                EntryKind::Tool { call, output, .. } => {
+                    out.push_str(&format!(
+                        "**{}** `{}`\n",
+                        call.name,
+                        tool_view::summary(call).replace('`', "'")
+                    ));
+                    if let Some(output) = output.as_deref().filter(|o| !o.trim().is_empty()) {
+                        let clean = crate::terminal_text::sanitize(output);
+                        let fence = fence_for(&clean);
+                        out.push_str(&format!("\n{fence}\n{}\n{fence}\n", clean.trim_end()));
+                    }
+                }
+                EntryKind::Notice { text, .. } => {
+                    out.push_str(&format!("_{}_\n", text.trim().replace('\n', " · ")));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A code fence longer than any run of backticks in `text`, so the output cannot close it.
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+fn short_id(id: &str) -> &str {
+    &id[..id.len().min(8)]
+}
+
+/// Writes an export next to the working directory's files: a new file only (an existing one
+/// is never overwritten); the path it was written to.
+pub fn write_export(
+    workdir: &std::path::Path,
+    file: &str,
+    markdown: &str,
+) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write;
+    let path = workdir.join(file);
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    out.write_all(markdown.as_bytes())?;
+    Ok(path)
+}

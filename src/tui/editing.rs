@@ -1,0 +1,207 @@
+//! Editing the prompt as users' shells do (readline keys), Ctrl+C and Esc, the history, pastes
+//! and the mouse wheel. The keys a text box takes are mapped here, once, for every text box of
+//! the app (the prompt, a denial's reason).
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui_textarea::{CursorMove, TextArea};
+
+use super::app::{App, Command, new_input};
+use super::keymap::{Action, Layer};
+
+/// How long a second Ctrl+C has to quit (and its hint stays).
+pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
+/// Lines the mouse wheel scrolls.
+const WHEEL_LINES: u16 = 3;
+/// The hint a first Ctrl+C leaves on the status line.
+pub const QUIT_HINT: &str = "press Ctrl+C again to quit";
+
+/// One key into a text box. The readline keys are mapped explicitly (the text box's own
+/// defaults differ: its Ctrl+U is undo); every other key goes to the box as it is.
+pub fn edit(text: &mut TextArea<'static>, key: KeyEvent) {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char('u') if ctrl => {
+            text.delete_line_by_head();
+        }
+        KeyCode::Char('k') if ctrl => {
+            text.delete_line_by_end();
+        }
+        KeyCode::Char('w') if ctrl => {
+            text.delete_word();
+        }
+        KeyCode::Backspace if alt => {
+            text.delete_word();
+        }
+        KeyCode::Char('d') if alt => {
+            text.delete_next_word();
+        }
+        KeyCode::Char('a') if ctrl => text.move_cursor(CursorMove::Head),
+        KeyCode::Char('e') if ctrl => text.move_cursor(CursorMove::End),
+        KeyCode::Char('b') if alt => text.move_cursor(CursorMove::WordBack),
+        KeyCode::Char('f') if alt => word_end(text),
+        KeyCode::Char('b') if ctrl => text.move_cursor(CursorMove::Back),
+        KeyCode::Char('f') if ctrl => text.move_cursor(CursorMove::Forward),
+        _ => {
+            text.input(key);
+        }
+    }
+}
+
+/// Alt+F as readline does it: past the end of the next word (the text box's own word moves
+/// stop at the start of the next one).
+fn word_end(text: &mut TextArea<'static>) {
+    let ratatui_textarea::DataCursor(row, col) = text.cursor();
+    let Some(line) = text.lines().get(row) else {
+        return;
+    };
+    let chars: Vec<char> = line.chars().collect();
+    if col >= chars.len() {
+        text.move_cursor(CursorMove::Forward);
+        return;
+    }
+    let word = |c: &char| c.is_alphanumeric() || *c == '_';
+    let mut at = col;
+    while at < chars.len() && !word(&chars[at]) {
+        at += 1;
+    }
+    while at < chars.len() && word(&chars[at]) {
+        at += 1;
+    }
+    let (row, at) = (u16::try_from(row), u16::try_from(at));
+    if let (Ok(row), Ok(at)) = (row, at) {
+        text.move_cursor(CursorMove::Jump(row, at));
+    }
+}
+
+impl App {
+    /// Esc on the conversation: stops the run or the `!` command going on.
+    pub(super) fn interrupt(&mut self) -> Vec<Command> {
+        if !self.busy() {
+            self.flash = None;
+            return Vec::new();
+        }
+        self.flash = Some("interrupting…".into());
+        self.flash_until = None;
+        let mut commands = vec![Command::Interrupt];
+        if self.auto_continue {
+            self.auto_continue = false;
+            commands.push(Command::SetAutoContinue(false));
+        }
+        commands
+    }
+
+    /// Ctrl+C: interrupts what is going on (as Esc does); on an idle screen it clears the
+    /// input, and a second press within `DOUBLE_PRESS` quits. Its hint lives as long.
+    pub(super) fn clear_or_quit(&mut self) -> Vec<Command> {
+        let now = self.clock.now();
+        if self.busy() {
+            self.last_ctrl_c = None;
+            return self.interrupt();
+        }
+        if self
+            .last_ctrl_c
+            .is_some_and(|at| now.duration_since(at) < DOUBLE_PRESS)
+        {
+            return self.quit();
+        }
+        self.last_ctrl_c = Some(now);
+        if let Some(reason) = &mut self.deny_reason {
+            *reason = new_input();
+        } else {
+            self.set_input("");
+        }
+        self.history_index = None;
+        self.flash = Some(QUIT_HINT.into());
+        self.flash_until = Some(now + DOUBLE_PRESS);
+        Vec::new()
+    }
+
+    /// When something on screen changes by itself next (a hint that goes away); the loop
+    /// wakes then, and only then.
+    pub fn wake_at(&self) -> Option<Instant> {
+        self.flash_until
+    }
+
+    /// Lets what has timed out by `now` go; whether anything changed.
+    pub fn expire(&mut self, now: Instant) -> bool {
+        match self.flash_until {
+            Some(until) if now >= until => {
+                self.flash_until = None;
+                self.last_ctrl_c = None;
+                // Only the hint goes; a notice that replaced it meanwhile stays.
+                if self.flash.as_deref() == Some(QUIT_HINT) {
+                    self.flash = None;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the wheel and page keys scroll an overlay (the help, an approval) rather than
+    /// the transcript under it.
+    pub(super) fn overlay_scrolls(&self) -> bool {
+        matches!(
+            self.layer(),
+            Layer::Help | Layer::Approval | Layer::DenyReason
+        )
+    }
+
+    pub(super) fn recall(&mut self, step: i64) {
+        if self.history.is_empty() {
+            return;
+        }
+        let last = self.history.len() - 1;
+        let next = match (self.history_index, step < 0) {
+            (None, true) => Some(last),
+            (None, false) => None,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) if i >= last => None,
+            (Some(i), false) => Some(i + 1),
+        };
+        let text = next.map(|i| self.history[i].clone()).unwrap_or_default();
+        self.set_input(&text);
+        self.history_index = next;
+    }
+    pub fn handle_paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines = text.lines().count();
+        match &mut self.deny_reason {
+            Some(reason) => {
+                reason.insert_str(&text);
+            }
+            // A paste longer than the screen is shown as one line and sent whole.
+            None if lines > usize::from(self.viewport.max(4)) => {
+                let placeholder = format!("[pasted {lines} lines #{}]", self.pastes.len() + 1);
+                self.input.insert_str(&placeholder);
+                self.pastes.push((placeholder, text));
+            }
+            None => {
+                self.input.insert_str(&text);
+            }
+        }
+    }
+
+    pub(super) fn expand_pastes(&mut self, typed: &str) -> String {
+        let mut text = typed.to_owned();
+        for (placeholder, whole) in self.pastes.drain(..) {
+            text = text.replace(&placeholder, &whole);
+        }
+        text
+    }
+
+    pub fn handle_mouse(&mut self, mouse: MouseEvent) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => {
+                self.apply(Action::ScrollUp(WHEEL_LINES));
+            }
+            MouseEventKind::ScrollDown => {
+                self.apply(Action::ScrollDown(WHEEL_LINES));
+            }
+            _ => {}
+        }
+    }
+}

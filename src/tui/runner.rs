@@ -1,0 +1,353 @@
+//! The TUI's side of the session core: the app's commands go out as requests (only the
+//! terminal's own, the clipboard and the mouse, and the export file are carried out here) and
+//! updates come back in as the app's events; the loop that owns the terminal.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, EventStream};
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use super::app::{App, AppEvent, Command};
+use super::transcript::Tone;
+use super::{commands, draw_frame, mcp_panel, terminal};
+use crate::session::{Closing, Request, SessionHandle, Update};
+
+/// The shortest time between two frames (60 per second at most).
+const FRAME: Duration = Duration::from_millis(16);
+/// How often the spinner moves while the agent works.
+const TICK: Duration = Duration::from_millis(100);
+/// Engine events applied before a draw, so a fast stream cannot starve the screen.
+const DRAIN: usize = 256;
+
+/// The TUI's side of the session core: the app's commands go out as requests (only the
+/// terminal's own, the clipboard and the mouse, are carried out here) and updates come back in
+/// as the app's events.
+pub(super) struct Runner {
+    handle: SessionHandle,
+    updates: mpsc::UnboundedReceiver<Update>,
+    /// The session shown now (`/new` and the picker change it).
+    session_id: String,
+    /// How the session ended, once it has.
+    closing: Option<Arc<Closing>>,
+    /// The session's MCP servers: their changes refresh `/mcp` and the status line.
+    mcp: crate::mcp::McpManager,
+}
+
+impl Runner {
+    pub(super) fn new(
+        handle: SessionHandle,
+        updates: mpsc::UnboundedReceiver<Update>,
+        session_id: String,
+        mcp: crate::mcp::McpManager,
+    ) -> Self {
+        Runner {
+            handle,
+            updates,
+            session_id,
+            closing: None,
+            mcp,
+        }
+    }
+
+    /// The text of a server's prompt, sent (or queued) as the user's prompt; a failure is a
+    /// notice.
+    async fn mcp_prompt(&self, app: &mut App, command: &str, args: &str) -> Vec<Command> {
+        match self.mcp.get_prompt(command, args).await {
+            Ok(text) => app.send_or_queue(text),
+            Err(error) => {
+                let notice = format!("/{command}: {error}");
+                app.flash = Some(notice.clone());
+                app.transcript.notice(notice, Tone::Warning);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The servers' statuses into the app, and what went wrong with them into the transcript.
+    fn refresh_mcp(&self, app: &mut App) {
+        app.mcp = self
+            .mcp
+            .statuses()
+            .iter()
+            .map(mcp_panel::McpView::from_status)
+            .collect();
+        if let Some(selected) = app.mcp_panel {
+            app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
+        }
+        for notice in self.mcp.take_notices() {
+            app.flash = Some(notice.clone());
+            app.transcript.notice(notice, Tone::Warning);
+        }
+    }
+
+    pub(super) async fn event_loop(
+        &mut self,
+        term: &mut terminal::Term,
+        app: &mut App,
+    ) -> std::io::Result<()> {
+        let mut input = EventStream::new();
+        let mut mcp_changes = self.mcp.subscribe();
+        self.refresh_mcp(app);
+        let mut term_signal =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+
+        draw_frame(term, app)?;
+        tracing::info!("[tui] session shown");
+        let mut last_draw = Instant::now();
+        let mut last_tick = Instant::now();
+        let mut dirty = false;
+
+        loop {
+            let now = Instant::now();
+            if dirty && now.duration_since(last_draw) >= FRAME {
+                draw_frame(term, app)?;
+                last_draw = now;
+                dirty = false;
+            }
+            // A deadline only while there is something to draw or animate: idle means no
+            // wake-ups.
+            let frame_due = dirty.then_some(last_draw + FRAME);
+            let tick_due = app.is_animating().then_some(last_tick + TICK);
+            // A hint that times out (the second Ctrl+C's) wakes the loop once, at its end.
+            let deadline = [frame_due, tick_due, app.wake_at()]
+                .into_iter()
+                .flatten()
+                .min();
+            let mut commands = Vec::new();
+            tokio::select! {
+                event = input.next() => match event {
+                    Some(Ok(event)) => {
+                        match event {
+                            TermEvent::Key(key) => commands = app.handle_key(key),
+                            TermEvent::Paste(text) => app.handle_paste(&text),
+                            TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
+                            _ => {}
+                        }
+                        dirty = true;
+                    }
+                    // The terminal went away: leave as if asked to quit.
+                    Some(Err(_)) | None => commands.push(Command::Quit),
+                },
+                update = self.updates.recv() => match update {
+                    Some(update) => {
+                        commands.extend(self.apply(app, update));
+                        // A fast stream cannot starve the screen: a bounded batch per frame.
+                        for _ in 0..DRAIN {
+                            match self.updates.try_recv() {
+                                Ok(update) => commands.extend(self.apply(app, update)),
+                                Err(_) => break,
+                            }
+                        }
+                        dirty = true;
+                    }
+                    // The core is gone: nothing more can happen in this session.
+                    None => commands.push(Command::Quit),
+                },
+                // A server connected, failed or changed its tools (never blocks the first frame).
+                Ok(()) = mcp_changes.changed() => {
+                    self.refresh_mcp(app);
+                    dirty = true;
+                }
+                _ = term_signal.recv() => commands.push(Command::Quit),
+                _ = hangup.recv() => commands.push(Command::Quit),
+                _ = sleep_until(deadline), if deadline.is_some() => {
+                    if app.is_animating() && Instant::now() >= last_tick + TICK {
+                        app.tick();
+                        last_tick = Instant::now();
+                    }
+                    app.expire(Instant::now());
+                    dirty = true;
+                }
+            }
+            if self.closing.is_some() {
+                return Ok(());
+            }
+            for command in commands {
+                // A server's prompt is fetched here and comes back as the prompt to send.
+                let commands = match command {
+                    Command::McpPrompt { command, args } => {
+                        self.mcp_prompt(app, &command, &args).await
+                    }
+                    other => vec![other],
+                };
+                for command in commands {
+                    if self.execute(app, command).await {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// An update of the session, as the app takes it; what the app asks in return.
+    fn apply(&mut self, app: &mut App, update: Update) -> Vec<Command> {
+        let event = match update {
+            Update::Engine(event) => return app.handle_engine(event),
+            Update::Loaded(loaded) => {
+                let loaded = Arc::unwrap_or_clone(loaded);
+                app.session_name = None;
+                self.session_id = loaded.session_id.clone();
+                let mut commands = app.handle_async(AppEvent::SessionLoaded {
+                    session_id: loaded.session_id,
+                    mode: loaded.mode,
+                    messages: loaded.messages,
+                    todos: loaded.todos,
+                    queue: loaded.queue,
+                });
+                // Left in sessions.db as stored; the user is told why the list or queue is
+                // empty.
+                let mut said: Vec<String> = Vec::new();
+                for problem in loaded.problems {
+                    said.push(problem.message.clone());
+                    commands.extend(app.handle_async(AppEvent::Failed(problem)));
+                }
+                said.extend(loaded.notices);
+                if !said.is_empty() {
+                    commands.extend(app.handle_async(AppEvent::Flash(said.join("; "))));
+                }
+                return commands;
+            }
+            Update::Todos(todos) => {
+                app.todos = todos;
+                return Vec::new();
+            }
+            // The app keeps the queue and sends the next prompt itself.
+            Update::Queue(_) | Update::RunStarted { .. } => return Vec::new(),
+            Update::Sessions { generation, hits } => AppEvent::Sessions { generation, hits },
+            Update::Files { files, .. } => AppEvent::Files(Arc::unwrap_or_clone(files)),
+            Update::ShellDone {
+                id,
+                result,
+                duration,
+            } => AppEvent::ShellDone {
+                id,
+                result,
+                duration,
+            },
+            Update::Compacted(result) => AppEvent::Compacted(result.map_err(|f| f.message)),
+            Update::Renamed(name) => {
+                app.session_name = Some(name.clone());
+                AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
+            }
+            Update::Failed(failure) => AppEvent::Failed(failure),
+            Update::Closed(closing) => {
+                self.closing = Some(closing);
+                return Vec::new();
+            }
+        };
+        app.handle_async(event)
+    }
+
+    /// Carries out one command; `true` means quit.
+    pub(super) async fn execute(&mut self, app: &mut App, command: Command) -> bool {
+        let request = match command {
+            Command::Submit(prompt) => Request::Submit(prompt),
+            Command::Interrupt => Request::Interrupt,
+            Command::SetMode(mode) => Request::SetMode(mode),
+            Command::QueueChanged(queue) => Request::SetQueue(queue),
+            Command::NewSession => Request::NewSession,
+            Command::ResumeSession(id) => Request::Resume(id),
+            Command::Rename(name) => Request::Rename(name),
+            Command::Compact => Request::Compact,
+            Command::SetModel(model) => Request::SetModel(model),
+            Command::RunShell { id, command } => Request::RunShell { id, command },
+            Command::QuerySessions {
+                query,
+                all,
+                generation,
+            } => Request::ListSessions {
+                query,
+                all,
+                generation,
+            },
+            Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
+            Command::ClearTodos => Request::ClearTodos,
+            Command::Export { file, markdown } => {
+                // The session's directory when it is on this machine (an attached server's
+                // may not be), else the current one.
+                let workdir = std::path::PathBuf::from(&app.session.workdir);
+                let workdir = if workdir.is_dir() {
+                    workdir
+                } else {
+                    std::env::current_dir().unwrap_or_default()
+                };
+                let said = match commands::write_export(&workdir, &file, &markdown) {
+                    Ok(path) => format!("exported the transcript to {}", path.display()),
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        format!("{file} exists: /export NAME writes another file")
+                    }
+                    Err(error) => format!("cannot write {file}: {error}"),
+                };
+                app.handle_async(AppEvent::Flash(said));
+                return false;
+            }
+            Command::ListFiles => Request::ListFiles { generation: 0 },
+            Command::Copy(text) => {
+                use base64::Engine as _;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                let mut stdout = std::io::stdout();
+                let _ = std::io::Write::write_all(
+                    &mut stdout,
+                    format!("\x1b]52;c;{encoded}\x07").as_bytes(),
+                );
+                let _ = std::io::Write::flush(&mut stdout);
+                return false;
+            }
+            Command::SetMouseCapture(on) => {
+                let mut stdout = std::io::stdout();
+                let _ = if on {
+                    crossterm::execute!(stdout, crossterm::event::EnableMouseCapture)
+                } else {
+                    crossterm::execute!(stdout, crossterm::event::DisableMouseCapture)
+                };
+                return false;
+            }
+            // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
+            Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
+            Command::McpReconnect(name) => {
+                self.mcp.reconnect(&name);
+                return false;
+            }
+            Command::McpDisable(name) => {
+                self.mcp.disable(&name);
+                return false;
+            }
+            // Fetched by the event loop before it gets here (`mcp_prompt`).
+            Command::McpPrompt { .. } => return false,
+            Command::Quit => {
+                self.close().await;
+                return true;
+            }
+        };
+        // A core that is gone has closed already; the loop then quits on its own.
+        self.handle.send(request);
+        false
+    }
+
+    /// Closes the session (the run stores what it has; an empty session is not kept) and
+    /// waits until it is closed.
+    pub(super) async fn close(&mut self) -> Option<Arc<Closing>> {
+        if self.closing.is_none() {
+            self.handle.send(Request::Close {
+                discard_if_empty: true,
+            });
+            while let Some(update) = self.updates.recv().await {
+                if let Update::Closed(closing) = update {
+                    self.closing = Some(closing);
+                    break;
+                }
+            }
+        }
+        self.closing.clone()
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}

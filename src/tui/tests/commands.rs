@@ -1,0 +1,107 @@
+//! `/clear`, `/export`, `/status`, `/init`, and what a skill run shows.
+
+use super::*;
+
+fn send(app: &mut App, text: &str) -> Vec<Command> {
+    app.set_input(text);
+    app.handle_key(key(KeyCode::Enter))
+}
+
+#[test]
+fn clear_starts_a_new_session() {
+    let mut app = app();
+    assert_eq!(send(&mut app, "/clear"), [Command::NewSession]);
+    assert!(app.flash.as_deref().unwrap().contains("--resume 01234567"));
+    app.running = true;
+    assert!(
+        send(&mut app, "/clear").is_empty(),
+        "not in the middle of a run"
+    );
+}
+
+#[test]
+fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
+    let mut app = app();
+    app.transcript
+        .push(EntryKind::User("fix the parser".into()));
+    app.transcript.push(EntryKind::Assistant {
+        text: "Done: `split` trims.".into(),
+        streaming: false,
+    });
+    app.transcript
+        .tool_started(call("1", "bash", r#"{"command":"cargo test"}"#));
+    app.transcript
+        .tool_finished(&ToolResult::ok("1", "ok ``` fenced\nexit status: 0"), None);
+    let commands = send(&mut app, "/export notes.md");
+    let [Command::Export { file, markdown }] = &commands[..] else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(file, "notes.md");
+    assert!(markdown.contains("## You\n\nfix the parser"), "{markdown}");
+    assert!(
+        markdown.contains("## harness9\n\nDone: `split` trims."),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("**bash** `cargo test`\n\n````\nok ``` fenced"),
+        "{markdown}"
+    );
+    let default = send(&mut app, "/export");
+    assert!(
+        matches!(&default[..], [Command::Export { file, .. }] if file == "harness9-01234567.md")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = crate::tui::commands::write_export(dir.path(), file, markdown).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), *markdown);
+    let again = crate::tui::commands::write_export(dir.path(), file, "other");
+    assert_eq!(again.unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), *markdown);
+}
+
+#[test]
+fn status_shows_provider_model_session_sandbox_and_context() {
+    let mut app = app();
+    app.sandbox = Some("sandbox: workspace-write".into());
+    app.tokens = Some(TokenUpdate {
+        input_tokens: 50_000,
+        output_tokens: 0,
+        context_window: 200_000,
+        estimated: false,
+        ..TokenUpdate::default()
+    });
+    assert!(send(&mut app, "/status").is_empty());
+    let text = screen(&mut app, 100, 30);
+    for part in [
+        "provider: anthropic",
+        "model: claude-sonnet-4-20250514",
+        "session: 0123456789abcdef",
+        "sandbox: workspace-write",
+        "context: 50000 of 200000 tokens (25%)",
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+}
+
+#[test]
+fn init_and_skills_send_the_request_but_show_what_was_typed() {
+    let mut app = app();
+    let commands = send(&mut app, "/init");
+    assert!(
+        matches!(&commands[..], [Command::Submit(p)] if p.contains("AGENTS.md")),
+        "{commands:?}"
+    );
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("› /init") && !text.contains("Write an AGENTS"),
+        "{text}"
+    );
+    let mut app = self::app();
+    app.skills = vec![("deploy".into(), "ship it".into())];
+    let commands = send(&mut app, "/deploy to staging");
+    assert!(matches!(&commands[..], [Command::Submit(p)] if p.contains("use_skill")));
+    let text = screen(&mut app, 100, 30);
+    assert!(
+        text.contains("› /deploy to staging") && !text.contains("use_skill"),
+        "{text}"
+    );
+}

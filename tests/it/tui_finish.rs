@@ -1,0 +1,123 @@
+//! The TUI's finish (issue 14) through the real binary in a pseudo-terminal: Ctrl+C stops a
+//! stream, Esc stops a `!` command and the prompt typed meanwhile goes after it, the gauge of
+//! a continued session, `--no-alt-screen` leaving the transcript in the scrollback.
+
+use crate::exec::Run;
+use crate::support::{MockLlm, Reply, Split, openai_text_sse};
+use crate::tui::{Pty, env, harness9, press_until, start};
+
+/// An answer that streams its first words, then stays silent.
+fn stalled(words: &str) -> Reply {
+    let body = openai_text_sse(words);
+    let text = String::from_utf8(body.clone()).unwrap();
+    let at = text.find(words).unwrap();
+    let stall_at = at + text[at..].find("\n\n").unwrap() + 2;
+    Reply::Stall { body, stall_at }
+}
+
+#[test]
+fn ctrl_c_interrupts_a_streaming_answer_and_the_tui_stays() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(stalled("The first words arrive"));
+    let mut pty = start(&run, &mock);
+    pty.send("explain the parser\r");
+    pty.wait_for("The first words arrive");
+    pty.send("\x03");
+    let screen = pty.wait_for("interrupted · type a new prompt");
+    assert!(screen.contains("The first words arrive"), "{screen}");
+    assert!(
+        !screen.contains("press Ctrl+C again"),
+        "interrupting is not a first press to quit: {screen}"
+    );
+    // Still running: the next two presses (idle now) clear and quit.
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again to quit");
+    pty.send("\x03");
+    pty.wait_for("Resume this session with");
+}
+
+#[test]
+fn esc_stops_a_shell_command_and_the_prompt_typed_meanwhile_goes_after_it() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("It was stopped."),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("!sleep 30\r");
+    pty.wait_for("sleep 30");
+    pty.send("what happened?\r");
+    pty.wait_for("» queued  what happened?");
+    press_until(&mut pty, "\x1b", "It was stopped.");
+    let screen = pty.screen();
+    assert!(screen.contains("› what happened?"), "{screen}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "one model call, after the command");
+    let sent = requests[0].body["messages"].to_string();
+    assert!(
+        sent.contains("sleep 30") && sent.contains("what happened?"),
+        "the command's outcome goes with the prompt: {sent}"
+    );
+}
+
+#[test]
+fn the_gauge_after_continue_shows_the_stored_sessions_size() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse(&"a long stored answer ".repeat(1500)),
+        split: Split::Whole,
+    });
+    let mut pty = start(&run, &mock);
+    pty.send("write a lot\r");
+    // The usage the mock reports arrives at the end of the run.
+    pty.wait_for_all(&["a long stored answer", "25/128k"]);
+    // A press while the run is still ending interrupts it; the next ones clear and quit.
+    press_until(&mut pty, "\x03", "press Ctrl+C again");
+    pty.send("\x03");
+    pty.wait_for("Resume this session with");
+    drop(pty);
+    let pty = Pty::spawn(harness9(), &["--continue"], &run.workdir, &env(&run, &mock));
+    // The welcome frame's gauge (0/128k) comes first; the loaded session's replaces it.
+    let screen = pty.wait_for_all(&["a long stored answer", "k/128k"]);
+    let status = screen.lines().last().unwrap_or("").to_owned();
+    assert!(
+        status.contains('~') && !status.contains(" 0%") && !status.contains(" 0/"),
+        "{status}"
+    );
+}
+
+#[test]
+fn no_alt_screen_leaves_the_transcript_in_the_scrollback() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("The answer stays visible."),
+        split: Split::Whole,
+    });
+    let mut pty = Pty::spawn(
+        harness9(),
+        &["--no-alt-screen"],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    pty.wait_for("Ask harness9 to do something");
+    assert!(!pty.alternate_screen());
+    pty.send("keep this\r");
+    pty.wait_for("The answer stays visible.");
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again");
+    pty.send("\x03");
+    pty.wait_for("Resume this session with");
+    let all = pty.all_text();
+    assert!(
+        all.contains("› keep this") && all.contains("The answer stays visible."),
+        "{all}"
+    );
+    assert!(
+        !all.contains("Ask harness9 to do something"),
+        "the last frame went: {all}"
+    );
+}
