@@ -422,3 +422,67 @@ fn the_tui_asks_about_a_projects_hooks_shows_one_running_and_lists_them() {
     pty.wait_for_all(&["UserPromptSubmit: while", "project, approved"]);
     pty.send("\x04");
 }
+
+#[test]
+fn a_pre_compact_hook_runs_before_an_automatic_compaction_with_its_trigger() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let long: String = (0..3000).map(|i| format!("word{i} ")).collect();
+    // An answer without a usage count, so the next run judges its size by its own estimate.
+    let finish = r#"data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+    let mut body = crate::support::openai_text_chunk(&long);
+    body.extend_from_slice(format!("{finish}\n\ndata: [DONE]\n\n").as_bytes());
+    mock.push(Reply::Sse {
+        body,
+        split: Split::Whole,
+    });
+    let marker = run.workdir.join("precompact.json");
+    user_settings(
+        &run,
+        &hooks(&[(
+            "PreCompact",
+            "",
+            &format!(
+                "cat > {}; echo compacting soon >&2; exit 1",
+                marker.display()
+            ),
+        )]),
+    );
+    let (first, _) = exec(&run, &mock, &["exec", "--json", "write a lot"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(!marker.exists(), "no compaction yet");
+    // The next run starts over the window: the history is compacted first, after the hook.
+    mock.push(Reply::Json(crate::support::openai_text_json(
+        "The user asked for a long text and got it.",
+    )));
+    answer(&mock, "Short answer.");
+    let (second, events) = exec(
+        &run,
+        &mock,
+        &[
+            "exec",
+            "--json",
+            "--continue",
+            "--context-window",
+            "8000",
+            "and a short one",
+        ],
+    );
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let text = std::fs::read_to_string(&marker)
+        .unwrap_or_else(|e| panic!("{e}: {types:?} {}", notices(&events)));
+    let input: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(input["hook_event_name"], "PreCompact");
+    assert_eq!(input["trigger"], "auto", "{input}");
+    assert!(
+        events.iter().any(|e| e["type"] == "compaction"),
+        "{events:?}"
+    );
+    // A hook that fails is a notice; the compaction and the run go on.
+    assert!(
+        notices(&events).contains("compacting soon"),
+        "{}",
+        notices(&events)
+    );
+}
