@@ -139,6 +139,8 @@ pub struct App {
     pub working_since: Option<Instant>,
     pub turn: u32,
     pub tokens: Option<TokenUpdate>,
+    /// The provider's counts added up since this screen opened, and their cost.
+    pub spend: Spend,
     pub retry: Option<String>,
     /// The command hook that runs now (its event and command).
     pub hook_running: Option<String>,
@@ -200,6 +202,45 @@ pub struct App {
     pub mcp_panel: Option<usize>,
 }
 
+/// Tokens by kind and their cost, added up from the provider's counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spend {
+    /// Prompt tokens not read from or written to a cache.
+    pub input: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub output: u64,
+    pub cost_usd: f64,
+    /// Whether a call had a known cost (the model's prices are in the catalogue).
+    pub priced: bool,
+}
+
+impl Spend {
+    pub fn add(&mut self, update: &TokenUpdate) {
+        if update.estimated {
+            return;
+        }
+        let cached = update.cache_read_tokens + update.cache_write_tokens;
+        self.input += update.input_tokens.saturating_sub(cached);
+        self.cache_read += update.cache_read_tokens;
+        self.cache_write += update.cache_write_tokens;
+        self.output += update.output_tokens;
+        if let Some(cost) = update.cost_usd {
+            self.cost_usd += cost;
+            self.priced = true;
+        }
+    }
+
+    /// `$0.0123`, or `$1.23` from a dollar on.
+    pub fn dollars(&self) -> String {
+        if self.cost_usd >= 1.0 {
+            format!("${:.2}", self.cost_usd)
+        } else {
+            format!("${:.4}", self.cost_usd)
+        }
+    }
+}
+
 pub fn new_input() -> TextArea<'static> {
     let mut input = TextArea::default();
     input.set_cursor_line_style(Style::default());
@@ -230,6 +271,7 @@ impl App {
             working_since: None,
             turn: 0,
             tokens: None,
+            spend: Spend::default(),
             retry: None,
             hook_running: None,
             flash: None,

@@ -44,6 +44,10 @@ impl App {
                 self.transcript.notice(self.status_text(), Tone::Quiet);
                 Vec::new()
             }
+            "/cost" => {
+                self.transcript.notice(self.cost_text(), Tone::Quiet);
+                Vec::new()
+            }
             "/init" if self.busy() => {
                 self.queue.push(INIT_PROMPT.into());
                 vec![Command::QueueChanged(self.queue.clone())]
@@ -78,13 +82,29 @@ impl App {
             _ => format!("nothing sent yet (window {} tokens)", s.context_window),
         };
         format!(
-            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\ncontext: {context}\nworking directory: {}",
+            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\ncontext: {context}\nworking directory: {}\n{}",
             s.provider,
             s.model,
             s.session_id,
             s.mode,
             self.sandbox.as_deref().unwrap_or("sandbox: unknown"),
-            s.workdir
+            s.workdir,
+            self.cost_text()
+        )
+    }
+
+    /// What the model calls since this screen opened used, by kind, and cost.
+    fn cost_text(&self) -> String {
+        let spend = &self.spend;
+        let cost = if spend.priced {
+            spend.dollars()
+        } else {
+            "unknown (the model's prices are not in the catalogue)".to_owned()
+        };
+        format!(
+            "cost since this screen opened: {cost} for {} input, {} cached input read, {} \
+             written to the cache, {} output tokens ({})",
+            spend.input, spend.cache_read, spend.cache_write, spend.output, self.session.model
         )
     }
 

@@ -61,7 +61,10 @@ impl App {
                 self.session.mode = info.mode;
                 self.session.model = info.model;
             }
-            EventKind::TokenUpdate(update) => self.tokens = Some(update),
+            EventKind::TokenUpdate(update) => {
+                self.spend.add(&update);
+                self.tokens = Some(update);
+            }
             EventKind::ThinkingDelta(delta) => {
                 self.retry = None;
                 self.transcript.append_thinking(&delta);

@@ -72,7 +72,12 @@ pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "/status",
         args: "",
-        help: "provider, model, session, sandbox, context use",
+        help: "provider, model, session, sandbox, context use and cost",
+    },
+    SlashCommand {
+        name: "/cost",
+        args: "",
+        help: "tokens by kind and what they cost, since this screen opened",
     },
     SlashCommand {
         name: "/init",

@@ -154,6 +154,12 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
+    if app.spend.priced {
+        segments.push((
+            5,
+            vec![Span::styled(format!(" · {}", app.spend.dollars()), DIM)],
+        ));
+    }
     if let Some(mcp) = super::mcp_panel::status_text(app) {
         segments.push((4, vec![Span::styled(mcp, DIM)]));
     }

@@ -105,3 +105,45 @@ fn init_and_skills_send_the_request_but_show_what_was_typed() {
         "{text}"
     );
 }
+
+#[test]
+fn the_cost_adds_up_on_the_status_line_and_cost_breaks_it_down() {
+    let mut app = app();
+    let update = |input, output, cached, cost| crate::engine::Event {
+        turn: 1,
+        kind: EventKind::TokenUpdate(TokenUpdate {
+            input_tokens: input,
+            output_tokens: output,
+            context_window: 200_000,
+            estimated: false,
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+            cost_usd: cost,
+        }),
+    };
+    // An estimate before the call counts nothing.
+    app.handle_engine(crate::engine::Event {
+        turn: 1,
+        kind: EventKind::TokenUpdate(TokenUpdate {
+            input_tokens: 99_999,
+            estimated: true,
+            ..TokenUpdate::default()
+        }),
+    });
+    assert!(
+        !screen(&mut app, 120, 24).contains('$'),
+        "no cost before a priced call"
+    );
+    app.handle_engine(update(5_000, 200, 4_000, Some(0.0021)));
+    app.handle_engine(update(6_000, 100, 5_000, Some(0.0009)));
+    let text = screen(&mut app, 120, 24);
+    assert!(text.contains("$0.0030"), "{text}");
+    assert!(send(&mut app, "/cost").is_empty());
+    let text = screen(&mut app, 120, 30);
+    assert!(
+        text.contains(
+            "$0.0030 for 2000 input, 9000 cached input read, 0 written to the cache, 300 output"
+        ),
+        "{text}"
+    );
+}
