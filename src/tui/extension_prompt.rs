@@ -1,6 +1,6 @@
 //! The question about a trusted project's own extensions (CONTRACT "Folder trust"), asked at
-//! start before the session opens: each pending one (hooks of a settings file now; MCP servers
-//! join the same list) is shown with what it would run, and the user approves it (remembered by
+//! start before the session opens: each pending one (the hooks of a settings file, an MCP server
+//! of `.mcp.json`) is shown with what it would run, and the user approves it (remembered by
 //! a hash of its definition in `config::approved`, so a changed one is asked about again) or
 //! not for now. It uses the app's own layer, keys and 250 ms guard, as the trust question does.
 
@@ -23,13 +23,16 @@ pub(super) fn pending(settings: &Settings) -> Vec<PendingExtension> {
     if !settings.trusted {
         return Vec::new();
     }
-    crate::hooks::settings::load(&crate::hooks::HookSources {
+    let mut pending = crate::hooks::settings::load(&crate::hooks::HookSources {
         home: &settings.home,
         workdir: &settings.workdir,
         trusted: true,
         approve_all: false,
     })
-    .pending
+    .pending;
+    // The project's MCP servers (`.mcp.json`) join the same question.
+    pending.extend(crate::mcp::config::load(&settings.workdir, &settings.home, true, false).pending);
+    pending
 }
 
 /// Asks about each of `pending` in turn and remembers the approvals. `Some(problems)` when
