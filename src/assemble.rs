@@ -213,7 +213,9 @@ pub async fn assemble_with(
         settings.workdir.clone(),
     ));
     let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
-    let registry = tools::standard_registry(Arc::clone(&skills), bash);
+    let mut registry = tools::standard_registry(Arc::clone(&skills), bash);
+    let web = crate::web::WebSettings::read(&settings.home, &mut notices);
+    crate::web::register(&mut registry, &web);
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)

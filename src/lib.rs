@@ -21,3 +21,4 @@ pub mod sessions_cmd;
 pub mod terminal_text;
 pub mod tools;
 pub mod tui;
+pub mod web;

@@ -147,6 +147,10 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         return Verdict::Run;
     }
 
+    if call.tool.kind() == ToolKind::Network {
+        return network(call, &facts, verdict.as_ref(), exact, is_granted);
+    }
+
     let secret = guarded(&facts, rules);
     if plan {
         if let Some(guarded) = &secret {
@@ -221,6 +225,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
 
     match call.tool.kind() {
         ToolKind::ReadOnly | ToolKind::Planning => Verdict::Run,
+        ToolKind::Network => network(call, &facts, verdict.as_ref(), exact, is_granted),
         ToolKind::Edit => {
             let scope = edit_scope();
             if call.mode == Mode::AutoEdit || granted.contains(&scope.key) || call.hook_allowed {
@@ -288,6 +293,34 @@ fn read_denied_cached(rules: &PermissionRules, workdir: &Path, path: &Path) -> b
     )
 }
 
+/// A network call (`web_fetch`, `web_search`), in every mode but `yolo`: an allow rule
+/// (`web_fetch(domain:docs.rs)`) or the session's "allow always" for its domain runs it;
+/// otherwise it asks, per domain for `web_fetch`. It reads only, so plan mode asks the same.
+fn network(
+    call: &CallInput<'_>,
+    facts: &Facts<'_>,
+    verdict: Option<&RuleVerdict>,
+    exact: Scope,
+    is_granted: bool,
+) -> Verdict {
+    match verdict {
+        Some(RuleVerdict::Allow(_)) => Verdict::Run,
+        Some(RuleVerdict::Ask(rule)) if !is_granted => ask_rule(rule, exact),
+        _ if is_granted || call.hook_allowed => Verdict::Run,
+        _ => {
+            let reason = match &facts.domain {
+                Some(domain) => format!(
+                    "`{}` reaches {}",
+                    facts.tool(),
+                    domain.trim_start_matches("domain:")
+                ),
+                None => format!("`{}` goes to the network", facts.tool()),
+            };
+            ask(reason, exact)
+        }
+    }
+}
+
 fn ask(reason: String, scope: Scope) -> Verdict {
     Verdict::Ask { reason, scope }
 }
@@ -334,5 +367,7 @@ pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'st
 
 #[cfg(test)]
 mod bypass_tests;
+#[cfg(test)]
+mod network_tests;
 #[cfg(test)]
 mod tests;
