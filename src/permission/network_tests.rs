@@ -28,8 +28,14 @@ fn web_fetch_asks_per_domain_unless_a_rule_or_the_session_allows_it() {
         &rules,
         &[
             (case(&tool, fetch("https://docs.rs/serde"), Default), V::Run),
-            (case(&tool, fetch("https://DOCS.rs:443/x"), AutoEdit), V::Run),
-            (case(&tool, fetch("https://docs.rs.evil.example/"), Default), V::Ask),
+            (
+                case(&tool, fetch("https://DOCS.rs:443/x"), AutoEdit),
+                V::Run,
+            ),
+            (
+                case(&tool, fetch("https://docs.rs.evil.example/"), Default),
+                V::Ask,
+            ),
             (case(&tool, fetch("https://crates.io/"), Default), V::Ask),
             (case(&tool, fetch("https://crates.io/"), AutoEdit), V::Ask),
             (case(&tool, fetch("https://crates.io/"), Plan), V::Ask),
@@ -77,7 +83,10 @@ fn web_search_asks_once_per_session_unless_allowed() {
         &env,
         &rules,
         &[
-            (case(&search, json!({"query": "rust"}), Mode::Default), V::Ask),
+            (
+                case(&search, json!({"query": "rust"}), Mode::Default),
+                V::Ask,
+            ),
             (granted, V::Run),
         ],
     );
@@ -86,6 +95,9 @@ fn web_search_asks_once_per_session_unless_allowed() {
     check_table(
         &env,
         &rules,
-        &[(case(&search, json!({"query": "rust"}), Mode::Default), V::Run)],
+        &[(
+            case(&search, json!({"query": "rust"}), Mode::Default),
+            V::Run,
+        )],
     );
 }

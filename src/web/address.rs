@@ -8,9 +8,17 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// IPv4 ranges refused, with what they are (the reason is shown to the model).
 const REFUSED_V4: &[(Ipv4Addr, u8, &str)] = &[
-    (Ipv4Addr::new(0, 0, 0, 0), 8, "unspecified (\"this network\")"),
+    (
+        Ipv4Addr::new(0, 0, 0, 0),
+        8,
+        "unspecified (\"this network\")",
+    ),
     (Ipv4Addr::new(10, 0, 0, 0), 8, "private"),
-    (Ipv4Addr::new(100, 64, 0, 0), 10, "carrier-grade NAT (shared)"),
+    (
+        Ipv4Addr::new(100, 64, 0, 0),
+        10,
+        "carrier-grade NAT (shared)",
+    ),
     (Ipv4Addr::new(127, 0, 0, 0), 8, "loopback"),
     (
         Ipv4Addr::new(169, 254, 0, 0),
@@ -45,13 +53,37 @@ const REFUSED_V6: &[(Ipv6Addr, u8, &str)] = &[
         96,
         "NAT64 (embeds IPv4)",
     ),
-    (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, "NAT64 local"),
+    (
+        Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0),
+        48,
+        "NAT64 local",
+    ),
     (Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0), 64, "discard"),
-    (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 23, "IETF protocol assignments (Teredo)"),
-    (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, "documentation"),
-    (Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0), 16, "6to4 (embeds IPv4)"),
-    (Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0), 20, "documentation"),
-    (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0), 7, "unique-local (private)"),
+    (
+        Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0),
+        23,
+        "IETF protocol assignments (Teredo)",
+    ),
+    (
+        Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0),
+        32,
+        "documentation",
+    ),
+    (
+        Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0),
+        16,
+        "6to4 (embeds IPv4)",
+    ),
+    (
+        Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0),
+        20,
+        "documentation",
+    ),
+    (
+        Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
+        7,
+        "unique-local (private)",
+    ),
     (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, "link-local"),
     (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, "site-local"),
     (Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0), 8, "multicast"),
@@ -64,7 +96,9 @@ pub fn refused(address: IpAddr) -> Option<&'static str> {
             let bits = u32::from(v4);
             REFUSED_V4
                 .iter()
-                .find(|(net, len, _)| within(u128::from(bits), u128::from(u32::from(*net)), *len, 32))
+                .find(|(net, len, _)| {
+                    within(u128::from(bits), u128::from(u32::from(*net)), *len, 32)
+                })
                 .map(|(_, _, why)| *why)
         }
         IpAddr::V6(v6) => {

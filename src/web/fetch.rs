@@ -160,7 +160,9 @@ impl WebFetch {
                 let target = redirect_target(&url, &response)?;
                 if target.host_str() != url.host_str() {
                     // An address host needs no lookup: a refused one is said so at once.
-                    if let (Some(ip), Some(port)) = (ip_host(&target), target.port_or_known_default()) {
+                    if let (Some(ip), Some(port)) =
+                        (ip_host(&target), target.port_or_known_default())
+                    {
                         self.check_all(&target, &[SocketAddr::new(ip, port)])?;
                     }
                     return Ok(format!(
@@ -191,10 +193,18 @@ impl WebFetch {
         let mut builder = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION"), " (web_fetch)"));
+            .user_agent(concat!(
+                "harness9/",
+                env!("CARGO_PKG_VERSION"),
+                " (web_fetch)"
+            ));
         match url.host() {
-            Some(Host::Ipv4(v4)) => self.check_all(url, &[SocketAddr::new(IpAddr::V4(v4), port)])?,
-            Some(Host::Ipv6(v6)) => self.check_all(url, &[SocketAddr::new(IpAddr::V6(v6), port)])?,
+            Some(Host::Ipv4(v4)) => {
+                self.check_all(url, &[SocketAddr::new(IpAddr::V4(v4), port)])?
+            }
+            Some(Host::Ipv6(v6)) => {
+                self.check_all(url, &[SocketAddr::new(IpAddr::V6(v6), port)])?
+            }
             Some(Host::Domain(domain)) => {
                 let addresses: Vec<SocketAddr> = tokio::net::lookup_host((domain, port))
                     .await
@@ -247,12 +257,24 @@ impl WebFetch {
             let preview: String = String::from_utf8_lossy(&body).chars().take(500).collect();
             return Err(ToolError::new(format!(
                 "{url} answered HTTP {status}{}",
-                if preview.trim().is_empty() { String::new() } else { format!(": {}", preview.trim()) }
+                if preview.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", preview.trim())
+                }
             )));
         }
-        let mime = content_type.split(';').next().unwrap_or("").trim().to_owned();
+        let mime = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
         let textual = mime.starts_with("text/")
-            || matches!(mime.as_str(), "application/json" | "application/xml" | "application/javascript")
+            || matches!(
+                mime.as_str(),
+                "application/json" | "application/xml" | "application/javascript"
+            )
             || mime.ends_with("+json")
             || mime.ends_with("+xml");
         let is_html = mime == "text/html" || mime == "application/xhtml+xml";
@@ -299,7 +321,8 @@ impl WebFetch {
         let mut body = Vec::new();
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| ToolError::new(format!("reading the body failed: {e}")))?;
+            let chunk =
+                chunk.map_err(|e| ToolError::new(format!("reading the body failed: {e}")))?;
             let room = self.max_bytes - body.len();
             if chunk.len() > room {
                 body.extend_from_slice(&chunk[..room]);
@@ -320,7 +343,11 @@ fn ip_host(url: &Url) -> Option<IpAddr> {
 }
 
 fn looks_like_html(text: &str) -> bool {
-    let head: String = text.chars().take(512).collect::<String>().to_ascii_lowercase();
+    let head: String = text
+        .chars()
+        .take(512)
+        .collect::<String>()
+        .to_ascii_lowercase();
     head.contains("<html") || head.contains("<!doctype html")
 }
 

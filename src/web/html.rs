@@ -34,7 +34,10 @@ pub fn to_markdown(html: &str, url: &str) -> (Option<String>, String) {
                 Some(node) => node.md(Some(SKIPPED)).to_string(),
                 None => document.md(Some(SKIPPED)).to_string(),
             };
-            (Some(title).filter(|t| !t.is_empty()), text.trim().to_owned())
+            (
+                Some(title).filter(|t| !t.is_empty()),
+                text.trim().to_owned(),
+            )
         }
     }
 }

@@ -108,13 +108,19 @@ impl Tool for WebSearch {
 
 async fn search(backend: &str, query: &str, max: usize) -> Result<String, ToolError> {
     let mut url = url::Url::parse(backend).map_err(|e| {
-        ToolError::new(format!("the configured web.search `{backend}` is not a URL: {e}"))
+        ToolError::new(format!(
+            "the configured web.search `{backend}` is not a URL: {e}"
+        ))
     })?;
     url.query_pairs_mut()
         .append_pair("q", query)
         .append_pair("format", "json");
     let client = reqwest::Client::builder()
-        .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION"), " (web_search)"))
+        .user_agent(concat!(
+            "harness9/",
+            env!("CARGO_PKG_VERSION"),
+            " (web_search)"
+        ))
         .build()
         .map_err(|e| ToolError::new(format!("cannot set up the HTTP client: {e}")))?;
     let response = client
@@ -124,13 +130,16 @@ async fn search(backend: &str, query: &str, max: usize) -> Result<String, ToolEr
         .map_err(|e| ToolError::new(format!("the search backend failed: {e}")))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(ToolError::new(format!("the search backend answered HTTP {status}")));
+        return Err(ToolError::new(format!(
+            "the search backend answered HTTP {status}"
+        )));
     }
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     use futures_util::StreamExt;
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| ToolError::new(format!("reading the results failed: {e}")))?;
+        let chunk =
+            chunk.map_err(|e| ToolError::new(format!("reading the results failed: {e}")))?;
         if body.len() + chunk.len() > MAX_BYTES {
             return Err(ToolError::new("the search backend's answer is too large"));
         }
@@ -152,7 +161,12 @@ fn render(query: &str, hits: &[Hit], max: usize) -> String {
     for (n, hit) in hits.iter().take(max).enumerate() {
         let snippet: String = hit.content.split_whitespace().collect::<Vec<_>>().join(" ");
         let snippet: String = snippet.chars().take(300).collect();
-        out.push_str(&format!("\n{}. {}\n   {}\n", n + 1, hit.title.trim(), hit.url));
+        out.push_str(&format!(
+            "\n{}. {}\n   {}\n",
+            n + 1,
+            hit.title.trim(),
+            hit.url
+        ));
         if !snippet.is_empty() {
             out.push_str(&format!("   {snippet}\n"));
         }

@@ -15,4 +15,5 @@ mod support;
 mod tools;
 mod trust;
 mod tui;
+mod web;
 mod workflows;
