@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use cli::{
-    AttachArgs, Cli, Command, ExecArgs, RunOptions, SandboxArgs, ServeArgs, SessionsArgs,
+    AttachArgs, Cli, Command, ExecArgs, MemoryAction, MemoryArgs, RunOptions, SandboxArgs,
+    ServeArgs, SessionsArgs,
 };
 
 use crate::planning::Mode;

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod hardening;
 pub mod hooks;
 pub mod memory;
+pub mod memory_cmd;
 pub mod observe;
 pub mod permission;
 pub mod planning;

@@ -6,6 +6,9 @@
 
 mod compact;
 mod in_memory;
+pub mod long_term;
+#[cfg(test)]
+mod long_term_tests;
 pub mod migrations;
 mod search;
 mod session_state;

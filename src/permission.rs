@@ -147,6 +147,9 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         return Verdict::Run;
     }
 
+    if crate::tools::memory::writes_user_memory(call.tool, call.arguments) {
+        return user_memory(verdict.as_ref(), granted);
+    }
     if call.tool.kind() == ToolKind::Network {
         return network(call, &facts, verdict.as_ref(), exact, is_granted);
     }
@@ -318,6 +321,26 @@ fn network(
             };
             ask(reason, exact)
         }
+    }
+}
+
+/// A `user` memory reaches every future session's prompt: asked (in plan mode too) unless a
+/// rule or the session's "allow always" allows it. A hook's allow does not lift it.
+fn user_memory(verdict: Option<&RuleVerdict>, granted: &HashSet<String>) -> Verdict {
+    let scope = Scope {
+        key: "memory_write:user".into(),
+        description: "`user` memories (they reach every future session)".into(),
+    };
+    match verdict {
+        Some(RuleVerdict::Allow(_)) => Verdict::Run,
+        Some(RuleVerdict::Ask(rule)) if !granted.contains(&scope.key) => ask_rule(rule, scope),
+        _ if granted.contains(&scope.key) => Verdict::Run,
+        _ => ask(
+            "`memory_write` stores a `user` memory, which goes into every future session's \
+             prompt"
+                .into(),
+            scope,
+        ),
     }
 }
 

@@ -9,6 +9,7 @@ mod edit_file;
 mod glob;
 mod grep;
 mod list_dir;
+pub mod memory;
 pub(crate) mod output;
 mod path_locks;
 pub mod paths;

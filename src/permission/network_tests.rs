@@ -1,4 +1,5 @@
-//! The decision for the network tools: `web_fetch` asks per domain unless a rule
+//! The decision for the network tools and user memories: a `user` `memory_write` asks first;
+//! `web_fetch` asks per domain unless a rule
 //! (`web_fetch(domain:docs.rs)`) or the session allows it, in plan mode too; deny rules hold in
 //! `yolo`; "always allow" suggests the domain rule.
 
@@ -99,5 +100,40 @@ fn web_search_asks_once_per_session_unless_allowed() {
             case(&search, json!({"query": "rust"}), Mode::Default),
             V::Run,
         )],
+    );
+}
+
+#[test]
+fn a_user_memory_asks_first_and_a_project_one_does_not() {
+    use crate::tools::memory::{MemoryPlace, MemoryWrite};
+    let env = Env::new();
+    let rules = env.rules(true);
+    let tool = MemoryWrite(MemoryPlace {
+        store: crate::memory::SessionStore::open_in_memory().unwrap(),
+        workdir: env.work.display().to_string(),
+        home: env.home.clone(),
+    });
+    use Mode::*;
+    let user = || json!({"content": "prefers tabs", "scope": "user"});
+    let mut granted = case(&tool, user(), Default);
+    granted.granted = &["memory_write:user"];
+    check_table(
+        &env,
+        &rules,
+        &[
+            (
+                case(&tool, json!({"content": "uses tabs"}), Default),
+                V::Run,
+            ),
+            (
+                case(&tool, json!({"content": "x", "scope": "project"}), Plan),
+                V::Run,
+            ),
+            (case(&tool, user(), Default), V::Ask),
+            (case(&tool, user(), AutoEdit), V::Ask),
+            (case(&tool, user(), Plan), V::Ask),
+            (granted, V::Run),
+            (case(&tool, user(), Yolo), V::Run),
+        ],
     );
 }
