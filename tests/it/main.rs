@@ -2,6 +2,7 @@
 
 mod exec;
 mod hooks;
+mod memory;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
