@@ -16,7 +16,7 @@ fn fetch(url: &str) -> serde_json::Value {
 #[test]
 fn web_fetch_asks_per_domain_unless_a_rule_or_the_session_allows_it() {
     let env = Env::new().user(
-        r#"{"permissions": {"allow": ["web_fetch(domain:docs.rs)"],
+        r#"{"permissions": {"allow": ["web_fetch(domain:docs.rs)", "web_fetch(domain:*.example.org)"],
                             "deny": ["web_fetch(domain:evil.example)"]}}"#,
     );
     let rules = env.rules(true);
@@ -38,6 +38,18 @@ fn web_fetch_asks_per_domain_unless_a_rule_or_the_session_allows_it() {
                 V::Ask,
             ),
             (case(&tool, fetch("https://crates.io/"), Default), V::Ask),
+            (
+                case(&tool, fetch("https://api.example.org/v1"), Default),
+                V::Run,
+            ),
+            (
+                case(&tool, fetch("https://example.org.evil.test/"), Default),
+                V::Ask,
+            ),
+            (
+                case(&tool, fetch("https://user@evil.test/#docs.rs"), Default),
+                V::Ask,
+            ),
             (case(&tool, fetch("https://crates.io/"), AutoEdit), V::Ask),
             (case(&tool, fetch("https://crates.io/"), Plan), V::Ask),
             (granted, V::Run),
