@@ -242,7 +242,13 @@ pub async fn assemble_with(
         .tool_timeout(settings.tool_timeout)
         .max_concurrent_tools(settings.max_concurrent_tools)
         .context_window(settings.context_window)
-        .compactor(Arc::new(Summarization::for_window(settings.context_window)))
+        .compactor(Arc::new(crate::memory::extract::ExtractingSummarization {
+            inner: Summarization::for_window(settings.context_window),
+            store: store.clone(),
+            workdir: memory_place.workdir.clone(),
+            home: settings.home.clone(),
+            timeout: std::time::Duration::from_secs(30),
+        }))
         .prompt_builder(Arc::new(
             DefaultPromptBuilder::new(settings.workdir.clone(), Arc::clone(&skills))
                 .with_memory(memory_digest),

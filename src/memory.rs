@@ -5,6 +5,7 @@
 //! stored.
 
 mod compact;
+pub mod extract;
 mod in_memory;
 pub mod long_term;
 #[cfg(test)]

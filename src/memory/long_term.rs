@@ -216,10 +216,11 @@ pub(super) fn list(
 }
 
 /// The digest for the system prompt: the most important memories visible from `workdir`,
-/// one line each, at most `DIGEST_BYTES`; `None` when there are none.
+/// one line each, at most `DIGEST_BYTES`; `None` when there are none. Extracted memories
+/// (importance 1, see `extract`) are left out: nobody chose them.
 pub fn digest(memories: &[MemoryRecord]) -> Option<String> {
     let mut out = String::new();
-    for memory in memories {
+    for memory in memories.iter().filter(|m| m.importance > 1) {
         let line = format!("{}\n", line_of(memory));
         if out.len() + line.len() > DIGEST_BYTES {
             break;

@@ -200,3 +200,110 @@ fn a_version_5_database_gains_the_memory_tables_and_keeps_its_sessions() {
         .unwrap();
     assert_eq!(version, 6);
 }
+
+mod extraction {
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::super::extract::{EXTRACTED_IMPORTANCE, ExtractingSummarization, parse_facts};
+    use super::super::{Compactor, SUMMARY_MARKER, SessionStore, Summarization};
+    use super::*;
+    use crate::provider::{ScriptStep, ScriptedProvider};
+    use crate::schema::{Message, ProviderError, ProviderErrorKind};
+
+    fn history() -> Vec<Message> {
+        let mut messages = vec![Message::system("system prompt")];
+        for n in 0..6 {
+            messages.push(Message::user(format!(
+                "question {n} about the build, at length"
+            )));
+            messages.push(Message::assistant(format!(
+                "answer {n}: run make check first"
+            )));
+        }
+        messages
+    }
+
+    fn compactor(store: &SessionStore, home: &std::path::Path) -> ExtractingSummarization {
+        ExtractingSummarization {
+            inner: Summarization {
+                keep_recent_tokens: 10,
+            },
+            store: store.clone(),
+            workdir: "/w".into(),
+            home: home.to_path_buf(),
+            timeout: Duration::from_millis(300),
+        }
+    }
+
+    #[tokio::test]
+    async fn facts_from_the_folded_part_are_stored_low_and_kept_out_of_the_digest() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::open_in_memory().unwrap();
+        let provider = ScriptedProvider::new([
+            ScriptStep::Reply(Message::assistant(
+                "- Run `make check` before pushing.\n- The CI uses Rust 1.95.\nnot a fact line",
+            )),
+            ScriptStep::Reply(Message::assistant("the summary")),
+        ]);
+        let compaction = compactor(&store, home.path())
+            .compact(&history(), &provider, &CancellationToken::new())
+            .await
+            .unwrap();
+        let summary = compaction.summary.expect("summarised").content;
+        assert!(summary.starts_with(SUMMARY_MARKER) && summary.ends_with("the summary"));
+        let calls = provider.calls();
+        assert!(
+            calls[0].messages[1].content.contains("question 0"),
+            "the folded part is read"
+        );
+        let stored = store.memory_list(Some("/w")).await.unwrap();
+        assert_eq!(stored.len(), 2);
+        assert!(stored.iter().all(|m| m.importance == EXTRACTED_IMPORTANCE
+            && m.category == "extracted"
+            && m.scope == MemoryScope::Project));
+        assert_eq!(
+            digest(&stored),
+            None,
+            "extracted memories stay out of the prompt"
+        );
+        assert_eq!(
+            store.memory_search("CI rust", "/w", 5).await.unwrap().len(),
+            1
+        );
+        assert!(
+            std::fs::read_to_string(home.path().join("memory/MEMORY.md"))
+                .unwrap()
+                .contains("Run `make check` before pushing.")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_or_slow_extraction_does_not_stop_the_compaction() {
+        let home = tempfile::tempdir().unwrap();
+        let store = SessionStore::open_in_memory().unwrap();
+        for first in [
+            ScriptStep::Fail(ProviderError::new(ProviderErrorKind::Server, "500 down")),
+            ScriptStep::Hang {
+                text: "- half".into(),
+            },
+            ScriptStep::Reply(Message::assistant("NONE")),
+        ] {
+            let provider =
+                ScriptedProvider::new([first, ScriptStep::Reply(Message::assistant("summary"))]);
+            let compaction = compactor(&store, home.path())
+                .compact(&history(), &provider, &CancellationToken::new())
+                .await
+                .unwrap();
+            assert!(compaction.summary.is_some());
+        }
+        assert!(store.memory_list(None).await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn only_dash_lines_are_facts_and_at_most_five() {
+        let answer = "Facts:\n- one\n-two\n - three \n- \n- four\n- five\n- six\n- seven";
+        assert_eq!(parse_facts(answer), ["one", "three", "four", "five", "six"]);
+    }
+}
