@@ -78,6 +78,11 @@ fn the_ask_names_the_domain_and_always_allow_writes_the_domain_rule() {
         suggested_rule(&tool, &fetch("https://docs.rs/a"), &env.work).as_deref(),
         Some("web_fetch(domain:docs.rs)")
     );
+    // A glob would read `[::1]` as a character class: no rule is offered for an IPv6 host.
+    assert_eq!(
+        suggested_rule(&tool, &fetch("http://[2606:4700::1]/"), &env.work),
+        None
+    );
     let search = WebSearch::new(None);
     assert_eq!(
         suggested_rule(&search, &json!({"query": "q"}), &env.work).as_deref(),

@@ -70,12 +70,12 @@ pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Opt
         return Some(format!("{}({pattern})", tool.name()));
     }
     if let Some(domain) = &facts.domain {
-        // A host of letters, digits, dots, dashes (or an address): nothing a pattern reads as
-        // a wildcard.
+        // A host of letters, digits, dots and dashes (an IPv4 address too): nothing a glob
+        // reads as a wildcard or a class. An IPv6 host (`[::1]`) gets no rule.
         return domain
             .trim_start_matches("domain:")
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
             .then(|| format!("{}({domain})", tool.name()));
     }
     match tool.kind() {
