@@ -279,3 +279,110 @@ async fn web_search_asks_the_configured_backend_or_says_how_to_configure_one() {
         .expect_err("not configured");
     assert!(error.0.contains("\"web\": {\"search\""), "{}", error.0);
 }
+
+/// A page server on its own thread's runtime, for tests of the real binary.
+fn page_server_in_background() -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let address = serve(site("127.0.0.1:9".parse().expect("address"))).await;
+            tx.send(address).expect("hand over the address");
+            std::future::pending::<()>().await;
+        });
+    });
+    rx.recv().expect("page server started")
+}
+
+mod through_the_binary {
+    use super::*;
+    use crate::exec::Run;
+    use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
+
+    fn fetch_once(mock: &MockLlm, url: &str) {
+        mock.push(Reply::Sse {
+            body: openai_tool_sse("call_1", "web_fetch", &json!({ "url": url }).to_string()),
+            split: Split::Whole,
+        });
+        mock.push(Reply::Sse {
+            body: openai_text_sse("Done."),
+            split: Split::Whole,
+        });
+    }
+
+    fn tool_output(mock: &MockLlm) -> String {
+        let request = mock.requests().pop().expect("a request").body;
+        let messages = request["messages"].as_array().expect("messages").clone();
+        let tool = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .expect("a tool result");
+        tool["content"].as_str().expect("text").to_owned()
+    }
+
+    #[test]
+    fn web_fetch_runs_under_a_domain_rule_and_only_the_users_settings_lift_the_guard() {
+        let page = page_server_in_background();
+        let url = format!("http://{page}/article");
+        let mock = MockLlm::start_in_background();
+        let run = Run::new();
+        std::fs::create_dir_all(&run.home).expect("home");
+        // A project's settings cannot turn the guard off.
+        std::fs::create_dir_all(run.workdir.join(".harness9")).expect("project dir");
+        std::fs::write(
+            run.workdir.join(".harness9/settings.json"),
+            r#"{"web": {"allow_private": true}}"#,
+        )
+        .expect("project settings");
+        let user = |json: &str| {
+            std::fs::write(run.home.join("settings.json"), json).expect("user settings")
+        };
+        user(r#"{"permissions": {"allow": ["web_fetch(domain:127.0.0.1)"]}}"#);
+        fetch_once(&mock, &url);
+        let output = run.exec(&mock, &["exec", "fetch it"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let refused = tool_output(&mock);
+        assert!(
+            refused.contains("refused") && refused.contains("loopback"),
+            "{refused}"
+        );
+
+        // The user's own settings do.
+        user(
+            r#"{"permissions": {"allow": ["web_fetch(domain:127.0.0.1)"]},
+                "web": {"allow_private": true}}"#,
+        );
+        fetch_once(&mock, &url);
+        let output = run.exec(&mock, &["exec", "fetch it"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let page_text = tool_output(&mock);
+        assert!(page_text.contains("## Mutable borrows"), "{page_text}");
+
+        // Without the rule, headless `default` mode cannot ask: refused, naming the flag.
+        user(r#"{"web": {"allow_private": true}}"#);
+        fetch_once(&mock, &url);
+        let output = run.exec(&mock, &["exec", "fetch it"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let denied = tool_output(&mock);
+        assert!(denied.contains("--mode yolo"), "{denied}");
+    }
+}
