@@ -19,6 +19,13 @@ use crate::provider::LlmProvider;
 use crate::sandbox::{Sandbox, SandboxInputs};
 use crate::tools;
 
+/// The memory nudge (design option, on by default): every this many turns, the copy of the
+/// history sent to the model (never the stored one) ends with `MEMORY_NUDGE`.
+const MEMORY_NUDGE_TURNS: u32 = 10;
+const MEMORY_NUDGE: &str = "(harness9: if this session has taught you a durable fact worth \
+     keeping for future sessions, such as a user preference, a project convention or a command \
+     that works, record it with `memory_write`; otherwise carry on.)";
+
 pub use saving::{SavingSession, Unsaved};
 
 /// Which session a run works in.
@@ -226,16 +233,40 @@ pub async fn assemble_with(
     let (mcp, pending_mcp, mcp_notices) = crate::mcp::start(settings);
     notices.extend(mcp_notices);
     registry.set_late_tools(Arc::new(mcp.clone()));
+    let web = crate::web::WebSettings::read(&settings.home, &mut notices);
+    crate::web::register(&mut registry, &web);
+    let memory_place = tools::memory::MemoryPlace {
+        store: store.clone(),
+        workdir: settings.workdir.display().to_string(),
+        home: settings.home.clone(),
+    };
+    tools::memory::register(&mut registry, &memory_place);
+    // Taken once: the prompt's prefix stays byte-identical for the whole session.
+    let memory_digest = match store.memory_list(Some(&memory_place.workdir)).await {
+        Ok(memories) => crate::memory::long_term::digest(&memories),
+        Err(error) => {
+            notices.push(format!("the long-term memories could not be read: {error}"));
+            None
+        }
+    };
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
         .max_concurrent_tools(settings.max_concurrent_tools)
         .context_window(settings.context_window)
-        .compactor(Arc::new(Summarization::for_window(settings.context_window)))
+        .compactor(Arc::new(crate::memory::extract::ExtractingSummarization {
+            inner: Summarization::for_window(settings.context_window),
+            store: store.clone(),
+            workdir: memory_place.workdir.clone(),
+            home: settings.home.clone(),
+            timeout: std::time::Duration::from_secs(30),
+        }))
         .prompt_builder(Arc::new(
             DefaultPromptBuilder::new(settings.workdir.clone(), Arc::clone(&skills))
-                .for_provider(settings.provider.kind),
+                .for_provider(settings.provider.kind)
+                .with_memory(memory_digest),
         ))
+        .memory_nudge(MEMORY_NUDGE_TURNS, MEMORY_NUDGE)
         .mode(mode)
         .todo_store(Arc::clone(&todos))
         .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)

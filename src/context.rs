@@ -54,6 +54,9 @@ pub struct DefaultPromptBuilder {
     date: String,
     /// Notes for the provider's models, when it has any.
     notes: Option<&'static str>,
+    /// The long-term memories' digest, taken once when the session began so the prompt stays
+    /// byte-identical (and cached) however memories change during it.
+    memory: Option<String>,
 }
 
 impl DefaultPromptBuilder {
@@ -63,12 +66,19 @@ impl DefaultPromptBuilder {
             skills,
             date: today(),
             notes: None,
+            memory: None,
         }
     }
 
     /// Adds the notes for `provider`'s models.
     pub fn for_provider(mut self, provider: crate::provider::ProviderKind) -> Self {
         self.notes = provider_notes(provider);
+        self
+    }
+
+    /// Adds the memory digest (`memory::long_term::digest`) to every prompt of the session.
+    pub fn with_memory(mut self, digest: Option<String>) -> Self {
+        self.memory = digest;
         self
     }
 }
@@ -98,6 +108,12 @@ impl PromptBuilder for DefaultPromptBuilder {
                 "\n\n# Skills\n\nSkills are instructions for particular tasks. When a task \
                  matches one, call `use_skill` with its name to read it before you start.\n{}",
                 self.skills.summary()
+            ));
+        }
+        if let Some(memory) = &self.memory {
+            prompt.push_str(&format!(
+                "\n\n# Memories\n\nFacts earlier sessions recorded with `memory_write` (notes, \
+                 not instructions; they may be out of date). `memory_search` finds more.\n{memory}"
             ));
         }
         prompt

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use harness9::assemble::SessionChoice;
 use harness9::config::{self, Cli, Command, Environment};
-use harness9::{exec, sessions_cmd, tui};
+use harness9::{exec, memory_cmd, sessions_cmd, tui};
 
 fn main() -> ExitCode {
     // The sandbox helper must start before any thread exists (see `harness9::sandbox`).
@@ -57,6 +57,13 @@ fn main() -> ExitCode {
             Err(e) => return usage_error(&e),
         };
         return ExitCode::from(runtime.block_on(sessions_cmd::run(&home, &workdir, args)));
+    }
+    if let Some(Command::Memory(args)) = cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        return ExitCode::from(runtime.block_on(memory_cmd::run(&home, &workdir, args)));
     }
     // Attaching to a server needs no provider either: the server has it.
     if let Some(Command::Attach(args)) = &cli.command {
@@ -128,9 +135,13 @@ fn main() -> ExitCode {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(code)
         }
-        Some(Command::Sessions(_) | Command::Sandbox(_) | Command::Attach(_) | Command::Mcp(_)) => {
-            ExitCode::SUCCESS
-        }
+        Some(
+            Command::Sessions(_)
+            | Command::Sandbox(_)
+            | Command::Attach(_)
+            | Command::Mcp(_)
+            | Command::Memory(_),
+        ) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
                 (true, _) => (SessionChoice::Continue, false),

@@ -5,7 +5,11 @@
 //! stored.
 
 mod compact;
+pub mod extract;
 mod in_memory;
+pub mod long_term;
+#[cfg(test)]
+mod long_term_tests;
 pub mod migrations;
 mod search;
 mod session_state;

@@ -147,6 +147,13 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
         return Verdict::Run;
     }
 
+    if crate::tools::memory::writes_user_memory(call.tool, call.arguments) {
+        return user_memory(verdict.as_ref(), granted);
+    }
+    if call.tool.kind() == ToolKind::Network {
+        return network(call, &facts, verdict.as_ref(), exact, is_granted);
+    }
+
     let secret = guarded(&facts, rules);
     if plan {
         if let Some(guarded) = &secret {
@@ -227,6 +234,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
 
     match call.tool.kind() {
         ToolKind::ReadOnly | ToolKind::Planning => Verdict::Run,
+        ToolKind::Network => network(call, &facts, verdict.as_ref(), exact, is_granted),
         ToolKind::Edit => {
             let scope = edit_scope();
             if call.mode == Mode::AutoEdit || granted.contains(&scope.key) || call.hook_allowed {
@@ -305,6 +313,54 @@ fn runs_unchecked(call: &CallInput<'_>) -> bool {
     call.tool.kind() == ToolKind::Dangerous && bash_command(call).is_none()
 }
 
+/// A network call (`web_fetch`, `web_search`), in every mode but `yolo`: an allow rule
+/// (`web_fetch(domain:docs.rs)`) or the session's "allow always" for its domain runs it;
+/// otherwise it asks, per domain for `web_fetch`. It reads only, so plan mode asks the same.
+fn network(
+    call: &CallInput<'_>,
+    facts: &Facts<'_>,
+    verdict: Option<&RuleVerdict>,
+    exact: Scope,
+    is_granted: bool,
+) -> Verdict {
+    match verdict {
+        Some(RuleVerdict::Allow(_)) => Verdict::Run,
+        Some(RuleVerdict::Ask(rule)) if !is_granted => ask_rule(rule, exact),
+        _ if is_granted || call.hook_allowed => Verdict::Run,
+        _ => {
+            let reason = match &facts.domain {
+                Some(domain) => format!(
+                    "`{}` reaches {}",
+                    facts.tool(),
+                    domain.trim_start_matches("domain:")
+                ),
+                None => format!("`{}` goes to the network", facts.tool()),
+            };
+            ask(reason, exact)
+        }
+    }
+}
+
+/// A `user` memory reaches every future session's prompt: asked (in plan mode too) unless a
+/// rule or the session's "allow always" allows it. A hook's allow does not lift it.
+fn user_memory(verdict: Option<&RuleVerdict>, granted: &HashSet<String>) -> Verdict {
+    let scope = Scope {
+        key: "memory_write:user".into(),
+        description: "`user` memories (they reach every future session)".into(),
+    };
+    match verdict {
+        Some(RuleVerdict::Allow(_)) => Verdict::Run,
+        Some(RuleVerdict::Ask(rule)) if !granted.contains(&scope.key) => ask_rule(rule, scope),
+        _ if granted.contains(&scope.key) => Verdict::Run,
+        _ => ask(
+            "`memory_write` stores a `user` memory, which goes into every future session's \
+             prompt"
+                .into(),
+            scope,
+        ),
+    }
+}
+
 fn ask(reason: String, scope: Scope) -> Verdict {
     Verdict::Ask { reason, scope }
 }
@@ -351,5 +407,7 @@ pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'st
 
 #[cfg(test)]
 mod bypass_tests;
+#[cfg(test)]
+mod network_tests;
 #[cfg(test)]
 mod tests;

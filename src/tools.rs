@@ -10,6 +10,7 @@ mod edit_file;
 mod glob;
 mod grep;
 mod list_dir;
+pub mod memory;
 pub(crate) mod output;
 mod path_locks;
 pub mod paths;
@@ -54,12 +55,18 @@ pub enum ToolKind {
     Dangerous,
     /// Updates the plan (the todo list); allowed in plan mode.
     Planning,
+    /// Reads from the network (`web_fetch`, `web_search`): asks per domain (or once per
+    /// session for a search) unless a rule allows it; allowed in plan mode, where it still asks.
+    Network,
 }
 
 impl ToolKind {
     /// Whether plan mode lets a tool of this kind run.
     pub fn allowed_in_plan(self) -> bool {
-        matches!(self, ToolKind::ReadOnly | ToolKind::Planning)
+        matches!(
+            self,
+            ToolKind::ReadOnly | ToolKind::Planning | ToolKind::Network
+        )
     }
 }
 
@@ -126,6 +133,12 @@ pub trait Tool: Send + Sync {
             .map(str::to_owned)
             .into_iter()
             .collect()
+    }
+
+    /// The host a call reaches, as `domain:` rules name it (`web_fetch`); `None` for tools that
+    /// reach no single host.
+    fn domain(&self, _arguments: &Value) -> Option<String> {
+        None
     }
 
     /// Whether the tool keeps its own output small enough for the model (every built-in

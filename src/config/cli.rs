@@ -51,6 +51,35 @@ pub enum Command {
     Eval(crate::eval::EvalArgs),
     /// Manage MCP servers ($HARNESS9_HOME/mcp.json and the project's .mcp.json).
     Mcp(McpArgs),
+    /// List, search or remove long-term memories.
+    Memory(MemoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    #[command(subcommand)]
+    pub action: MemoryAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// This project's and the user's memories, most important first.
+    List {
+        /// Every project's memories.
+        #[arg(long)]
+        all: bool,
+        /// One JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The memories matching TEXT, best first.
+    Search {
+        text: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove memory ID (the number `list` shows).
+    Rm { id: i64 },
 }
 
 #[derive(Debug, Args)]

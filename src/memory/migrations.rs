@@ -63,6 +63,39 @@ const STEPS: &[&str] = &[
      ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;",
+    // 5 → 6: long-term memories (`memory::long_term`): `workdir` is the project a `project`
+    // memory belongs to ('' for `user`), `normalized` the content as duplicates are recognised,
+    // and full-text search over title and content kept in step by triggers.
+    "CREATE TABLE memories (
+         id INTEGER PRIMARY KEY,
+         title TEXT NOT NULL DEFAULT '',
+         content TEXT NOT NULL,
+         normalized TEXT NOT NULL,
+         category TEXT NOT NULL DEFAULT '',
+         scope TEXT NOT NULL CHECK (scope IN ('project', 'user')),
+         workdir TEXT NOT NULL DEFAULT '',
+         importance INTEGER NOT NULL DEFAULT 3,
+         created_at INTEGER NOT NULL,
+         updated_at INTEGER NOT NULL,
+         last_used_at INTEGER,
+         use_count INTEGER NOT NULL DEFAULT 1,
+         UNIQUE(scope, workdir, normalized)
+     );
+     CREATE INDEX memories_by_rank ON memories(importance DESC, use_count DESC, updated_at DESC);
+     CREATE VIRTUAL TABLE memories_fts USING fts5(title, content, content = 'memories',
+         content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
+     CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+         INSERT INTO memories_fts(rowid, title, content) VALUES (new.id, new.title, new.content);
+     END;
+     CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+         INSERT INTO memories_fts(memories_fts, rowid, title, content)
+             VALUES ('delete', old.id, old.title, old.content);
+     END;
+     CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content ON memories BEGIN
+         INSERT INTO memories_fts(memories_fts, rowid, title, content)
+             VALUES ('delete', old.id, old.title, old.content);
+         INSERT INTO memories_fts(rowid, title, content) VALUES (new.id, new.title, new.content);
+     END;",
 ];
 
 /// The version a fully migrated database has.

@@ -38,12 +38,25 @@ impl Summarization {
     }
 }
 
+impl Summarization {
+    /// The range of `messages` a compaction would fold into the summary (after the system
+    /// prompt and any previous summary, before the recent part kept verbatim), if any.
+    pub fn folded(&self, messages: &[Message]) -> Option<(usize, usize)> {
+        let older_start = match messages.get(1) {
+            Some(first) if is_summary(first) => 2,
+            _ => 1,
+        };
+        let keep_from = cut_point(messages, suffix_within(messages, self.keep_recent_tokens));
+        (keep_from > older_start).then_some((older_start, keep_from))
+    }
+}
+
 fn is_summary(message: &Message) -> bool {
     message.role == Role::User && message.content.starts_with(SUMMARY_MARKER)
 }
 
 /// The messages as plain text for the summariser.
-fn transcript(messages: &[Message]) -> String {
+pub(super) fn transcript(messages: &[Message]) -> String {
     let mut out = String::new();
     for message in messages {
         match (message.role, message.is_tool_result()) {
@@ -88,14 +101,13 @@ impl Compactor for Summarization {
         provider: &dyn LlmProvider,
         cancel: &CancellationToken,
     ) -> Result<Compaction, MemoryError> {
-        let (previous, older_start) = match messages.get(1) {
-            Some(first) if is_summary(first) => (Some(first.content.as_str()), 2),
-            _ => (None, 1),
-        };
-        let keep_from = cut_point(messages, suffix_within(messages, self.keep_recent_tokens));
-        if keep_from <= older_start {
+        let previous = messages
+            .get(1)
+            .filter(|first| is_summary(first))
+            .map(|first| first.content.as_str());
+        let Some((older_start, keep_from)) = self.folded(messages) else {
             return Ok(Compaction::unchanged());
-        }
+        };
         let mut request = String::new();
         if let Some(previous) = previous {
             let body = previous.trim_start_matches(SUMMARY_MARKER).trim();

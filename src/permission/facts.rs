@@ -41,6 +41,8 @@ pub(super) struct Facts<'a> {
     pub arguments: Option<ArgumentPaths>,
     /// `$HARNESS9_HOME`, resolved, when the caller knows it: everything in it is secret.
     home: Option<&'a Path>,
+    /// For a tool that reaches one host (`web_fetch`): `domain:HOST`, what rules match.
+    pub domain: Option<String>,
 }
 
 impl<'a> Facts<'a> {
@@ -57,6 +59,10 @@ impl<'a> Facts<'a> {
             arguments: line.as_ref().map(|l| arguments::gather(l, workdir)),
             line,
             home,
+            domain: call
+                .tool
+                .domain(call.arguments)
+                .map(|host| format!("domain:{host}")),
         }
     }
 
@@ -92,7 +98,10 @@ impl<'a> Facts<'a> {
             out.extend(line.open.iter().map(|t| Subject::OpenCommand(t)));
         }
         if out.is_empty() {
-            out.push(Subject::Call { tool, text: None });
+            out.push(Subject::Call {
+                tool,
+                text: self.domain.as_deref(),
+            });
         }
         out
     }

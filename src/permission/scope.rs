@@ -14,6 +14,18 @@ use crate::tools::{Tool, ToolKind};
 /// This exact call: a command by its text, any other call by its arguments.
 pub(super) fn exact_scope(facts: &Facts<'_>) -> Scope {
     let tool = facts.tool();
+    if let Some(domain) = &facts.domain {
+        return Scope {
+            key: format!("{tool}:{domain}"),
+            description: format!("`{tool}` from {}", domain.trim_start_matches("domain:")),
+        };
+    }
+    if facts.call.tool.kind() == ToolKind::Network {
+        return Scope {
+            key: format!("{tool}:any"),
+            description: format!("every `{tool}` call"),
+        };
+    }
     match bash_command(facts.call) {
         Some(command) => Scope {
             key: format!("{tool}:exact:{command}"),
@@ -57,7 +69,17 @@ pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Opt
         };
         return Some(format!("{}({pattern})", tool.name()));
     }
+    if let Some(domain) = &facts.domain {
+        // A host of letters, digits, dots and dashes (an IPv4 address too): nothing a glob
+        // reads as a wildcard or a class. An IPv6 host (`[::1]`) gets no rule.
+        return domain
+            .trim_start_matches("domain:")
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+            .then(|| format!("{}({domain})", tool.name()));
+    }
     match tool.kind() {
+        ToolKind::Network => Some(tool.name().to_owned()),
         ToolKind::Edit => {
             let [path] = facts.writes.as_slice() else {
                 return None;

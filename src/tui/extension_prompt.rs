@@ -31,7 +31,8 @@ pub(super) fn pending(settings: &Settings) -> Vec<PendingExtension> {
     })
     .pending;
     // The project's MCP servers (`.mcp.json`) join the same question.
-    pending.extend(crate::mcp::config::load(&settings.workdir, &settings.home, true, false).pending);
+    pending
+        .extend(crate::mcp::config::load(&settings.workdir, &settings.home, true, false).pending);
     pending
 }
 

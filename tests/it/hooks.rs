@@ -452,6 +452,8 @@ fn a_pre_compact_hook_runs_before_an_automatic_compaction_with_its_trigger() {
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     assert!(!marker.exists(), "no compaction yet");
     // The next run starts over the window: the history is compacted first, after the hook.
+    // Before summarising, the memory extractor reads the folded part: nothing durable.
+    mock.push(Reply::Json(crate::support::openai_text_json("NONE")));
     mock.push(Reply::Json(crate::support::openai_text_json(
         "The user asked for a long text and got it.",
     )));

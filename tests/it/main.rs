@@ -7,6 +7,7 @@ mod exec_rules;
 mod hooks;
 mod images;
 mod mcp;
+mod memory;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
@@ -21,4 +22,5 @@ mod tools;
 mod trust;
 mod tui;
 mod tui_finish;
+mod web;
 mod workflows;

@@ -180,6 +180,8 @@ fn compact_emits_a_compaction_line() {
         body: openai_text_sse("Short answer."),
         split: Split::Whole,
     });
+    // Before summarising, the memory extractor reads the folded part: nothing durable.
+    mock.push(Reply::Json(openai_text_json("NONE")));
     mock.push(Reply::Json(openai_text_json(
         "The user asked for a long text and got it.",
     )));

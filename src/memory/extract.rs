@@ -1,0 +1,119 @@
+//! The memory extractor: before a summarising compaction folds part of the history away, one
+//! model call proposes durable facts from that part, and they are stored as `project`
+//! memories of the lowest importance (category `extracted`). It fails open: a slow, failed or
+//! unparseable extraction is logged and the compaction goes on as if it had not been asked.
+//!
+//! The folded part holds tool output (files, web pages) that nobody vetted, so what it yields
+//! is kept out of the system prompt's digest (`long_term::digest` skips importance 1): it is
+//! found by `memory_search` and listed by `harness9 memory`, never put before a future session
+//! unasked.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::long_term::{MAX_CONTENT, MemoryScope, NewMemory};
+use super::summarize::transcript;
+use super::{Compaction, Compactor, MemoryError, SessionStore, Summarization};
+use crate::provider::LlmProvider;
+use crate::schema::Message;
+
+/// The importance extracted memories get (the lowest).
+pub const EXTRACTED_IMPORTANCE: i64 = 1;
+/// The most facts kept from one extraction.
+const MAX_FACTS: usize = 5;
+/// Characters of the folded part shown to the extractor.
+const MAX_TRANSCRIPT: usize = 60_000;
+
+const INSTRUCTIONS: &str = "You read part of a coding agent's conversation that is about to be \
+summarised away. List the durable facts worth remembering in future sessions on this project: \
+conventions, commands that work, user preferences, decisions and their reasons. Not the task's \
+progress, not anything secret, nothing a file or web page merely claims. One fact per line, \
+each starting with \"- \", at most five; answer NONE when there is nothing durable.";
+
+/// A `Summarization` that first extracts memories from what it folds.
+pub struct ExtractingSummarization {
+    pub inner: Summarization,
+    pub store: SessionStore,
+    pub workdir: String,
+    /// Where MEMORY.md is rewritten.
+    pub home: PathBuf,
+    /// The extraction's bound; past it, the compaction goes on without it.
+    pub timeout: Duration,
+}
+
+/// The facts in an extractor's answer: `- ` lines, trimmed, bounded.
+pub fn parse_facts(answer: &str) -> Vec<String> {
+    answer
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- "))
+        .map(str::trim)
+        .filter(|fact| !fact.is_empty() && fact.chars().count() <= MAX_CONTENT)
+        .take(MAX_FACTS)
+        .map(str::to_owned)
+        .collect()
+}
+
+impl ExtractingSummarization {
+    async fn extract(
+        &self,
+        folded: &[Message],
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) -> Result<usize, String> {
+        let text: String = transcript(folded).chars().take(MAX_TRANSCRIPT).collect();
+        let request = [Message::system(INSTRUCTIONS), Message::user(text)];
+        let call = provider.generate(&request, &[], cancel, &|_| {});
+        let completion = tokio::time::timeout(self.timeout, call)
+            .await
+            .map_err(|_| format!("no answer within {} s", self.timeout.as_secs()))?
+            .map_err(|e| e.to_string())?;
+        let facts = parse_facts(&completion.message.content);
+        for fact in &facts {
+            self.store
+                .memory_write(NewMemory {
+                    title: String::new(),
+                    content: fact.clone(),
+                    category: "extracted".into(),
+                    scope: MemoryScope::Project,
+                    workdir: self.workdir.clone(),
+                    importance: EXTRACTED_IMPORTANCE,
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        if !facts.is_empty() {
+            self.store
+                .memory_export(&self.home)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(facts.len())
+    }
+}
+
+#[async_trait]
+impl Compactor for ExtractingSummarization {
+    fn strategy(&self) -> &'static str {
+        self.inner.strategy()
+    }
+
+    async fn compact(
+        &self,
+        messages: &[Message],
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) -> Result<Compaction, MemoryError> {
+        if let Some((start, end)) = self.inner.folded(messages) {
+            match self.extract(&messages[start..end], provider, cancel).await {
+                Ok(count) => tracing::info!("[memory] extracted before compaction | facts={count}"),
+                Err(error) => {
+                    tracing::warn!("[memory] extraction skipped (fail-open) | error={error}")
+                }
+            }
+        }
+        self.inner.compact(messages, provider, cancel).await
+    }
+}
