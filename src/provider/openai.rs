@@ -29,26 +29,7 @@ pub struct OpenAiProvider {
 
 impl OpenAiProvider {
     pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let key = config.api_key.expose();
-        if !key.is_empty() {
-            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                ProviderError::new(
-                    ProviderErrorKind::Auth,
-                    "OPENAI_API_KEY contains characters that cannot be sent in a header",
-                )
-            })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        let transport = Transport::new(
-            "OpenAI",
-            format!("{}/chat/completions", config.base_url),
-            headers,
-            key.to_owned(),
-            config.transport,
-        )?;
+        let transport = openai_transport(&config, "chat/completions")?;
         Ok(OpenAiProvider {
             config,
             transport: Arc::new(transport),
@@ -128,6 +109,34 @@ impl LlmProvider for OpenAiProvider {
         self.transport
             .spawn_stream(body, OpenAiDecoder::default, cancel)
     }
+}
+
+/// The transport of OpenAI's APIs to `{base}/{endpoint}`: JSON, and the key as a bearer token
+/// (left out when there is none: a local server).
+pub(crate) fn openai_transport(
+    config: &ProviderConfig,
+    endpoint: &str,
+) -> Result<Transport, ProviderError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let key = config.api_key.expose();
+    if !key.is_empty() {
+        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+            ProviderError::new(
+                ProviderErrorKind::Auth,
+                "OPENAI_API_KEY contains characters that cannot be sent in a header",
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    Transport::new(
+        "OpenAI",
+        format!("{}/{endpoint}", config.base_url),
+        headers,
+        key.to_owned(),
+        config.transport,
+    )
 }
 
 /// Our history in the chat completions shape: tool results become `tool` messages.

@@ -10,16 +10,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::transport::Transport;
 use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
-use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, RetryNotice, Role, ThinkingBlock, ToolDefinition,
-};
+use crate::schema::{Message, ProviderError, RetryNotice, Role, ThinkingBlock, ToolDefinition};
 pub(crate) use decode::{ResponsesDecoder, parse_response};
 
 /// Model families that reason: they get `reasoning` (with a summary to show) and send back their
@@ -33,26 +30,7 @@ pub struct ResponsesProvider {
 
 impl ResponsesProvider {
     pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let key = config.api_key.expose();
-        if !key.is_empty() {
-            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                ProviderError::new(
-                    ProviderErrorKind::Auth,
-                    "OPENAI_API_KEY contains characters that cannot be sent in a header",
-                )
-            })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        let transport = Transport::new(
-            "OpenAI",
-            format!("{}/responses", config.base_url),
-            headers,
-            key.to_owned(),
-            config.transport,
-        )?;
+        let transport = super::openai::openai_transport(&config, "responses")?;
         Ok(ResponsesProvider {
             config,
             transport: Arc::new(transport),

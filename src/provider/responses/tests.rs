@@ -1,6 +1,6 @@
 use super::*;
 use crate::provider::ApiKey;
-use crate::schema::ToolCall;
+use crate::schema::{ProviderErrorKind, ToolCall};
 
 fn provider(model: &str, effort: Option<&str>) -> ResponsesProvider {
     let mut config = ProviderConfig::new(
