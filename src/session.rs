@@ -57,6 +57,8 @@ pub struct SessionFacts {
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each with where it comes from (`/hooks`).
     pub hooks: Vec<String>,
+    /// The catalogue's models for this provider, with their context windows (`/model`).
+    pub models: Vec<(String, Option<u64>)>,
 }
 
 /// Where a front end sends its requests and subscribes to updates. Dropping every handle
@@ -158,6 +160,12 @@ pub async fn open_with(
             .map(|s| (s.name.clone(), s.description.clone()))
             .collect(),
         hooks: assembly.engine.hooks().describe(),
+        models: settings
+            .catalogue
+            .models_for(settings.provider.kind.as_str())
+            .into_iter()
+            .map(|m| (m.name.clone(), m.context_window))
+            .collect(),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let hub = Arc::new(Hub::default());

@@ -256,6 +256,7 @@ async fn show(
     });
     app.skills = facts.skills;
     app.hooks = facts.hooks;
+    app.models = facts.models;
     app.input.insert_str(&typed);
     let LoadedSession {
         session_id,

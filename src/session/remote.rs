@@ -132,6 +132,7 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         skills: Vec::new(),
         // The server's hooks run there; this front end lists none of them.
         hooks: Vec::new(),
+        models: Vec::new(),
     };
     let notices = described["notices"]
         .as_array()

@@ -180,6 +180,8 @@ pub struct App {
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each (`/hooks`).
     pub hooks: Vec<String>,
+    /// The catalogue's models for the provider, with their context windows (`/model`).
+    pub models: Vec<(String, Option<u64>)>,
     shell_count: usize,
     /// A plan-mode run ended: review the plan once the todo list is in.
     pub review_pending: bool,
@@ -295,6 +297,7 @@ impl App {
             mouse_captured: true,
             skills: Vec::new(),
             hooks: Vec::new(),
+            models: Vec::new(),
             shell_count: 0,
             review_pending: false,
             review_feedback: None,

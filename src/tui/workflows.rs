@@ -288,10 +288,18 @@ impl App {
                 }
             },
             "/model" if rest.is_empty() => {
-                self.flash = Some(format!(
-                    "model: {} (/model NAME switches)",
-                    self.session.model
-                ));
+                let mut text = format!("model: {} (/model NAME switches)", self.session.model);
+                if !self.models.is_empty() {
+                    text.push_str(
+                        "\nknown models of this provider (a name starting with one matches):",
+                    );
+                    for (name, window) in &self.models {
+                        let window = window.map(|w| format!(", {w} tokens")).unwrap_or_default();
+                        text.push_str(&format!("\n  {name}{window}"));
+                    }
+                }
+                self.flash = Some(format!("model: {}", self.session.model));
+                self.transcript.notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
             }
             "/model" => {

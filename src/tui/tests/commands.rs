@@ -147,3 +147,20 @@ fn the_cost_adds_up_on_the_status_line_and_cost_breaks_it_down() {
         "{text}"
     );
 }
+
+#[test]
+fn model_without_a_name_lists_the_catalogues_models() {
+    let mut app = app();
+    app.models = vec![
+        ("claude-sonnet-4".into(), Some(200_000)),
+        ("claude-opus-4".into(), Some(200_000)),
+    ];
+    assert!(send(&mut app, "/model").is_empty());
+    let text = screen(&mut app, 100, 30);
+    assert!(text.contains("known models of this provider"), "{text}");
+    assert!(text.contains("claude-opus-4, 200000 tokens"), "{text}");
+    assert_eq!(
+        send(&mut app, "/model claude-opus-4"),
+        [Command::SetModel("claude-opus-4".into())]
+    );
+}
