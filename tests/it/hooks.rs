@@ -488,3 +488,28 @@ fn a_pre_compact_hook_runs_before_an_automatic_compaction_with_its_trigger() {
         notices(&events)
     );
 }
+
+#[test]
+fn the_tui_asks_about_a_projects_mcp_server_in_the_same_question() {
+    use crate::tui::{Pty, env, harness9, press_until_screen};
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    write_json(
+        &run.workdir.join(".mcp.json"),
+        &json!({"mcpServers": {"tracker": {"command": "tracker-mcp", "args": ["--stdio"]}}}),
+    );
+    let mut pty = Pty::spawn(harness9(), &[], &run.workdir, &env(&run, &mock));
+    let screen = pty.wait_for_all(&["Approve this project's extension?", "tracker"]);
+    assert!(screen.contains("MCP server"), "{screen}");
+    press_until_screen(&mut pty, "a", |s| {
+        !s.contains("Approve this project's extension?")
+    });
+    pty.wait_for("sandbox: ");
+    let approvals: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.home.join("approved.json")).unwrap())
+            .unwrap();
+    let entry = &approvals["approved"][0];
+    assert_eq!(entry["kind"], "mcp_server", "{approvals}");
+    assert_eq!(entry["name"], "tracker", "{approvals}");
+    pty.send("\x04");
+}
