@@ -504,10 +504,15 @@ fn the_tui_asks_about_a_projects_mcp_server_in_the_same_question() {
     press_until_screen(&mut pty, "a", |s| {
         !s.contains("Approve this project's extension?")
     });
-    pty.wait_for("sandbox: ");
-    let approvals: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.home.join("approved.json")).unwrap())
-            .unwrap();
+    // The approval is written when the answer is taken (the status line may be busy saying
+    // that the server, which does not exist here, failed to start).
+    let file = run.home.join("approved.json");
+    let until = std::time::Instant::now() + crate::support::PATIENCE;
+    while !file.exists() {
+        assert!(std::time::Instant::now() < until, "no approved.json");
+        std::thread::yield_now();
+    }
+    let approvals: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let entry = &approvals["approved"][0];
     assert_eq!(entry["kind"], "mcp_server", "{approvals}");
     assert_eq!(entry["name"], "tracker", "{approvals}");
