@@ -70,6 +70,7 @@ fn the_tui_exports_its_spans() {
     pty.wait_for("Ask harness9 to do something");
     pty.send("say hello\r");
     pty.wait_for("Hello.");
+    pty.wait_idle();
     pty.send("\x03");
     pty.wait_for("press Ctrl+C again to quit");
     pty.send("\x03");

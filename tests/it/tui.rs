@@ -156,6 +156,17 @@ impl Pty {
         }
     }
 
+    /// Waits until no run is going on: the status line's spinner (a braille character) is gone.
+    /// An answer can be on screen a moment before its run ends, and Ctrl+C or a command typed
+    /// before the end acts on the run.
+    pub fn wait_idle(&self) -> String {
+        self.wait_until("the run to end", |screen| {
+            !screen
+                .chars()
+                .any(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
+        })
+    }
+
     /// Waits until the screen shows `text`; returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
         let until = Instant::now() + PATIENCE;
@@ -365,6 +376,7 @@ fn ctrl_c_twice_quits_and_the_terminal_is_back_in_cooked_mode() {
     });
     pty.send("say hello\r");
     pty.wait_for("Hello.");
+    pty.wait_idle();
     pty.send("some text");
     pty.wait_for("some text");
     pty.send("\x03");

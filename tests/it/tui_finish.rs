@@ -107,6 +107,7 @@ fn no_alt_screen_leaves_the_transcript_in_the_scrollback() {
     assert!(!pty.alternate_screen());
     pty.send("keep this\r");
     pty.wait_for("The answer stays visible.");
+    pty.wait_idle();
     pty.send("\x03");
     pty.wait_for("press Ctrl+C again");
     pty.send("\x03");
