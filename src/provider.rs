@@ -196,13 +196,6 @@ impl ProviderConfig {
     }
 }
 
-/// The context window of a model the built-in catalogue knows; `None` for an unknown model.
-pub fn known_context_window(model: &str) -> Option<u64> {
-    catalogue::Catalogue::builtin()
-        .lookup(model)
-        .and_then(|info| info.context_window)
-}
-
 /// Sorts tool definitions by name: a stable order keeps request prefixes cacheable.
 pub(crate) fn sorted_tools(tools: &[ToolDefinition]) -> Vec<&ToolDefinition> {
     let mut sorted: Vec<&ToolDefinition> = tools.iter().collect();

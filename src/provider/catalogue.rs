@@ -103,19 +103,20 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    /// The built-in catalogue.
+    /// The built-in catalogue, parsed once per process.
     pub fn builtin() -> Self {
+        static BUILT_IN: std::sync::OnceLock<Arc<Vec<ModelInfo>>> = std::sync::OnceLock::new();
         // The built-in file is part of the build: a test keeps it parsing.
-        let models = parse(BUILTIN).unwrap_or_default();
+        let models = BUILT_IN.get_or_init(|| Arc::new(parse(BUILTIN).unwrap_or_default()));
         Catalogue {
-            models: Arc::new(models),
+            models: Arc::clone(models),
         }
     }
 
     /// The built-in catalogue with `$HARNESS9_HOME/models.toml` over it. A file that cannot be
     /// read or parsed is left out, and the error says so (the built-in entries still hold).
     pub fn load(home: &Path) -> (Self, Option<CatalogueError>) {
-        let mut models = parse(BUILTIN).unwrap_or_default();
+        let mut models = Catalogue::builtin().models.as_ref().clone();
         let path = home.join(OVERRIDE_FILE);
         let problem = match std::fs::read_to_string(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -59,6 +59,34 @@ pub(crate) fn check_argument_growth(
     Ok(())
 }
 
+/// The tool calls of a finished OpenAI-style answer from their `(id, name, arguments)`: a call
+/// the server gave no id is `call_N` (its place), empty arguments are `{}`; then checked as
+/// `check_tool_calls` does.
+pub(crate) fn finish_calls(
+    label: &str,
+    calls: impl IntoIterator<Item = (String, String, String)>,
+) -> Result<Vec<ToolCall>, ProviderError> {
+    let calls: Vec<ToolCall> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, name, arguments))| ToolCall {
+            id: if id.is_empty() {
+                format!("call_{i}")
+            } else {
+                id
+            },
+            name,
+            arguments: if arguments.trim().is_empty() {
+                "{}".to_owned()
+            } else {
+                arguments
+            },
+        })
+        .collect();
+    check_tool_calls(label, &calls)?;
+    Ok(calls)
+}
+
 /// The tool calls of a whole answer: how many, and how large each one's arguments.
 pub(crate) fn check_tool_calls(label: &str, calls: &[ToolCall]) -> Result<(), ProviderError> {
     if calls.len() as u64 > MAX_TOOL_CALLS {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::api_error::ApiErrorBody;
-use super::limits::{check_argument_growth, check_index, check_tool_calls};
+use super::limits::{check_argument_growth, check_index, finish_calls};
 use super::transport::{StreamDecoder, Transport, excerpt};
 use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
 use crate::schema::{
@@ -415,25 +415,13 @@ impl StreamDecoder for OpenAiDecoder {
                 "OpenAI stream ended before the answer was complete (no finish_reason)",
             ));
         }
-        let calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
-            .into_values()
-            .filter(|call| !call.name.is_empty())
-            .enumerate()
-            .map(|(i, call)| ToolCall {
-                id: if call.id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    call.id
-                },
-                name: call.name,
-                arguments: if call.arguments.trim().is_empty() {
-                    "{}".to_owned()
-                } else {
-                    call.arguments
-                },
-            })
-            .collect();
-        check_tool_calls("OpenAI", &calls)?;
+        let calls = finish_calls(
+            "OpenAI",
+            std::mem::take(&mut self.calls)
+                .into_values()
+                .filter(|call| !call.name.is_empty())
+                .map(|call| (call.id, call.name, call.arguments)),
+        )?;
         Ok(Completion {
             message: assistant_message(
                 std::mem::take(&mut self.text),
@@ -534,26 +522,14 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
             "OpenAI sent a response with no choices",
         )
     })?;
-    let calls: Vec<ToolCall> = choice
-        .message
-        .tool_calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, call)| ToolCall {
-            id: if call.id.is_empty() {
-                format!("call_{i}")
-            } else {
-                call.id
-            },
-            name: call.function.name,
-            arguments: if call.function.arguments.trim().is_empty() {
-                "{}".to_owned()
-            } else {
-                call.function.arguments
-            },
-        })
-        .collect();
-    check_tool_calls("OpenAI", &calls)?;
+    let calls = finish_calls(
+        "OpenAI",
+        choice
+            .message
+            .tool_calls
+            .into_iter()
+            .map(|call| (call.id, call.function.name, call.function.arguments)),
+    )?;
     Ok(Completion {
         message: assistant_message(
             choice.message.content.unwrap_or_default(),

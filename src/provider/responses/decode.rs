@@ -13,11 +13,9 @@ use serde_json::Value;
 
 use crate::provider::Completion;
 use crate::provider::api_error::ApiErrorBody;
-use crate::provider::limits::{check_argument_growth, check_index, check_tool_calls};
+use crate::provider::limits::{check_argument_growth, check_index, finish_calls};
 use crate::provider::transport::{StreamDecoder, excerpt};
-use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
-};
+use crate::schema::{Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, Usage};
 
 /// The fields of a stream event this decoder reads; the hot ones (`type`, `delta`) borrowed.
 #[derive(Deserialize)]
@@ -155,25 +153,13 @@ impl ResponsesDecoder {
     }
 
     fn build(&mut self) -> Result<Completion, ProviderError> {
-        let calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
-            .into_values()
-            .filter(|call| !call.name.is_empty())
-            .enumerate()
-            .map(|(i, call)| ToolCall {
-                id: if call.call_id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    call.call_id
-                },
-                name: call.name,
-                arguments: if call.arguments.trim().is_empty() {
-                    "{}".to_owned()
-                } else {
-                    call.arguments
-                },
-            })
-            .collect();
-        check_tool_calls("OpenAI", &calls)?;
+        let calls = finish_calls(
+            "OpenAI",
+            std::mem::take(&mut self.calls)
+                .into_values()
+                .filter(|call| !call.name.is_empty())
+                .map(|call| (call.call_id, call.name, call.arguments)),
+        )?;
         let text = if self.text.is_empty() {
             std::mem::take(&mut self.item_text)
         } else {
