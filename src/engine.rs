@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use event::{
     ApprovalDecision, ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo,
-    SessionInfo, TokenUpdate, ToolOutcome,
+    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome,
 };
 pub use failure::{Failure, FailureKind};
 

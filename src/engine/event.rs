@@ -35,9 +35,25 @@ pub enum EventKind {
     /// Not one of CONTRACT's JSON events: `exec --json` leaves it out; hooks' messages come as
     /// `notice`s.
     HookRunning(Option<String>),
+    /// An event of a sub-agent started by a `task` call. Its approvals do not come this way: they
+    /// are the parent's `ApprovalRequired`, with `ApprovalRequest::agent` naming who asks, so every
+    /// front end answers them on the path it already has.
+    Subagent(SubagentEvent),
     Done(DoneInfo),
     /// The run failed; the kind says what class of failure, decided where it arose.
     Error(super::Failure),
+}
+
+/// One event of a sub-agent, as its parent's stream carries it.
+#[derive(Debug, Clone)]
+pub struct SubagentEvent {
+    /// The id of the `task` call that started the sub-agent, so a client can put the child's
+    /// events under that call's block. The child's own session id is in its first event,
+    /// `SessionStarted`.
+    pub task_id: String,
+    /// The agent's name (`general`, `explore`, or a file agent's).
+    pub agent: String,
+    pub event: Box<Event>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +149,8 @@ pub struct ApprovalRequest {
     pub allow_flag: &'static str,
     /// The narrowest permission rule that would allow calls like this one.
     pub suggested_rule: Option<String>,
+    /// The sub-agent whose call this is (`None`: the main agent's own).
+    pub agent: Option<String>,
     responder: Arc<Mutex<Option<oneshot::Sender<ApprovalDecision>>>>,
 }
 
@@ -152,6 +170,7 @@ impl ApprovalRequest {
             always_scope,
             allow_flag,
             suggested_rule,
+            agent: None,
             responder: Arc::new(Mutex::new(Some(tx))),
         };
         (request, rx)

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::event::{
     ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo, SessionInfo,
-    TokenUpdate, ToolOutcome,
+    SubagentEvent, TokenUpdate, ToolOutcome,
 };
 use super::failure::{Failure, FailureKind};
 use crate::planning::Mode;
@@ -34,6 +34,7 @@ impl EventKind {
             EventKind::Retry(_) => "retry",
             EventKind::Notice(_) => "notice",
             EventKind::HookRunning(_) => "hook_running",
+            EventKind::Subagent(_) => "subagent",
             EventKind::Done(_) => "done",
             EventKind::Error(_) => "error",
         }
@@ -91,12 +92,23 @@ impl Event {
                 json!(text)
             }
             EventKind::ToolStart(call) => call_json(call),
-            EventKind::ApprovalRequired(request) => json!({
-                "id": request.id,
-                "tool_call": call_json(&request.tool_call),
-                "reason": request.reason,
-                "always_scope": request.always_scope,
-                "suggested_rule": request.suggested_rule,
+            EventKind::ApprovalRequired(request) => {
+                let mut data = json!({
+                    "id": request.id,
+                    "tool_call": call_json(&request.tool_call),
+                    "reason": request.reason,
+                    "always_scope": request.always_scope,
+                    "suggested_rule": request.suggested_rule,
+                });
+                if let Some(agent) = &request.agent {
+                    data["agent"] = json!(agent);
+                }
+                data
+            }
+            EventKind::Subagent(sub) => json!({
+                "task_id": sub.task_id,
+                "agent": sub.agent,
+                "event": sub.event.to_json(),
             }),
             EventKind::ToolResult(outcome) => json!({
                 "tool_call_id": outcome.result.tool_call_id,
@@ -190,8 +202,19 @@ impl Event {
                 if let Some(id) = string("id") {
                     request.id = id;
                 }
+                request.agent = string("agent");
                 answer = Some(receiver);
                 EventKind::ApprovalRequired(request)
+            }
+            // A child's approvals come as the parent's own (see `EventKind::Subagent`), so the
+            // nested event never carries an answer.
+            "subagent" => {
+                let (event, _) = Event::from_json(data.get("event")?)?;
+                EventKind::Subagent(SubagentEvent {
+                    task_id: string("task_id")?,
+                    agent: string("agent")?,
+                    event: Box::new(event),
+                })
             }
             "tool_result" => EventKind::ToolResult(ToolOutcome {
                 name: string("name")?,
@@ -307,6 +330,14 @@ mod tests {
             EventKind::Notice("a settings file was ignored".into()),
             EventKind::HookRunning(Some("PreToolUse: ./check.sh".into())),
             EventKind::HookRunning(None),
+            EventKind::Subagent(SubagentEvent {
+                task_id: "call_9".into(),
+                agent: "explore".into(),
+                event: Box::new(Event {
+                    turn: 2,
+                    kind: EventKind::ToolStart(call.clone()),
+                }),
+            }),
             EventKind::Done(DoneInfo {
                 turns: 3,
                 input_tokens: 100,

@@ -112,6 +112,9 @@ impl App {
                 self.retry = Some(info.reason);
             }
             EventKind::HookRunning(label) => self.hook_running = label,
+            // Task blocks are drawn from these (issue 17); until then a child's events stay
+            // off the parent's transcript.
+            EventKind::Subagent(_) => {}
             EventKind::Notice(text) => {
                 self.flash = Some(text.lines().next().unwrap_or("").to_owned());
                 self.transcript.notice(text, Tone::Quiet);
