@@ -66,10 +66,21 @@ pub struct TaskResult {
     pub output_tokens: u64,
     pub cost_usd: Option<f64>,
     pub wall_ms: u64,
+    /// Where the wall time went: the task's own `setup` and `check` scripts, and the agent's
+    /// run (from the session's opening to its close). The rest is eval's own overhead.
+    pub phases: Phases,
     pub session_id: Option<String>,
     /// The task could not be run as written (setup failed, a malformed file), or the run
     /// itself failed; `pass` is then decided by `check` only when the agent ran.
     pub error: Option<String>,
+}
+
+/// The timed parts of one task's run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Phases {
+    pub setup: Duration,
+    pub agent: Duration,
+    pub check: Duration,
 }
 
 impl TaskResult {
@@ -83,6 +94,9 @@ impl TaskResult {
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost_usd,
             "wall_ms": self.wall_ms,
+            "setup_ms": self.phases.setup.as_millis() as u64,
+            "agent_ms": self.phases.agent.as_millis() as u64,
+            "check_ms": self.phases.check.as_millis() as u64,
             "session_id": self.session_id,
             "error": self.error,
         })
@@ -215,7 +229,9 @@ async fn attempt(
         copy_tree(&repo, &workdir).map_err(|e| format!("cannot copy repo/: {e}"))?;
     }
     if let Some(setup) = &task.setup {
+        let started = Instant::now();
         let (ok, output) = shell(setup, &workdir).await;
+        result.phases.setup = started.elapsed();
         if !ok {
             return Err(format!("setup failed: {}", output.trim()));
         }
@@ -229,7 +245,9 @@ async fn attempt(
     }
     let limit = task.timeout_secs.map_or(RUN_LIMIT, Duration::from_secs);
     let mut todos = Vec::new();
+    let started = Instant::now();
     let run_error = drive(&settings, &task.prompt, limit, result, &mut todos).await;
+    result.phases.agent = started.elapsed();
     // The check may judge the agent's todo list too: its JSON, outside the copy (so a check
     // that nothing changed still holds), named by HARNESS9_EVAL_TODOS.
     let todo_file = copy.path().with_extension("todos.json");
@@ -237,7 +255,9 @@ async fn attempt(
         &todo_file,
         serde_json::to_string(&todos).unwrap_or_default(),
     );
+    let started = Instant::now();
     let (pass, output) = shell_with(&task.check, &workdir, Some(&todo_file)).await;
+    result.phases.check = started.elapsed();
     let _ = std::fs::remove_file(&todo_file);
     result.pass = pass;
     match run_error {

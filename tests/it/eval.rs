@@ -82,6 +82,14 @@ fn every_task_passes_with_its_recorded_trajectory() {
         for key in ["turns", "input_tokens", "output_tokens", "wall_ms"] {
             assert!(result[key].as_u64().is_some(), "{key}: {result}");
         }
+        // The phases are parts of the wall time.
+        let part = |key: &str| {
+            result[key]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{key}: {result}"))
+        };
+        let parts = part("setup_ms") + part("agent_ms") + part("check_ms");
+        assert!(parts <= part("wall_ms"), "{result}");
     }
 }
 
