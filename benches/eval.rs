@@ -14,33 +14,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
+use support::MockLlm;
 
 const RUNS: usize = 5;
-
-fn replay(mock: &MockLlm, task: &Path) {
-    let text = std::fs::read_to_string(task.join("recorded.json")).expect("recorded.json");
-    let steps: Vec<Value> = serde_json::from_str(&text).expect("a trajectory");
-    for (i, step) in steps.iter().enumerate() {
-        let body = match step.get("tool") {
-            Some(name) => openai_tool_sse(
-                &format!("call_{i}"),
-                name.as_str().unwrap_or_default(),
-                &step["arguments"].to_string(),
-            ),
-            None => openai_text_sse(step["text"].as_str().unwrap_or_default()),
-        };
-        mock.push(Reply::Sse {
-            body,
-            split: Split::Whole,
-        });
-    }
-}
 
 /// One run of one task: (process time, the task's JSON result).
 fn run(task: &Path, home: &Path) -> (Duration, Value) {
     let mock = MockLlm::start_in_background();
-    replay(&mock, task);
+    support::replay_recorded(&mock, task);
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
     command
         .args(["eval", "--json"])

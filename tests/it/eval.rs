@@ -5,38 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::Value;
-
 use crate::exec::{Run, json_lines};
-use crate::support::{Gate, MockLlm, PATIENCE, Reply, Split, openai_text_sse, openai_tool_sse};
+use crate::support::{Gate, MockLlm, PATIENCE, Reply, Split, openai_text_sse, replay_recorded};
 
 fn evals() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("evals")
-}
-
-/// Queues a task's recorded trajectory: each step one model answer.
-fn replay(mock: &MockLlm, task: &Path) -> usize {
-    let text = std::fs::read_to_string(task.join("recorded.json")).unwrap();
-    let steps: Vec<Value> = serde_json::from_str(&text).unwrap();
-    let mut tools = 0;
-    for (i, step) in steps.iter().enumerate() {
-        let body = match step.get("tool") {
-            Some(name) => {
-                tools += 1;
-                openai_tool_sse(
-                    &format!("call_{i}"),
-                    name.as_str().unwrap(),
-                    &step["arguments"].to_string(),
-                )
-            }
-            None => openai_text_sse(step["text"].as_str().unwrap()),
-        };
-        mock.push(Reply::Sse {
-            body,
-            split: Split::Whole,
-        });
-    }
-    tools
 }
 
 fn eval(run: &Run, mock: &MockLlm, args: &[&str]) -> std::process::Output {
@@ -70,7 +43,7 @@ fn every_task_passes_with_its_recorded_trajectory() {
     for task in tasks {
         let mock = MockLlm::start_in_background();
         let run = Run::new();
-        let tools = replay(&mock, &task);
+        let tools = replay_recorded(&mock, &task);
         let out = eval(&run, &mock, &["--json", task.to_str().unwrap()]);
         let results = json_lines(&out.stdout);
         assert_eq!(results.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));

@@ -321,6 +321,32 @@ pub fn pieces(body: &[u8], split: Split) -> Vec<Vec<u8>> {
     }
 }
 
+/// Queues an eval task's recorded trajectory (`recorded.json`: each step one model answer, a
+/// tool call or text); returns how many tool calls it holds.
+pub fn replay_recorded(mock: &MockLlm, task: &std::path::Path) -> usize {
+    let text = std::fs::read_to_string(task.join("recorded.json")).expect("recorded.json");
+    let steps: Vec<serde_json::Value> = serde_json::from_str(&text).expect("a trajectory");
+    let mut tools = 0;
+    for (i, step) in steps.iter().enumerate() {
+        let body = match step.get("tool") {
+            Some(name) => {
+                tools += 1;
+                openai_tool_sse(
+                    &format!("call_{i}"),
+                    name.as_str().unwrap_or_default(),
+                    &step["arguments"].to_string(),
+                )
+            }
+            None => openai_text_sse(step["text"].as_str().unwrap_or_default()),
+        };
+        mock.push(Reply::Sse {
+            body,
+            split: Split::Whole,
+        });
+    }
+    tools
+}
+
 pub fn fixture(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
