@@ -5,6 +5,7 @@
 //! choosing (`search`).
 
 mod address;
+mod charset;
 mod fetch;
 mod html;
 mod search;

@@ -23,4 +23,5 @@ mod trust;
 mod tui;
 mod tui_finish;
 mod web;
+mod web_charset;
 mod workflows;
