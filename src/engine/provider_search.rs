@@ -46,3 +46,94 @@ impl AgentEngine {
             permission::decide(&call, &granted, &self.rules) == Verdict::Run;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::super::tests::{call, calls_reply, drain, text_reply, until};
+    use super::super::{AgentEngine, ApprovalDecision, EventKind};
+    use crate::permission::rules::PermissionRules;
+    use crate::planning::Mode;
+    use crate::provider::{ScriptStep, ScriptedProvider};
+    use crate::tools::Registry;
+    use crate::web::WebSettings;
+
+    /// An engine with our `web_search` (no backend), the user's settings `home_settings`, in
+    /// `mode`, answering `steps`.
+    fn engine(
+        work: &Path,
+        home_settings: &str,
+        mode: Mode,
+        steps: Vec<ScriptStep>,
+    ) -> (Arc<AgentEngine>, Arc<ScriptedProvider>) {
+        let home = work.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("settings.json"), home_settings).unwrap();
+        let rules = Arc::new(PermissionRules::new(work, &home, true));
+        let provider = Arc::new(ScriptedProvider::new(steps));
+        let mut registry = Registry::new();
+        crate::web::register(&mut registry, &WebSettings::default());
+        let engine = AgentEngine::builder(provider.clone(), Arc::new(registry), work)
+            .permission_rules(rules)
+            .mode(mode)
+            .build();
+        (Arc::new(engine), provider)
+    }
+
+    /// Whether the first request let the provider run `web_search`.
+    async fn offered(home_settings: &str, mode: Mode) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().canonicalize().unwrap();
+        let (engine, provider) = engine(&work, home_settings, mode, vec![text_reply("ok")]);
+        drain(engine.run_stream("search".into(), CancellationToken::new())).await;
+        let calls = provider.calls();
+        assert!(calls[0].tools.contains(&"web_search".to_owned()));
+        calls[0].provider_may_run == ["web_search"]
+    }
+
+    #[tokio::test]
+    async fn the_providers_search_is_offered_only_where_ours_would_run_unasked() {
+        let none = "{}";
+        let allow = r#"{"permissions": {"allow": ["web_search"]}}"#;
+        let allow_and_ask = r#"{"permissions": {"allow": ["web_search"], "ask": ["web_search"]}}"#;
+        let allow_and_deny =
+            r#"{"permissions": {"allow": ["web_search"], "deny": ["web_search"]}}"#;
+        // Asking is the default: the queries would leave without the user's word.
+        assert!(!offered(none, Mode::Default).await);
+        assert!(!offered(none, Mode::AutoEdit).await);
+        assert!(!offered(none, Mode::Plan).await);
+        assert!(offered(allow, Mode::Default).await);
+        assert!(offered(allow, Mode::Plan).await, "plan mode allows reading");
+        assert!(offered(none, Mode::Yolo).await);
+        assert!(!offered(allow_and_ask, Mode::Default).await);
+        assert!(!offered(allow_and_deny, Mode::Default).await);
+        assert!(!offered(allow_and_deny, Mode::Yolo).await, "deny holds in yolo");
+    }
+
+    #[tokio::test]
+    async fn allowing_our_search_for_the_session_offers_the_providers_from_the_next_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().canonicalize().unwrap();
+        let steps = vec![
+            calls_reply("", vec![call("1", "web_search", r#"{"query":"rust"}"#)]),
+            text_reply("ok"),
+        ];
+        let (engine, provider) = engine(&work, "{}", Mode::Default, steps);
+        let mut rx = engine.run_stream("search".into(), CancellationToken::new());
+        let mut seen = Vec::new();
+        let EventKind::ApprovalRequired(request) =
+            until(&mut rx, "approval_required", &mut seen).await.kind
+        else {
+            unreachable!()
+        };
+        request.respond(ApprovalDecision::AllowAlways);
+        drain(rx).await;
+        let calls = provider.calls();
+        assert!(calls[0].provider_may_run.is_empty(), "asked first");
+        assert_eq!(calls[1].provider_may_run, ["web_search"]);
+    }
+}
