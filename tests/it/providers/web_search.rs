@@ -307,3 +307,72 @@ async fn responses_search_is_declared_shown_with_its_sources_and_replayed() {
     assert_eq!(input[2]["type"], "message");
     assert_eq!(input[2]["role"], "assistant");
 }
+
+/// Through the real binary: with the user's rule allowing `web_search`, a model the catalogue
+/// marks gets Anthropic's own search, and `exec --json` shows it as a `web_search` call and its
+/// sources; without the rule the request carries our tool (which would ask).
+#[test]
+fn exec_shows_the_providers_search_as_a_web_search_call_only_when_allowed() {
+    let mock = MockLlm::start_in_background();
+    let run = crate::exec::Run::new();
+    std::fs::create_dir_all(&run.home).unwrap();
+    let exec = || {
+        mock.push(Reply::Sse {
+            body: fixture("anthropic_web_search.sse"),
+            split: Split::Random(11),
+        });
+        let mut command = run.command(
+            &mock,
+            &["exec", "--json", "--provider", "anthropic", "Shannon?"],
+        );
+        command.env("ANTHROPIC_API_KEY", "sk-ant-test");
+        command.env("ANTHROPIC_BASE_URL", &mock.base_url);
+        let out = command.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tools = mock.requests().pop().unwrap().body["tools"].clone();
+        let search = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "web_search")
+            .cloned()
+            .unwrap();
+        (crate::exec::json_lines(&out.stdout), search)
+    };
+    let (_, search) = exec();
+    assert!(search.get("input_schema").is_some(), "ours: {search}");
+
+    std::fs::write(
+        run.home.join("settings.json"),
+        r#"{"permissions": {"allow": ["web_search"]}}"#,
+    )
+    .unwrap();
+    let (events, search) = exec();
+    assert_eq!(search["type"], "web_search_20250305");
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "tool_start")
+        .expect("a tool_start");
+    assert_eq!(start["data"]["name"], "web_search");
+    assert_eq!(start["data"]["id"], SHANNON_ID);
+    assert_eq!(
+        start["data"]["arguments"],
+        json!({"query": "claude shannon birth date"})
+    );
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("a tool_result");
+    assert_eq!(result["data"]["name"], "web_search");
+    assert_eq!(result["data"]["is_error"], false);
+    let output = result["data"]["output"].as_str().unwrap();
+    assert!(
+        output.contains("https://en.wikipedia.org/wiki/Claude_Shannon"),
+        "{output}"
+    );
+}
