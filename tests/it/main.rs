@@ -24,4 +24,5 @@ mod tui;
 mod tui_finish;
 mod web;
 mod web_charset;
+mod web_keyed;
 mod workflows;
