@@ -111,7 +111,10 @@ mod tests {
         assert!(offered(none, Mode::Yolo).await);
         assert!(!offered(allow_and_ask, Mode::Default).await);
         assert!(!offered(allow_and_deny, Mode::Default).await);
-        assert!(!offered(allow_and_deny, Mode::Yolo).await, "deny holds in yolo");
+        assert!(
+            !offered(allow_and_deny, Mode::Yolo).await,
+            "deny holds in yolo"
+        );
     }
 
     #[tokio::test]

@@ -198,7 +198,11 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
                     }
                 }
                 // The searches the provider ran, verbatim, before the text that cites them.
-                input.extend(searches.into_iter().flat_map(|kept| kept.blocks.iter().cloned()));
+                input.extend(
+                    searches
+                        .into_iter()
+                        .flat_map(|kept| kept.blocks.iter().cloned()),
+                );
                 if !message.content.is_empty() {
                     input.push(json!({
                         "type": "message",

@@ -36,7 +36,12 @@ pub(crate) fn render_sources(query: &str, sources: &[Source<'_>]) -> String {
         )
     };
     for (n, source) in sources.iter().enumerate() {
-        out.push_str(&format!("\n{}. {}\n   {}", n + 1, source.title.trim(), source.url));
+        out.push_str(&format!(
+            "\n{}. {}\n   {}",
+            n + 1,
+            source.title.trim(),
+            source.url
+        ));
         if let Some(age) = source.age.filter(|a| !a.is_empty()) {
             out.push_str(&format!(" ({age})"));
         }
@@ -46,5 +51,8 @@ pub(crate) fn render_sources(query: &str, sources: &[Source<'_>]) -> String {
 
 /// The `query` of a search call's input, if any.
 pub(crate) fn query_of(input: &Value) -> &str {
-    input.get("query").and_then(Value::as_str).unwrap_or_default()
+    input
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }

@@ -93,7 +93,10 @@ fn attributes(bytes: &[u8]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut i = 0;
     let skip_space = |i: &mut usize| {
-        while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace() || *b == b'/') {
+        while bytes
+            .get(*i)
+            .is_some_and(|b| b.is_ascii_whitespace() || *b == b'/')
+        {
             *i += 1;
         }
     };
@@ -194,7 +197,10 @@ mod tests {
     #[test]
     fn plain_text_ignores_meta_like_text_and_defaults_to_utf8() {
         let body = "<meta charset=latin1> café".as_bytes();
-        assert_eq!(decode(body, "text/plain", false), "<meta charset=latin1> café");
+        assert_eq!(
+            decode(body, "text/plain", false),
+            "<meta charset=latin1> café"
+        );
     }
 
     #[test]

@@ -8,10 +8,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::super::Completion;
-use super::web_search;
 use super::super::api_error::{ApiErrorBody, classify_status};
 use super::super::limits::{check_argument_growth, check_index, check_tool_calls};
 use super::super::transport::{StreamDecoder, excerpt};
+use super::web_search;
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
 };
@@ -258,14 +258,13 @@ impl StreamDecoder for AnthropicDecoder {
                 index,
                 content_block,
             } => {
-                let wire = serde_json::from_value::<WireBlock>(content_block.clone()).map_err(
-                    |e| {
+                let wire =
+                    serde_json::from_value::<WireBlock>(content_block.clone()).map_err(|e| {
                         ProviderError::new(
                             ProviderErrorKind::Protocol,
                             format!("Anthropic sent a content block that could not be read: {e}"),
                         )
-                    },
-                )?;
+                    })?;
                 let block = match wire {
                     WireBlock::Text { text, citations } => {
                         if !text.is_empty() {

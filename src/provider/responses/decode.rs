@@ -176,7 +176,8 @@ impl ResponsesDecoder {
         let mut message = Message::assistant(text);
         message.tool_calls = calls;
         message.thinking = std::mem::take(&mut self.reasoning);
-        message.provider_blocks = super::web_search::provider_blocks(std::mem::take(&mut self.searches));
+        message.provider_blocks =
+            super::web_search::provider_blocks(std::mem::take(&mut self.searches));
         if message.thinking.is_empty() && !self.summary.is_empty() {
             message.thinking.push(ThinkingBlock::Thinking {
                 thinking: std::mem::take(&mut self.summary),

@@ -167,8 +167,10 @@ fn cost_breaks_the_spend_down_by_model_when_more_than_one_answered() {
     assert!(send(&mut app, "/cost").is_empty());
     let text = screen(&mut app, 140, 30);
     assert!(
-        text.contains("$0.0045 for 1000 input, 0 cached input read, 0 written to the cache, 100 \
-             output tokens (claude-sonnet-4)"),
+        text.contains(
+            "$0.0045 for 1000 input, 0 cached input read, 0 written to the cache, 100 \
+             output tokens (claude-sonnet-4)"
+        ),
         "one model: one line: {text}"
     );
     // `/model` switched; the next calls are the other model's. An estimate counts for nobody.
@@ -190,13 +192,17 @@ fn cost_breaks_the_spend_down_by_model_when_more_than_one_answered() {
         "{text}"
     );
     assert!(
-        text.contains("claude-sonnet-4: $0.0045 for 1000 input, 0 cached input read, 0 written \
-             to the cache, 100 output tokens"),
+        text.contains(
+            "claude-sonnet-4: $0.0045 for 1000 input, 0 cached input read, 0 written \
+             to the cache, 100 output tokens"
+        ),
         "{text}"
     );
     assert!(
-        text.contains("claude-opus-4: $0.0800 for 5000 input, 0 cached input read, 0 written to \
-             the cache, 30 output tokens"),
+        text.contains(
+            "claude-opus-4: $0.0800 for 5000 input, 0 cached input read, 0 written to \
+             the cache, 30 output tokens"
+        ),
         "{text}"
     );
 }

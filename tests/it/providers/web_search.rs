@@ -74,9 +74,10 @@ fn shown(chunks: &[StreamChunk]) -> Vec<String> {
     chunks
         .iter()
         .filter_map(|chunk| match chunk {
-            StreamChunk::ServerTool(ServerToolEvent::Start(call)) => {
-                Some(format!("start {} {} {}", call.id, call.name, call.arguments))
-            }
+            StreamChunk::ServerTool(ServerToolEvent::Start(call)) => Some(format!(
+                "start {} {} {}",
+                call.id, call.name, call.arguments
+            )),
             StreamChunk::ServerTool(ServerToolEvent::Result {
                 call,
                 output,
@@ -292,7 +293,10 @@ async fn responses_search_is_declared_shown_with_its_sources_and_replayed() {
     assert_eq!(body["tools"][1], json!({"type": "web_search"}));
     assert_eq!(
         body["include"],
-        json!(["reasoning.encrypted_content", "web_search_call.action.sources"])
+        json!([
+            "reasoning.encrypted_content",
+            "web_search_call.action.sources"
+        ])
     );
     let text = String::from_utf8(fixture("responses_web_search.sse")).unwrap();
     let search_item = text
