@@ -56,6 +56,7 @@ mod tests {
 
     use super::super::tests::{call, calls_reply, drain, text_reply, until};
     use super::super::{AgentEngine, ApprovalDecision, EventKind};
+    use crate::hooks::{CommandHook, HookEvent, Hooks, Matcher, Origin};
     use crate::permission::rules::PermissionRules;
     use crate::planning::Mode;
     use crate::provider::{ScriptStep, ScriptedProvider};
@@ -70,6 +71,16 @@ mod tests {
         mode: Mode,
         steps: Vec<ScriptStep>,
     ) -> (Arc<AgentEngine>, Arc<ScriptedProvider>) {
+        engine_with_hooks(work, home_settings, mode, steps, Vec::new())
+    }
+
+    fn engine_with_hooks(
+        work: &Path,
+        home_settings: &str,
+        mode: Mode,
+        steps: Vec<ScriptStep>,
+        hooks: Vec<CommandHook>,
+    ) -> (Arc<AgentEngine>, Arc<ScriptedProvider>) {
         let home = work.join("home");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::write(home.join("settings.json"), home_settings).unwrap();
@@ -80,6 +91,7 @@ mod tests {
         let engine = AgentEngine::builder(provider.clone(), Arc::new(registry), work)
             .permission_rules(rules)
             .mode(mode)
+            .hooks(Arc::new(Hooks::new(hooks, work)))
             .build();
         (Arc::new(engine), provider)
     }
@@ -138,5 +150,35 @@ mod tests {
         let calls = provider.calls();
         assert!(calls[0].provider_may_run.is_empty(), "asked first");
         assert_eq!(calls[1].provider_may_run, ["web_search"]);
+    }
+
+    #[tokio::test]
+    async fn a_pre_tool_use_hook_for_web_search_keeps_our_tool_so_it_can_judge_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().canonicalize().unwrap();
+        let hook = |matcher| CommandHook {
+            event: HookEvent::PreToolUse,
+            matcher,
+            command: "true".into(),
+            timeout: std::time::Duration::from_secs(5),
+            origin: Origin::User,
+            file: "settings.json".into(),
+        };
+        let offered_with = |hooks| {
+            let (engine, provider) = engine_with_hooks(
+                &work,
+                r#"{"permissions": {"allow": ["web_search"]}}"#,
+                Mode::Default,
+                vec![text_reply("ok")],
+                hooks,
+            );
+            async move {
+                drain(engine.run_stream("search".into(), CancellationToken::new())).await;
+                provider.calls()[0].provider_may_run == ["web_search"]
+            }
+        };
+        assert!(!offered_with(vec![hook(Matcher::All)]).await);
+        assert!(!offered_with(vec![hook(Matcher::Names(vec!["web_search".into()]))]).await);
+        assert!(offered_with(vec![hook(Matcher::Names(vec!["bash".into()]))]).await);
     }
 }

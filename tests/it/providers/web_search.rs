@@ -380,3 +380,51 @@ fn exec_shows_the_providers_search_as_a_web_search_call_only_when_allowed() {
         "{output}"
     );
 }
+
+/// A search that failed on the provider's side (`web_search_tool_result_error`) is shown as a
+/// failed `web_search`, and the message still keeps its blocks.
+#[tokio::test]
+async fn an_anthropic_search_error_is_shown_as_a_failed_call() {
+    let id = "srvtoolu_01Ab3dEf5gH7iJ9kL1mN3oP5";
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_01", "type": "message",
+            "role": "assistant", "model": "claude-sonnet-4-20250514", "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {
+            "type": "server_tool_use", "id": id, "name": "web_search",
+            "input": {"query": "anything"}}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {
+            "type": "web_search_tool_result", "tool_use_id": id, "content": {
+                "type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2,
+            "content_block": {"type": "text", "text": "I could not search."}}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 5, "server_tool_use": {"web_search_requests": 0}}}),
+        json!({"type": "message_stop"}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let mock = MockLlm::start().await;
+    mock.push(Reply::Sse {
+        body: body.into_bytes(),
+        split: Split::Every(3),
+    });
+    let provider = provider(ProviderKind::Anthropic, &mock, true);
+    let chunks = stream(provider.as_ref(), &[Message::user("go")], &tools(true)).await;
+    assert_eq!(
+        shown(&chunks),
+        [
+            format!("start {id} web_search {{\"query\":\"anything\"}}"),
+            format!("result {id} true\nthe provider's web search failed: max_uses_exceeded"),
+        ]
+    );
+    let message = done(&chunks);
+    assert_eq!(message.content, "I could not search.");
+    assert_eq!(message.provider_blocks.expect("kept").blocks.len(), 3);
+}
