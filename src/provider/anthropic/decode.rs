@@ -1,6 +1,7 @@
 //! Reading Anthropic's answers: the event stream (`message_start` … `message_stop`, thinking and
-//! redacted thinking with signatures, `input_json_delta`, `ping`, `error`) accumulated into one
-//! message, and the whole non-streamed response.
+//! redacted thinking with signatures, `input_json_delta`, `citations_delta`, `ping`, `error`)
+//! accumulated into one message, and the whole non-streamed response. Blocks of Anthropic's own
+//! web search (`server_tool_use`, `web_search_tool_result`) are shown and kept by `web_search`.
 
 use std::collections::BTreeMap;
 
@@ -383,33 +384,29 @@ impl StreamDecoder for AnthropicDecoder {
 fn message_of(blocks: Vec<Block>) -> Result<Message, ProviderError> {
     let mut message = Message::assistant(String::new());
     message.provider_blocks = web_search::provider_blocks(&blocks);
-    {
-        for block in blocks {
-            match block {
-                Block::Text { text, .. } => message.content.push_str(&text),
-                Block::Thinking { text, signature } => {
-                    message.thinking.push(ThinkingBlock::Thinking {
-                        thinking: text,
-                        signature,
-                    })
-                }
-                Block::Redacted(data) => message.thinking.push(ThinkingBlock::Redacted { data }),
-                Block::ToolUse {
-                    id,
-                    name,
-                    json,
-                    initial,
-                } => message.tool_calls.push(ToolCall {
-                    id,
-                    name,
-                    arguments: if json.trim().is_empty() {
-                        tool_input_text(&initial)
-                    } else {
-                        json
-                    },
-                }),
-                Block::ServerToolUse { .. } | Block::Opaque(_) => {}
-            }
+    for block in blocks {
+        match block {
+            Block::Text { text, .. } => message.content.push_str(&text),
+            Block::Thinking { text, signature } => message.thinking.push(ThinkingBlock::Thinking {
+                thinking: text,
+                signature,
+            }),
+            Block::Redacted(data) => message.thinking.push(ThinkingBlock::Redacted { data }),
+            Block::ToolUse {
+                id,
+                name,
+                json,
+                initial,
+            } => message.tool_calls.push(ToolCall {
+                id,
+                name,
+                arguments: if json.trim().is_empty() {
+                    tool_input_text(&initial)
+                } else {
+                    json
+                },
+            }),
+            Block::ServerToolUse { .. } | Block::Opaque(_) => {}
         }
     }
     check_tool_calls("Anthropic", &message.tool_calls)?;
