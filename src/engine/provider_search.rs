@@ -5,6 +5,7 @@
 //! refusals, and a `PreToolUse` hook that would judge the call all keep our own tool (which
 //! asks, or is refused, as usual). It leaks no more than our tool would: the queries leave
 //! for a search engine either way, only from the provider's servers instead of this machine.
+//! The provider still declines the mark when it cannot use it (`provider::server_search`).
 
 use serde_json::json;
 

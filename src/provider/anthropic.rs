@@ -68,6 +68,7 @@ impl AnthropicProvider {
         stream: bool,
     ) -> Value {
         let max_tokens = self.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let searches = super::server_search::offered(tools, self.config.web_search, messages);
         let (system, messages) = convert_messages(messages);
         let mut body = json!({
             "model": self.config.model,
@@ -81,7 +82,7 @@ impl AnthropicProvider {
                 "cache_control": {"type": "ephemeral"},
             }]);
         }
-        let tools = convert_tools(tools, self.config.web_search);
+        let tools = convert_tools(tools, searches);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
@@ -265,12 +266,12 @@ fn assistant_blocks(message: &Message) -> Vec<Value> {
 }
 
 /// Tool definitions, sorted by name, the last marked for prompt caching. `web_search` becomes
-/// Anthropic's own search when the engine allowed it and the model has it (`model_searches`).
-pub(crate) fn convert_tools(tools: &[ToolDefinition], model_searches: bool) -> Vec<Value> {
+/// Anthropic's own search when `searches` (`server_search::offered`).
+pub(crate) fn convert_tools(tools: &[ToolDefinition], searches: bool) -> Vec<Value> {
     let mut wire: Vec<Value> = sorted_tools(tools)
         .into_iter()
         .map(|tool| {
-            if super::server_search::replaces(tool, model_searches) {
+            if super::server_search::replaces(tool, searches) {
                 return web_search::declaration();
             }
             json!({

@@ -64,8 +64,8 @@ impl ResponsesProvider {
         if !instructions.is_empty() {
             body["instructions"] = json!(instructions);
         }
-        let tools = convert_tools(tools, self.config.web_search);
-        let searches = tools.iter().any(web_search::is_declaration);
+        let searches = super::server_search::offered(tools, self.config.web_search, messages);
+        let tools = convert_tools(tools, searches);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
@@ -230,13 +230,13 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
 }
 
 /// Tool definitions as Responses `function` tools (flat, not nested as in chat completions),
-/// sorted by name; `web_search` is OpenAI's own search when the engine allowed it and the model
-/// has it (`model_searches`).
-pub(crate) fn convert_tools(tools: &[ToolDefinition], model_searches: bool) -> Vec<Value> {
+/// sorted by name; `web_search` is OpenAI's own search when `searches`
+/// (`server_search::offered`).
+pub(crate) fn convert_tools(tools: &[ToolDefinition], searches: bool) -> Vec<Value> {
     sorted_tools(tools)
         .into_iter()
         .map(|tool| {
-            if super::server_search::replaces(tool, model_searches) {
+            if super::server_search::replaces(tool, searches) {
                 return web_search::declaration();
             }
             json!({

@@ -1,11 +1,13 @@
-//! The provider's own web search, shared by the protocols that have one: which tool list
+//! The provider's own web search, shared by the protocols that have one: whether a request
 //! declares it (ours `web_search` is replaced only when the engine marked it
-//! `provider_may_run` and the catalogue says the model has it), and how its result reads in the
-//! transcript (the sources, numbered, or the error).
+//! `provider_may_run`, the catalogue says the model has it, and the history sent holds no call
+//! of our own `web_search`: the APIs check a history's function calls against the tools
+//! declared, and OpenAI refuses a `web_search` function call that no function tool declares), and
+//! how its result reads in the transcript (the sources, numbered, or the error).
 
 use serde_json::Value;
 
-use crate::schema::ToolDefinition;
+use crate::schema::{Message, ToolDefinition};
 
 /// The name both our tool and the providers' server tools have.
 pub(crate) const WEB_SEARCH: &str = "web_search";
@@ -13,9 +15,20 @@ pub(crate) const WEB_SEARCH: &str = "web_search";
 /// The most searches the model may run in one call (Anthropic's `max_uses`).
 pub(crate) const MAX_USES: u32 = 5;
 
-/// Whether `tool` goes out as the provider's own search.
-pub(crate) fn replaces(tool: &ToolDefinition, model_has_it: bool) -> bool {
-    model_has_it && tool.provider_may_run && tool.name == WEB_SEARCH
+/// Whether this request offers the provider's own search in place of our `web_search`.
+pub(crate) fn offered(tools: &[ToolDefinition], model_has_it: bool, messages: &[Message]) -> bool {
+    model_has_it
+        && tools
+            .iter()
+            .any(|tool| tool.provider_may_run && tool.name == WEB_SEARCH)
+        && !messages
+            .iter()
+            .any(|m| m.tool_calls.iter().any(|call| call.name == WEB_SEARCH))
+}
+
+/// Whether `tool` goes out as the provider's own search, when `offered` said it may.
+pub(crate) fn replaces(tool: &ToolDefinition, offered: bool) -> bool {
+    offered && tool.name == WEB_SEARCH
 }
 
 /// One source found, for the transcript.

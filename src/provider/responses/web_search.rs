@@ -18,10 +18,6 @@ pub(crate) fn declaration() -> Value {
     json!({"type": "web_search"})
 }
 
-pub(crate) fn is_declaration(tool: &Value) -> bool {
-    tool.get("type").and_then(Value::as_str) == Some("web_search")
-}
-
 /// The call and its result, for a finished `web_search_call` item.
 pub(super) fn chunks(item: &Value) -> Vec<StreamChunk> {
     let id = item

@@ -428,3 +428,39 @@ async fn an_anthropic_search_error_is_shown_as_a_failed_call() {
     assert_eq!(message.content, "I could not search.");
     assert_eq!(message.provider_blocks.expect("kept").blocks.len(), 3);
 }
+
+/// A conversation that already called our own `web_search` keeps it: the APIs check a
+/// history's function calls against the tools the request declares.
+#[tokio::test]
+async fn a_history_with_our_web_search_call_keeps_our_tool() {
+    let mock = MockLlm::start().await;
+    let mut asked = Message::assistant("");
+    asked.tool_calls = vec![harness9::schema::ToolCall {
+        id: "toolu_01".into(),
+        name: "web_search".into(),
+        arguments: r#"{"query":"rust"}"#.into(),
+    }];
+    let history = [
+        Message::user("search"),
+        asked,
+        Message::tool_result(&harness9::schema::ToolResult::ok("toolu_01", "No results.")),
+    ];
+    for (kind, reply) in [
+        (ProviderKind::Anthropic, "anthropic_text.sse"),
+        (ProviderKind::Responses, "responses_text.sse"),
+    ] {
+        mock.push(Reply::Sse {
+            body: fixture(reply),
+            split: Split::Whole,
+        });
+        let provider = provider(kind, &mock, true);
+        stream(provider.as_ref(), &history, &tools(true)).await;
+        let body = mock.requests().pop().unwrap().body;
+        let ours = &body["tools"][1];
+        assert_eq!(ours["name"], "web_search", "{kind}");
+        assert!(
+            ours.get("input_schema").is_some() || ours["type"] == "function",
+            "{kind}: our function tool: {ours}"
+        );
+    }
+}
