@@ -68,7 +68,10 @@ pub const NOT_CONFIGURED: &str = "web_search has no search backend: the user can
      their own $HARNESS9_HOME/settings.json, e.g. {\"web\": {\"search\": \
      \"https://searx.example.org/search\"}} (any SearXNG-compatible JSON API) or {\"web\": \
      {\"search\": {\"api\": \"brave\", \"key_env\": \"BRAVE_API_KEY\"}}} (Brave Search, its key \
-     in that environment variable). Until then, use `web_fetch` on a page you know.";
+     in that environment variable). With a model whose provider searches the web itself \
+     (Anthropic, OpenAI Responses), the permission rule `web_search` in the settings lets the \
+     provider search in a new conversation instead. Until then, use `web_fetch` on a page you \
+     know.";
 
 #[async_trait]
 impl Tool for WebSearch {
