@@ -113,6 +113,7 @@ pub fn provider_factory(settings: &Settings) -> ProviderFactory {
         let mut config = config.clone();
         config.model = model.to_owned();
         config.prices = catalogue.lookup(model).and_then(|info| info.prices());
+        config.web_search = catalogue.lookup(model).is_some_and(|info| info.web_search);
         config.build().map_err(|e| e.to_string())
     })
 }

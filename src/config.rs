@@ -307,6 +307,7 @@ pub fn resolve_trusted(
     notices.extend(problem.map(|e| e.to_string()));
     let known = catalogue.lookup(&provider.model);
     provider.prices = known.and_then(|info| info.prices());
+    provider.web_search = known.is_some_and(|info| info.web_search);
     let context_window = options
         .context_window
         .or_else(|| known.and_then(|info| info.context_window))

@@ -11,6 +11,7 @@ mod event_wire;
 mod failure;
 mod hook_events;
 mod model_call;
+mod provider_search;
 mod run_loop;
 mod saving;
 mod tool_runner;

@@ -11,6 +11,7 @@ mod redact;
 mod responses;
 mod retry;
 mod scripted;
+mod server_search;
 pub(crate) mod sse;
 mod transport;
 
@@ -166,6 +167,8 @@ pub struct ProviderConfig {
     pub transport: TransportOptions,
     /// The model's prices, when the catalogue knows them.
     pub prices: Option<catalogue::Prices>,
+    /// The catalogue says the provider can search the web itself for this model (`web_search`).
+    pub web_search: bool,
 }
 
 /// Output tokens per call when none is configured (CONTRACT: `--max-tokens` default).
@@ -183,6 +186,7 @@ impl ProviderConfig {
             reasoning_effort: None,
             transport: TransportOptions::default(),
             prices: None,
+            web_search: false,
         }
     }
 

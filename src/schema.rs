@@ -3,7 +3,7 @@
 
 mod stream;
 
-pub use stream::{ProviderError, ProviderErrorKind, RetryNotice, StreamChunk};
+pub use stream::{ProviderError, ProviderErrorKind, RetryNotice, ServerToolEvent, StreamChunk};
 
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +82,20 @@ pub struct Message {
     /// Images attached to a user's prompt (`@shot.png`), by reference to their stored copy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ImageRef>,
+    /// The assistant message exactly as one protocol sent it, when it holds blocks that protocol
+    /// needs back verbatim (the provider's own web search and its cited text); only that
+    /// protocol replays them, any other reads `content` and `tool_calls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_blocks: Option<ProviderBlocks>,
+}
+
+/// The wire blocks of an assistant message, for the protocol that produced them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderBlocks {
+    /// `anthropic` or `responses`.
+    pub protocol: String,
+    /// Anthropic: the message's `content` blocks; Responses: its output items.
+    pub blocks: Vec<serde_json::Value>,
 }
 
 /// An image attached to a prompt: a copy stored once under `$HARNESS9_HOME/images/` by its
@@ -108,6 +122,7 @@ impl Message {
             is_error: false,
             thinking: Vec::new(),
             images: Vec::new(),
+            provider_blocks: None,
         }
     }
 
@@ -197,6 +212,10 @@ pub struct ToolDefinition {
     pub name: String,
     pub description: String,
     pub input_schema: serde_json::Value,
+    /// The provider may offer its own server-side tool of this name instead (only `web_search`
+    /// has one): set by the engine only when the call would run without asking.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub provider_may_run: bool,
 }
 
 /// Token accounting reported by a provider for one call.
@@ -247,6 +266,10 @@ mod tests {
                 width: 3,
                 height: 2,
             }],
+            provider_blocks: Some(ProviderBlocks {
+                protocol: "anthropic".into(),
+                blocks: vec![serde_json::json!({"type": "text", "text": "text"})],
+            }),
         };
         let json = serde_json::to_string(&msg).unwrap();
         let back: Message = serde_json::from_str(&json).unwrap();

@@ -179,6 +179,7 @@ pub trait Tool: Send + Sync {
             name: self.name().to_owned(),
             description: self.description().to_owned(),
             input_schema: self.input_schema(),
+            provider_may_run: false,
         }
     }
 }

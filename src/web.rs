@@ -1,16 +1,19 @@
 //! The web tools: `web_fetch` (one page, as Markdown, behind the SSRF guard) and `web_search`
-//! (a configured SearXNG-compatible backend). Their settings are the `"web"` section of the
+//! (a configured SearXNG-compatible backend or a keyed API). Their settings are the `"web"` section of the
 //! user's own `$HARNESS9_HOME/settings.json` only: a project's files are untrusted and could
 //! otherwise turn the guard off (`allow_private`) or send every query to a server of its
 //! choosing (`search`).
 
 mod address;
+mod charset;
 mod fetch;
 mod html;
+mod keyed;
 mod search;
 
 pub use address::refused;
 pub use fetch::{AddressPolicy, WebFetch};
+pub use keyed::{BRAVE_URL, KeyedApi, KeyedSearch};
 pub use search::WebSearch;
 
 use std::path::Path;
@@ -24,9 +27,17 @@ use serde::Deserialize;
 pub struct WebSettings {
     /// Let `web_fetch` reach loopback, private, link-local and metadata addresses.
     pub allow_private: bool,
-    /// A SearXNG-compatible search URL (`https://host/search`), asked with
-    /// `?q=QUERY&format=json`.
-    pub search: Option<String>,
+    /// Where `web_search` asks.
+    pub search: Option<SearchBackend>,
+}
+
+/// `web.search`: a SearXNG-compatible URL (`https://host/search`, asked with
+/// `?q=QUERY&format=json`), or a keyed API.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum SearchBackend {
+    Searx(String),
+    Keyed(KeyedSearch),
 }
 
 #[derive(Deserialize)]
@@ -64,7 +75,7 @@ pub fn register(registry: &mut crate::tools::Registry, settings: &WebSettings) {
     };
     // Distinct names, registered once: a clash is a programming error the tests catch.
     let _ = registry.register(Arc::new(WebFetch::new(policy)));
-    let _ = registry.register(Arc::new(WebSearch::new(settings.search.clone())));
+    let _ = registry.register(Arc::new(WebSearch::with_backend(settings.search.clone())));
 }
 
 #[cfg(test)]
@@ -86,7 +97,34 @@ mod tests {
         .expect("write");
         let read = WebSettings::read(home.path(), &mut notices);
         assert!(read.allow_private);
-        assert_eq!(read.search.as_deref(), Some("http://127.0.0.1:8888/search"));
+        assert_eq!(
+            read.search,
+            Some(SearchBackend::Searx("http://127.0.0.1:8888/search".into()))
+        );
+        std::fs::write(
+            home.path().join("settings.json"),
+            r#"{"web": {"search": {"api": "brave", "key_env": "BRAVE_API_KEY"}}}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            WebSettings::read(home.path(), &mut notices).search,
+            Some(SearchBackend::Keyed(KeyedSearch {
+                api: KeyedApi::Brave,
+                key_env: "BRAVE_API_KEY".into(),
+                url: None,
+            }))
+        );
+        // A key written into the settings instead of a variable's name is refused whole.
+        std::fs::write(
+            home.path().join("settings.json"),
+            r#"{"web": {"search": {"api": "brave", "key": "BSA-secret"}}}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            WebSettings::read(home.path(), &mut notices),
+            WebSettings::default()
+        );
+        notices.clear();
         std::fs::write(home.path().join("settings.json"), "{not json").expect("write");
         assert_eq!(
             WebSettings::read(home.path(), &mut notices),

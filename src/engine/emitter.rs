@@ -8,7 +8,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, RetryInfo};
 use crate::provider::{Completion, LlmProvider};
-use crate::schema::{Message, ProviderError, RetryNotice, StreamChunk, ToolDefinition};
+use crate::schema::{
+    Message, ProviderError, RetryNotice, ServerToolEvent, StreamChunk, ToolDefinition,
+};
 
 /// A failed model call and the text it had streamed before failing.
 pub(crate) struct GenerateFailure {
@@ -159,6 +161,7 @@ impl Emitter for StreamEmitter {
     ) -> Result<Completion, GenerateFailure> {
         let mut chunks = provider.generate_stream(messages, tools, cancel.clone());
         let mut partial_text = String::new();
+        let mut server_started = std::collections::HashMap::new();
         while let Some(chunk) = chunks.recv().await {
             let kind = match chunk {
                 StreamChunk::TextDelta(text) => {
@@ -166,6 +169,27 @@ impl Emitter for StreamEmitter {
                     EventKind::ActionDelta(text)
                 }
                 StreamChunk::ThinkingDelta(text) => EventKind::ThinkingDelta(text),
+                // The provider's own search: drawn as a tool call and its result.
+                StreamChunk::ServerTool(ServerToolEvent::Start(call)) => {
+                    server_started.insert(call.id.clone(), std::time::Instant::now());
+                    EventKind::ToolStart(call)
+                }
+                StreamChunk::ServerTool(ServerToolEvent::Result {
+                    call,
+                    output,
+                    is_error,
+                }) => EventKind::ToolResult(super::event::ToolOutcome {
+                    duration: server_started
+                        .remove(&call.id)
+                        .map(|at| at.elapsed())
+                        .unwrap_or_default(),
+                    result: crate::schema::ToolResult {
+                        tool_call_id: call.id,
+                        output,
+                        is_error,
+                    },
+                    name: call.name,
+                }),
                 StreamChunk::Retry(notice) => EventKind::Retry(retry_info(notice)),
                 StreamChunk::Done { message, usage } => return Ok(Completion { message, usage }),
                 StreamChunk::Error(error) => {

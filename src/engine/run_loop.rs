@@ -343,7 +343,8 @@ impl AgentEngine {
         state: &mut RunState,
     ) -> Result<bool, EngineError> {
         let turn_started = Instant::now();
-        let tools = self.registry.available_tools(mode);
+        let mut tools = self.registry.available_tools(mode);
+        self.offer_provider_search(&mut tools, mode);
         tracing::info!(
             "{} ======== Turn {turn} ======== | history={} tools={}",
             em.prefix(),

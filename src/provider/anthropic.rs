@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 mod decode;
+mod web_search;
 
 pub(crate) use decode::{AnthropicDecoder, parse_completion};
 
@@ -67,6 +68,7 @@ impl AnthropicProvider {
         stream: bool,
     ) -> Value {
         let max_tokens = self.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let searches = super::server_search::offered(tools, self.config.web_search, messages);
         let (system, messages) = convert_messages(messages);
         let mut body = json!({
             "model": self.config.model,
@@ -80,7 +82,7 @@ impl AnthropicProvider {
                 "cache_control": {"type": "ephemeral"},
             }]);
         }
-        let tools = convert_tools(tools);
+        let tools = convert_tools(tools, searches);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
@@ -217,6 +219,12 @@ fn user_blocks(message: &Message) -> Vec<Value> {
 }
 
 fn assistant_blocks(message: &Message) -> Vec<Value> {
+    // A message that used Anthropic's own search goes back exactly as it came.
+    if let Some(kept) = &message.provider_blocks
+        && kept.protocol == web_search::PROTOCOL
+    {
+        return kept.blocks.clone();
+    }
     let mut blocks = Vec::new();
     for thinking in &message.thinking {
         match thinking {
@@ -257,11 +265,15 @@ fn assistant_blocks(message: &Message) -> Vec<Value> {
     blocks
 }
 
-/// Tool definitions, sorted by name, the last marked for prompt caching.
-pub(crate) fn convert_tools(tools: &[ToolDefinition]) -> Vec<Value> {
+/// Tool definitions, sorted by name, the last marked for prompt caching. `web_search` becomes
+/// Anthropic's own search when `searches` (`server_search::offered`).
+pub(crate) fn convert_tools(tools: &[ToolDefinition], searches: bool) -> Vec<Value> {
     let mut wire: Vec<Value> = sorted_tools(tools)
         .into_iter()
         .map(|tool| {
+            if super::server_search::replaces(tool, searches) {
+                return web_search::declaration();
+            }
             json!({
                 "name": tool.name,
                 "description": tool.description,

@@ -64,6 +64,10 @@ pub struct ModelInfo {
     pub context_window: Option<u64>,
     pub max_output: Option<u32>,
     pub reasoning: Option<Reasoning>,
+    /// The provider can search the web itself for this model (Anthropic's web search tool,
+    /// OpenAI Responses' `web_search`); chat completions has no such tool and ignores it.
+    #[serde(default)]
+    pub web_search: bool,
     input: Option<f64>,
     cached_input: Option<f64>,
     cache_write: Option<f64>,

@@ -5,6 +5,7 @@
 //! a streamed answer by output item, `parse_response` reads a whole one.
 
 mod decode;
+mod web_search;
 
 use std::sync::Arc;
 
@@ -63,14 +64,23 @@ impl ResponsesProvider {
         if !instructions.is_empty() {
             body["instructions"] = json!(instructions);
         }
-        let tools = convert_tools(tools);
+        let searches = super::server_search::offered(tools, self.config.web_search, messages);
+        let tools = convert_tools(tools, searches);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
+        let mut include = Vec::new();
         if self.reasons() {
             let effort = self.config.reasoning_effort.as_deref().unwrap_or("medium");
             body["reasoning"] = json!({"effort": effort, "summary": "auto"});
-            body["include"] = json!(["reasoning.encrypted_content"]);
+            include.push("reasoning.encrypted_content");
+        }
+        if searches {
+            // The pages a search read, to show them.
+            include.push(web_search::SOURCES);
+        }
+        if !include.is_empty() {
+            body["include"] = json!(include);
         }
         if let Some(max) = self.config.max_tokens {
             body["max_output_tokens"] = json!(max);
@@ -163,6 +173,10 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
                 }
             },
             Role::Assistant => {
+                let searches = message
+                    .provider_blocks
+                    .as_ref()
+                    .filter(|kept| kept.protocol == web_search::PROTOCOL);
                 for thinking in &message.thinking {
                     // Only this protocol's own reasoning can be replayed; its id is left out
                     // (nothing is stored under it), the encrypted content carries it.
@@ -183,6 +197,12 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
                         }));
                     }
                 }
+                // The searches the provider ran, verbatim, before the text that cites them.
+                input.extend(
+                    searches
+                        .into_iter()
+                        .flat_map(|kept| kept.blocks.iter().cloned()),
+                );
                 if !message.content.is_empty() {
                     input.push(json!({
                         "type": "message",
@@ -210,11 +230,15 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
 }
 
 /// Tool definitions as Responses `function` tools (flat, not nested as in chat completions),
-/// sorted by name.
-pub(crate) fn convert_tools(tools: &[ToolDefinition]) -> Vec<Value> {
+/// sorted by name; `web_search` is OpenAI's own search when `searches`
+/// (`server_search::offered`).
+pub(crate) fn convert_tools(tools: &[ToolDefinition], searches: bool) -> Vec<Value> {
     sorted_tools(tools)
         .into_iter()
         .map(|tool| {
+            if super::server_search::replaces(tool, searches) {
+                return web_search::declaration();
+            }
             json!({
                 "type": "function",
                 "name": tool.name,

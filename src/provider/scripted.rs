@@ -31,6 +31,8 @@ pub enum ScriptStep {
 pub struct ScriptedCall {
     pub messages: Vec<Message>,
     pub tools: Vec<String>,
+    /// The tools the engine let the provider run itself (`provider_may_run`).
+    pub provider_may_run: Vec<String>,
 }
 
 pub struct ScriptedProvider {
@@ -70,6 +72,11 @@ impl ScriptedProvider {
             calls.push(ScriptedCall {
                 messages: messages.to_vec(),
                 tools: tools.iter().map(|t| t.name.clone()).collect(),
+                provider_may_run: tools
+                    .iter()
+                    .filter(|t| t.provider_may_run)
+                    .map(|t| t.name.clone())
+                    .collect(),
             });
         }
         let next = self

@@ -10,6 +10,9 @@ use super::{Message, Usage};
 pub enum StreamChunk {
     TextDelta(String),
     ThinkingDelta(String),
+    /// A tool the provider ran on its own servers (its web search): shown like our tools' calls,
+    /// never run here.
+    ServerTool(ServerToolEvent),
     /// The provider is about to wait and try again; nothing of the failed attempt was emitted.
     Retry(RetryNotice),
     /// The call finished: the whole message (tool calls accumulated) and the usage, if reported.
@@ -28,6 +31,18 @@ impl StreamChunk {
     pub fn is_terminal(&self) -> bool {
         matches!(self, StreamChunk::Done { .. } | StreamChunk::Error(_))
     }
+}
+
+/// A server-side tool call as it starts and as its result arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerToolEvent {
+    Start(super::ToolCall),
+    /// The result, in words for the transcript (the sources found, or the error).
+    Result {
+        call: super::ToolCall,
+        output: String,
+        is_error: bool,
+    },
 }
 
 /// Why and how long a provider waits before its next attempt.

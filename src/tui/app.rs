@@ -141,6 +141,8 @@ pub struct App {
     pub tokens: Option<TokenUpdate>,
     /// The provider's counts added up since this screen opened, and their cost.
     pub spend: Spend,
+    /// The same by model, in the order first used (`/cost` lists it when there is more than one).
+    pub spend_by_model: Vec<(String, Spend)>,
     pub retry: Option<String>,
     /// The command hook that runs now (its event and command).
     pub hook_running: Option<String>,
@@ -274,6 +276,7 @@ impl App {
             turn: 0,
             tokens: None,
             spend: Spend::default(),
+            spend_by_model: Vec::new(),
             retry: None,
             hook_running: None,
             flash: None,

@@ -93,19 +93,33 @@ impl App {
         )
     }
 
-    /// What the model calls since this screen opened used, by kind, and cost.
+    /// What the model calls since this screen opened used, by kind, and cost; by model too
+    /// when more than one answered.
     fn cost_text(&self) -> String {
-        let spend = &self.spend;
-        let cost = if spend.priced {
-            spend.dollars()
-        } else {
-            "unknown (the model's prices are not in the catalogue)".to_owned()
+        let spent = |spend: &super::app::Spend| {
+            let cost = if spend.priced {
+                spend.dollars()
+            } else {
+                "unknown (the model's prices are not in the catalogue)".to_owned()
+            };
+            format!(
+                "{cost} for {} input, {} cached input read, {} written to the cache, {} output \
+                 tokens",
+                spend.input, spend.cache_read, spend.cache_write, spend.output
+            )
         };
-        format!(
-            "cost since this screen opened: {cost} for {} input, {} cached input read, {} \
-             written to the cache, {} output tokens ({})",
-            spend.input, spend.cache_read, spend.cache_write, spend.output, self.session.model
-        )
+        if self.spend_by_model.len() < 2 {
+            return format!(
+                "cost since this screen opened: {} ({})",
+                spent(&self.spend),
+                self.session.model
+            );
+        }
+        let mut text = format!("cost since this screen opened: {}", spent(&self.spend));
+        for (model, spend) in &self.spend_by_model {
+            text.push_str(&format!("\n  {model}: {}", spent(spend)));
+        }
+        text
     }
 
     /// The transcript as Markdown: prompts, answers, tool calls with their output, notices.
@@ -181,4 +195,23 @@ pub fn write_export(
         .open(&path)?;
     out.write_all(markdown.as_bytes())?;
     Ok(path)
+}
+
+/// Adds a provider's count to `model`'s entry of `by_model` (a new entry for a new model).
+pub(super) fn add_by_model(
+    by_model: &mut Vec<(String, super::app::Spend)>,
+    model: &str,
+    update: &crate::engine::TokenUpdate,
+) {
+    if update.estimated {
+        return;
+    }
+    match by_model.iter_mut().find(|(name, _)| name == model) {
+        Some((_, spend)) => spend.add(update),
+        None => {
+            let mut spend = super::app::Spend::default();
+            spend.add(update);
+            by_model.push((model.to_owned(), spend));
+        }
+    }
 }

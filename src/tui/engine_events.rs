@@ -63,6 +63,12 @@ impl App {
             }
             EventKind::TokenUpdate(update) => {
                 self.spend.add(&update);
+                // The model the call went to: the session's, which `/model` changes.
+                super::commands::add_by_model(
+                    &mut self.spend_by_model,
+                    &self.session.model,
+                    &update,
+                );
                 self.tokens = Some(update);
             }
             EventKind::ThinkingDelta(delta) => {

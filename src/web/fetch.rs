@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use url::{Host, Url};
 
 use super::address::refused;
-use super::html;
+use super::{charset, html};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, parse_args};
 
 /// Redirects followed before giving up.
@@ -285,14 +285,16 @@ impl WebFetch {
                 if cut { " or more" } else { "" }
             ));
         }
-        let text = String::from_utf8_lossy(&body);
-        let (title, content) = if is_html || (mime.is_empty() && looks_like_html(&text)) {
+        let head = String::from_utf8_lossy(&body[..body.len().min(1024)]);
+        let is_html = is_html || (mime.is_empty() && looks_like_html(&head));
+        // In the page's own encoding (header, BOM, `<meta charset>`), not assumed UTF-8.
+        let text = charset::decode(&body, &content_type, is_html);
+        let (title, content) = if is_html {
             let page = url.to_string();
             // Parsing a large page is CPU work: off the async threads.
-            let html = text.into_owned();
-            crate::tools::blocking(move || html::to_markdown(&html, &page)).await?
+            crate::tools::blocking(move || html::to_markdown(&text, &page)).await?
         } else {
-            (None, text.into_owned())
+            (None, text)
         };
         let mut out = format!("URL: {url}\n");
         if let Some(title) = title {

@@ -1,8 +1,10 @@
-//! `web_search`: a query to the search backend the user configured in their own settings
-//! (`"web": {"search": "https://searx.example/search"}`, any SearXNG-compatible JSON API:
-//! `GET URL?q=QUERY&format=json` answering `{"results": [{"title", "url", "content"}]}`).
-//! Without one it says how to configure one. The backend is the user's choice, so it is not
-//! put behind the SSRF guard (a local SearXNG is the usual setup).
+//! `web_search`: a query to the search backend the user configured in their own settings:
+//! `"web": {"search": "https://searx.example/search"}`, any SearXNG-compatible JSON API
+//! (`GET URL?q=QUERY&format=json` answering `{"results": [{"title", "url", "content"}]}`), or
+//! a keyed API (`"web": {"search": {"api": "brave", "key_env": "BRAVE_API_KEY"}}`, in
+//! `keyed.rs`). Without one it says how to configure one. The backend is the user's choice, so
+//! it is not put behind the SSRF guard (a local SearXNG is the usual setup). When the model's
+//! provider searches itself, the engine may offer its search instead (`provider::server_search`).
 
 use std::time::Duration;
 
@@ -10,6 +12,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::SearchBackend;
+use super::keyed;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind, parse_args};
 
 const DEFAULT_RESULTS: usize = 8;
@@ -18,12 +22,17 @@ const MAX_RESULTS: usize = 20;
 const MAX_BYTES: usize = 2 * 1024 * 1024;
 
 pub struct WebSearch {
-    backend: Option<String>,
+    backend: Option<SearchBackend>,
     timeout: Duration,
 }
 
 impl WebSearch {
-    pub fn new(backend: Option<String>) -> Self {
+    /// A SearXNG-compatible backend at `url`, or none.
+    pub fn new(url: Option<String>) -> Self {
+        Self::with_backend(url.map(SearchBackend::Searx))
+    }
+
+    pub fn with_backend(backend: Option<SearchBackend>) -> Self {
         WebSearch {
             backend,
             timeout: Duration::from_secs(20),
@@ -43,21 +52,26 @@ struct Answer {
     results: Vec<Hit>,
 }
 
+/// One result, whichever backend found it.
 #[derive(Deserialize)]
-struct Hit {
+pub(super) struct Hit {
     #[serde(default)]
-    title: String,
+    pub title: String,
     #[serde(default)]
-    url: String,
+    pub url: String,
     #[serde(default)]
-    content: String,
+    pub content: String,
 }
 
 /// The message when no backend is configured.
 pub const NOT_CONFIGURED: &str = "web_search has no search backend: the user can set one in \
      their own $HARNESS9_HOME/settings.json, e.g. {\"web\": {\"search\": \
-     \"https://searx.example.org/search\"}} (any SearXNG-compatible JSON API). Until then, use \
-     `web_fetch` on a page you know.";
+     \"https://searx.example.org/search\"}} (any SearXNG-compatible JSON API) or {\"web\": \
+     {\"search\": {\"api\": \"brave\", \"key_env\": \"BRAVE_API_KEY\"}}} (Brave Search, its key \
+     in that environment variable). With a model whose provider searches the web itself \
+     (Anthropic, OpenAI Responses), the permission rule `web_search` in the settings lets the \
+     provider search in a new conversation instead. Until then, use `web_fetch` on a page you \
+     know.";
 
 #[async_trait]
 impl Tool for WebSearch {
@@ -94,40 +108,39 @@ impl Tool for WebSearch {
         let args: Args = parse_args(arguments)?;
         let backend = self
             .backend
-            .as_deref()
+            .as_ref()
             .ok_or_else(|| ToolError::new(NOT_CONFIGURED))?;
         let max = args.max_results.unwrap_or(DEFAULT_RESULTS).min(MAX_RESULTS);
+        let search = async {
+            let hits = match backend {
+                SearchBackend::Searx(url) => searx(url, &args.query).await?,
+                SearchBackend::Keyed(keyed) => keyed::search(keyed, &args.query, max).await?,
+            };
+            Ok(render(&args.query, &hits, max))
+        };
         tokio::select! {
             _ = ctx.cancel.cancelled() => Err(ToolError::new("the search was interrupted")),
-            outcome = tokio::time::timeout(self.timeout, search(backend, &args.query, max)) => {
+            outcome = tokio::time::timeout(self.timeout, search) => {
                 outcome.unwrap_or_else(|_| Err(ToolError::new("the search backend did not answer in time")))
             }
         }
     }
 }
 
-async fn search(backend: &str, query: &str, max: usize) -> Result<String, ToolError> {
-    let mut url = url::Url::parse(backend).map_err(|e| {
-        ToolError::new(format!(
-            "the configured web.search `{backend}` is not a URL: {e}"
-        ))
-    })?;
-    url.query_pairs_mut()
-        .append_pair("q", query)
-        .append_pair("format", "json");
-    let client = reqwest::Client::builder()
+/// The HTTP client every backend uses.
+pub(super) fn client() -> Result<reqwest::Client, ToolError> {
+    reqwest::Client::builder()
         .user_agent(concat!(
             "harness9/",
             env!("CARGO_PKG_VERSION"),
             " (web_search)"
         ))
         .build()
-        .map_err(|e| ToolError::new(format!("cannot set up the HTTP client: {e}")))?;
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| ToolError::new(format!("the search backend failed: {e}")))?;
+        .map_err(|e| ToolError::new(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// A successful answer's body, at most `MAX_BYTES` of it.
+pub(super) async fn read_answer(response: reqwest::Response) -> Result<Vec<u8>, ToolError> {
     let status = response.status();
     if !status.is_success() {
         return Err(ToolError::new(format!(
@@ -145,12 +158,30 @@ async fn search(backend: &str, query: &str, max: usize) -> Result<String, ToolEr
         }
         body.extend_from_slice(&chunk);
     }
+    Ok(body)
+}
+
+async fn searx(backend: &str, query: &str) -> Result<Vec<Hit>, ToolError> {
+    let mut url = url::Url::parse(backend).map_err(|e| {
+        ToolError::new(format!(
+            "the configured web.search `{backend}` is not a URL: {e}"
+        ))
+    })?;
+    url.query_pairs_mut()
+        .append_pair("q", query)
+        .append_pair("format", "json");
+    let response = client()?
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| ToolError::new(format!("the search backend failed: {e}")))?;
+    let body = read_answer(response).await?;
     let answer: Answer = serde_json::from_slice(&body).map_err(|e| {
         ToolError::new(format!(
             "the search backend's answer is not SearXNG JSON (is `format=json` enabled?): {e}"
         ))
     })?;
-    Ok(render(query, &answer.results, max))
+    Ok(answer.results)
 }
 
 fn render(query: &str, hits: &[Hit], max: usize) -> String {

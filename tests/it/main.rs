@@ -23,4 +23,6 @@ mod trust;
 mod tui;
 mod tui_finish;
 mod web;
+mod web_charset;
+mod web_keyed;
 mod workflows;

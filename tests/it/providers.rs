@@ -19,6 +19,7 @@ mod caching;
 mod faults;
 mod responses;
 mod retries;
+mod web_search;
 
 const SECRET: &str = "sk-test-secret-0123456789";
 
@@ -93,11 +94,13 @@ fn tools() -> Vec<ToolDefinition> {
             name: "read_file".into(),
             description: "Read a file".into(),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            provider_may_run: false,
         },
         ToolDefinition {
             name: "bash".into(),
             description: "Run a command".into(),
             input_schema: json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
+            provider_may_run: false,
         },
     ]
 }

@@ -1,6 +1,7 @@
 //! Reading Anthropic's answers: the event stream (`message_start` … `message_stop`, thinking and
-//! redacted thinking with signatures, `input_json_delta`, `ping`, `error`) accumulated into one
-//! message, and the whole non-streamed response.
+//! redacted thinking with signatures, `input_json_delta`, `citations_delta`, `ping`, `error`)
+//! accumulated into one message, and the whole non-streamed response. Blocks of Anthropic's own
+//! web search (`server_tool_use`, `web_search_tool_result`) are shown and kept by `web_search`.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use super::super::Completion;
 use super::super::api_error::{ApiErrorBody, classify_status};
 use super::super::limits::{check_argument_growth, check_index, check_tool_calls};
 use super::super::transport::{StreamDecoder, excerpt};
+use super::web_search;
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
 };
@@ -24,13 +26,17 @@ enum WireEvent {
     /// `index` is chosen by the server, so any number up to `u64::MAX`: checked before use.
     ContentBlockStart {
         index: u64,
-        content_block: WireBlock,
+        /// Kept as sent: blocks of the provider's own tools are replayed verbatim.
+        content_block: Value,
     },
     ContentBlockDelta {
         index: u64,
         delta: WireDelta,
     },
-    ContentBlockStop {},
+    ContentBlockStop {
+        #[serde(default)]
+        index: Option<u64>,
+    },
     MessageDelta {
         #[serde(default)]
         delta: WireMessageDelta,
@@ -88,10 +94,12 @@ impl WireUsage {
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum WireBlock {
+pub(super) enum WireBlock {
     Text {
         #[serde(default)]
         text: String,
+        #[serde(default)]
+        citations: Option<Vec<Value>>,
     },
     Thinking {
         #[serde(default)]
@@ -109,6 +117,14 @@ enum WireBlock {
         #[serde(default)]
         input: Value,
     },
+    /// A call of the provider's own tool (its web search).
+    ServerToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    WebSearchToolResult {},
     #[serde(other)]
     Unknown,
 }
@@ -128,13 +144,20 @@ enum WireDelta {
     InputJsonDelta {
         partial_json: String,
     },
+    CitationsDelta {
+        citation: Value,
+    },
     #[serde(other)]
     Unknown,
 }
 
 /// A content block being assembled.
-enum Block {
-    Text(String),
+pub(super) enum Block {
+    Text {
+        text: String,
+        /// Where its words come from (the provider's search results), replayed as sent.
+        citations: Vec<Value>,
+    },
     Thinking {
         text: String,
         signature: String,
@@ -147,7 +170,16 @@ enum Block {
         json: String,
         initial: Value,
     },
-    Unknown,
+    /// The provider's own tool's call; its input streams like a tool's.
+    ServerToolUse {
+        id: String,
+        name: String,
+        json: String,
+        initial: Value,
+    },
+    /// A block that only the provider reads (a search result, or a type added later): kept
+    /// whole, as it came.
+    Opaque(Value),
 }
 
 /// Accumulates one streamed message.
@@ -227,12 +259,22 @@ impl StreamDecoder for AnthropicDecoder {
                 index,
                 content_block,
             } => {
-                let block = match content_block {
-                    WireBlock::Text { text } => {
+                let wire =
+                    serde_json::from_value::<WireBlock>(content_block.clone()).map_err(|e| {
+                        ProviderError::new(
+                            ProviderErrorKind::Protocol,
+                            format!("Anthropic sent a content block that could not be read: {e}"),
+                        )
+                    })?;
+                let block = match wire {
+                    WireBlock::Text { text, citations } => {
                         if !text.is_empty() {
                             out.push(StreamChunk::TextDelta(text.clone()));
                         }
-                        Block::Text(text)
+                        Block::Text {
+                            text,
+                            citations: citations.unwrap_or_default(),
+                        }
                     }
                     WireBlock::Thinking {
                         thinking,
@@ -253,13 +295,23 @@ impl StreamDecoder for AnthropicDecoder {
                         json: String::new(),
                         initial: input,
                     },
-                    WireBlock::Unknown => Block::Unknown,
+                    WireBlock::ServerToolUse { id, name, input } => Block::ServerToolUse {
+                        id,
+                        name,
+                        json: String::new(),
+                        initial: input,
+                    },
+                    WireBlock::WebSearchToolResult {} => {
+                        out.extend(web_search::result_chunk(&content_block, &self.blocks));
+                        Block::Opaque(content_block)
+                    }
+                    WireBlock::Unknown => Block::Opaque(content_block),
                 };
                 let index = check_index("Anthropic", index)?;
                 self.blocks.insert(index, block);
             }
             WireEvent::ContentBlockDelta { index, delta } => match (self.block(index)?, delta) {
-                (Block::Text(text), WireDelta::TextDelta { text: piece }) => {
+                (Block::Text { text, .. }, WireDelta::TextDelta { text: piece }) => {
                     text.push_str(&piece);
                     out.push(StreamChunk::TextDelta(piece));
                 }
@@ -270,13 +322,29 @@ impl StreamDecoder for AnthropicDecoder {
                 (Block::Thinking { signature, .. }, WireDelta::SignatureDelta { signature: s }) => {
                     signature.push_str(&s);
                 }
-                (Block::ToolUse { json, .. }, WireDelta::InputJsonDelta { partial_json }) => {
+                (
+                    Block::ToolUse { json, .. } | Block::ServerToolUse { json, .. },
+                    WireDelta::InputJsonDelta { partial_json },
+                ) => {
                     check_argument_growth("Anthropic", json.len(), partial_json.len())?;
                     json.push_str(&partial_json);
                 }
+                (Block::Text { citations, .. }, WireDelta::CitationsDelta { citation }) => {
+                    web_search::check_citations(citations.len())?;
+                    citations.push(citation);
+                }
                 _ => {}
             },
-            WireEvent::ContentBlockStop {} | WireEvent::Ping {} => {}
+            WireEvent::ContentBlockStop { index } => {
+                // A server tool's input is whole now: its call is shown.
+                if let Some(index) = index
+                    && let Ok(index) = check_index("Anthropic", index)
+                    && let Some(block) = self.blocks.get(&index)
+                {
+                    out.extend(web_search::start_chunk(block));
+                }
+            }
+            WireEvent::Ping {} => {}
             WireEvent::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason {
                     self.stop_reason = Some(reason);
@@ -302,35 +370,8 @@ impl StreamDecoder for AnthropicDecoder {
                 "Anthropic stream ended before message_stop",
             ));
         }
-        let mut message = Message::assistant(String::new());
-        for block in std::mem::take(&mut self.blocks).into_values() {
-            match block {
-                Block::Text(text) => message.content.push_str(&text),
-                Block::Thinking { text, signature } => {
-                    message.thinking.push(ThinkingBlock::Thinking {
-                        thinking: text,
-                        signature,
-                    })
-                }
-                Block::Redacted(data) => message.thinking.push(ThinkingBlock::Redacted { data }),
-                Block::ToolUse {
-                    id,
-                    name,
-                    json,
-                    initial,
-                } => message.tool_calls.push(ToolCall {
-                    id,
-                    name,
-                    arguments: if json.trim().is_empty() {
-                        tool_input_text(&initial)
-                    } else {
-                        json
-                    },
-                }),
-                Block::Unknown => {}
-            }
-        }
-        check_tool_calls("Anthropic", &message.tool_calls)?;
+        let blocks: Vec<Block> = std::mem::take(&mut self.blocks).into_values().collect();
+        let message = message_of(blocks)?;
         Ok(Completion {
             message,
             usage: self.saw_usage.then_some(self.usage),
@@ -338,7 +379,41 @@ impl StreamDecoder for AnthropicDecoder {
     }
 }
 
-fn tool_input_text(input: &Value) -> String {
+/// The message the blocks make; when the provider's own tools took part, the blocks
+/// themselves too, to be sent back verbatim.
+fn message_of(blocks: Vec<Block>) -> Result<Message, ProviderError> {
+    let mut message = Message::assistant(String::new());
+    message.provider_blocks = web_search::provider_blocks(&blocks);
+    for block in blocks {
+        match block {
+            Block::Text { text, .. } => message.content.push_str(&text),
+            Block::Thinking { text, signature } => message.thinking.push(ThinkingBlock::Thinking {
+                thinking: text,
+                signature,
+            }),
+            Block::Redacted(data) => message.thinking.push(ThinkingBlock::Redacted { data }),
+            Block::ToolUse {
+                id,
+                name,
+                json,
+                initial,
+            } => message.tool_calls.push(ToolCall {
+                id,
+                name,
+                arguments: if json.trim().is_empty() {
+                    tool_input_text(&initial)
+                } else {
+                    json
+                },
+            }),
+            Block::ServerToolUse { .. } | Block::Opaque(_) => {}
+        }
+    }
+    check_tool_calls("Anthropic", &message.tool_calls)?;
+    Ok(message)
+}
+
+pub(super) fn tool_input_text(input: &Value) -> String {
     if input.is_null() {
         "{}".to_owned()
     } else {
@@ -368,7 +443,7 @@ fn stream_error(error: &Value) -> ProviderError {
 #[derive(Deserialize)]
 struct WireResponse {
     #[serde(default)]
-    content: Vec<WireBlock>,
+    content: Vec<Value>,
     #[serde(default)]
     usage: Option<WireUsage>,
 }
@@ -384,29 +459,43 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
             ),
         )
     })?;
-    let mut message = Message::assistant(String::new());
-    for block in wire.content {
-        match block {
-            WireBlock::Text { text } => message.content.push_str(&text),
+    let mut blocks = Vec::new();
+    for raw in wire.content {
+        let wire_block = serde_json::from_value::<WireBlock>(raw.clone()).map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::Protocol,
+                format!("Anthropic sent a content block that could not be read: {e}"),
+            )
+        })?;
+        blocks.push(match wire_block {
+            WireBlock::Text { text, citations } => Block::Text {
+                text,
+                citations: citations.unwrap_or_default(),
+            },
             WireBlock::Thinking {
                 thinking,
                 signature,
-            } => message.thinking.push(ThinkingBlock::Thinking {
-                thinking,
+            } => Block::Thinking {
+                text: thinking,
                 signature,
-            }),
-            WireBlock::RedactedThinking { data } => {
-                message.thinking.push(ThinkingBlock::Redacted { data })
-            }
-            WireBlock::ToolUse { id, name, input } => message.tool_calls.push(ToolCall {
+            },
+            WireBlock::RedactedThinking { data } => Block::Redacted(data),
+            WireBlock::ToolUse { id, name, input } => Block::ToolUse {
                 id,
                 name,
-                arguments: tool_input_text(&input),
-            }),
-            WireBlock::Unknown => {}
-        }
+                json: String::new(),
+                initial: input,
+            },
+            WireBlock::ServerToolUse { id, name, input } => Block::ServerToolUse {
+                id,
+                name,
+                json: String::new(),
+                initial: input,
+            },
+            WireBlock::WebSearchToolResult {} | WireBlock::Unknown => Block::Opaque(raw),
+        });
     }
-    check_tool_calls("Anthropic", &message.tool_calls)?;
+    let message = message_of(blocks)?;
     let usage = wire.usage.map(|wire| {
         let mut usage = Usage::default();
         wire.merge_into(&mut usage);

@@ -60,6 +60,10 @@ pub(crate) struct ResponsesDecoder {
     complete: bool,
     /// Text that came only in finished items (no deltas), as a non-streaming server sends it.
     item_text: String,
+    /// The provider's own searches (`web_search_call` items), replayed verbatim.
+    searches: Vec<Value>,
+    /// Chunks an absorbed item produced (a search shown), sent with the event's own.
+    pending: Vec<StreamChunk>,
 }
 
 impl ResponsesDecoder {
@@ -129,6 +133,10 @@ impl ResponsesDecoder {
                     }
                 }
             }
+            "web_search_call" => {
+                self.pending.extend(super::web_search::chunks(item));
+                self.searches.push(item.clone());
+            }
             _ => {}
         }
         Ok(())
@@ -168,6 +176,8 @@ impl ResponsesDecoder {
         let mut message = Message::assistant(text);
         message.tool_calls = calls;
         message.thinking = std::mem::take(&mut self.reasoning);
+        message.provider_blocks =
+            super::web_search::provider_blocks(std::mem::take(&mut self.searches));
         if message.thinking.is_empty() && !self.summary.is_empty() {
             message.thinking.push(ThinkingBlock::Thinking {
                 thinking: std::mem::take(&mut self.summary),
@@ -272,6 +282,7 @@ impl StreamDecoder for ResponsesDecoder {
             "response.output_item.done" => {
                 if let Some(item) = &event.item {
                     self.absorb_item(event.output_index, item)?;
+                    out.append(&mut self.pending);
                 }
             }
             "response.completed" | "response.incomplete" => {

@@ -149,6 +149,65 @@ fn the_cost_adds_up_on_the_status_line_and_cost_breaks_it_down() {
 }
 
 #[test]
+fn cost_breaks_the_spend_down_by_model_when_more_than_one_answered() {
+    let mut app = app();
+    let update = |input, output, cost| crate::engine::Event {
+        turn: 1,
+        kind: EventKind::TokenUpdate(TokenUpdate {
+            input_tokens: input,
+            output_tokens: output,
+            context_window: 200_000,
+            estimated: false,
+            cost_usd: cost,
+            ..TokenUpdate::default()
+        }),
+    };
+    app.session.model = "claude-sonnet-4".into();
+    app.handle_engine(update(1_000, 100, Some(0.0045)));
+    assert!(send(&mut app, "/cost").is_empty());
+    let text = screen(&mut app, 140, 30);
+    assert!(
+        text.contains(
+            "$0.0045 for 1000 input, 0 cached input read, 0 written to the cache, 100 \
+             output tokens (claude-sonnet-4)"
+        ),
+        "one model: one line: {text}"
+    );
+    // `/model` switched; the next calls are the other model's. An estimate counts for nobody.
+    app.session.model = "claude-opus-4".into();
+    app.handle_engine(crate::engine::Event {
+        turn: 2,
+        kind: EventKind::TokenUpdate(TokenUpdate {
+            input_tokens: 50_000,
+            estimated: true,
+            ..TokenUpdate::default()
+        }),
+    });
+    app.handle_engine(update(2_000, 10, Some(0.03)));
+    app.handle_engine(update(3_000, 20, Some(0.05)));
+    assert!(send(&mut app, "/cost").is_empty());
+    let text = screen(&mut app, 140, 40);
+    assert!(
+        text.contains("cost since this screen opened: $0.0845 for 6000 input"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "claude-sonnet-4: $0.0045 for 1000 input, 0 cached input read, 0 written \
+             to the cache, 100 output tokens"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "claude-opus-4: $0.0800 for 5000 input, 0 cached input read, 0 written to \
+             the cache, 30 output tokens"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn model_without_a_name_lists_the_catalogues_models() {
     let mut app = app();
     app.models = vec![
