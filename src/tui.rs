@@ -19,6 +19,7 @@ mod keymap;
 mod layers;
 pub mod markdown;
 mod mcp_panel;
+mod memory_panel;
 mod mentions;
 mod overlays;
 mod picker;
@@ -293,7 +294,7 @@ async fn show(
         Vec::new()
     };
 
-    let mut runner = Runner::new(handle, updates, session_id, mcp.clone());
+    let mut runner = Runner::new(handle, updates, session_id);
     for command in first_commands {
         runner.execute(&mut app, command).await;
     }

@@ -231,6 +231,12 @@ async fn serve_requests(
             Request::Rename(_) => Err(unavailable_failure("renaming")),
             Request::Compact => Err(unavailable_failure("compacting")),
             Request::SetModel(_) => Err(unavailable_failure("switching models")),
+            Request::ListMemories { .. } | Request::ChangeMemory { .. } => {
+                Err(unavailable_failure("the memories"))
+            }
+            Request::McpReconnect(_) | Request::McpDisable(_) | Request::McpPrompt { .. } => {
+                Err(unavailable_failure("managing MCP servers"))
+            }
             // Kept by this front end itself; the server needs none of them.
             Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),
         };
