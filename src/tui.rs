@@ -259,6 +259,8 @@ async fn show(
     app.hooks = facts.hooks;
     app.models = facts.models;
     app.input.insert_str(&typed);
+    // A session named in an earlier run is still resumed by its name.
+    app.session_name = loaded.name.clone();
     let LoadedSession {
         session_id,
         mode,

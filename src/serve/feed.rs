@@ -113,6 +113,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::ShellDone { .. }
         | Update::Compacted(_)
         | Update::Memories { .. }
+        | Update::Attached(_)
         | Update::Mcp { .. }
         | Update::McpPrompt { .. } => return None,
     };

@@ -79,9 +79,12 @@ impl Core {
     async fn serve(mut self, mut requests: mpsc::UnboundedReceiver<Request>) {
         let todos = Arc::clone(&self.assembly.todos);
         let mut todo_changes = todos.watch();
-        // Front ends learn of the MCP servers from here only; the first look is at once.
+        // Front ends learn of the MCP servers from here only; the first look is at once (when
+        // any are configured: a session without them says nothing of them).
         let mut mcp_changes = self.assembly.mcp.subscribe();
-        self.publish_mcp();
+        if !self.assembly.mcp.statuses().is_empty() {
+            self.publish_mcp();
+        }
         loop {
             tokio::select! {
                 request = requests.recv() => {
@@ -290,6 +293,9 @@ impl Core {
         let prompt = match attached {
             Ok(attached) => {
                 engine.attach_images(attached.images);
+                if !attached.files.is_empty() {
+                    self.hub.publish(Update::Attached(attached.files));
+                }
                 attached.text
             }
             Err(_) => prompt,

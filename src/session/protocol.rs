@@ -96,6 +96,8 @@ pub enum Request {
 pub enum Update {
     /// An event of the running turn, as the engine emitted it.
     Engine(Event),
+    /// The files the prompt being sent carries, each with the bytes of it attached.
+    Attached(Vec<(String, usize)>),
     /// The core started a queued prompt by itself (when it drives the queue).
     RunStarted {
         prompt: String,
@@ -147,6 +149,8 @@ pub enum Update {
 #[derive(Debug, Clone)]
 pub struct LoadedSession {
     pub session_id: String,
+    /// Its name, when it has one (given in this run or an earlier one): the exit line's key.
+    pub name: Option<String>,
     pub mode: Mode,
     /// The whole stored conversation (empty when the core was told not to load it).
     pub messages: Vec<Message>,

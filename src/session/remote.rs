@@ -142,6 +142,7 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         .collect();
     let loaded = LoadedSession {
         session_id: api.session_id.clone(),
+        name: None,
         mode: Mode::parse(&text("mode")).unwrap_or_default(),
         messages,
         todos: Vec::new(),

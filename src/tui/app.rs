@@ -108,6 +108,8 @@ pub enum AppEvent {
     Flash(String),
     /// Something asked of the session failed (what kind decides where it is shown).
     Failed(crate::engine::Failure),
+    /// The files the prompt just sent carries, with the bytes attached of each.
+    Attached(Vec<(String, usize)>),
     /// An answer to `Command::ListMemories` or `Command::ChangeMemory`.
     Memories {
         generation: u64,
@@ -543,8 +545,8 @@ impl App {
         if let Some(commands) = self.special_input(&text) {
             return commands;
         }
-        let (attached, missing) = self.mention_notes(&text);
-        if let Some(missing) = missing {
+        // The files attached are named with their sizes when the core has read them.
+        if let Some(missing) = self.missing_mentions(&text) {
             self.transcript.notice(missing, Tone::Warning);
         }
         if self.busy() {
@@ -552,11 +554,7 @@ impl App {
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
             return vec![Command::QueueChanged(self.queue.clone())];
         }
-        let commands = self.start_run(text);
-        if let Some(attached) = attached {
-            self.transcript.notice(attached, Tone::Quiet);
-        }
-        commands
+        self.start_run(text)
     }
 
     /// Sends `text` as a prompt now, or queues it while a run is going.

@@ -136,7 +136,8 @@ impl Runner {
             Update::Engine(event) => return app.handle_engine(event),
             Update::Loaded(loaded) => {
                 let loaded = Arc::unwrap_or_clone(loaded);
-                app.session_name = None;
+                // A named session is resumed by its name, however it got it.
+                app.session_name = loaded.name.clone();
                 self.session_id = loaded.session_id.clone();
                 let mut commands = app.handle_async(AppEvent::SessionLoaded {
                     session_id: loaded.session_id,
@@ -181,6 +182,7 @@ impl Runner {
                 AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
             }
             Update::Failed(failure) => AppEvent::Failed(failure),
+            Update::Attached(files) => AppEvent::Attached(files),
             Update::Memories {
                 generation,
                 memories,

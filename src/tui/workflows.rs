@@ -440,6 +440,9 @@ impl App {
                 }
             }
             AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
+            AppEvent::Attached(files) => self
+                .transcript
+                .notice(super::mentions::attached_note(&files), Tone::Quiet),
             AppEvent::Memories {
                 generation,
                 memories,
