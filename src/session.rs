@@ -12,6 +12,7 @@
 
 mod actor;
 mod hub;
+mod memories;
 mod protocol;
 pub mod remote;
 mod switching;

@@ -14,6 +14,7 @@ pub mod memory;
 pub(crate) mod output;
 mod path_locks;
 pub mod paths;
+pub mod preview;
 mod read_file;
 mod shell_process;
 mod todo_write;

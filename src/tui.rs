@@ -19,6 +19,7 @@ mod keymap;
 mod layers;
 pub mod markdown;
 mod mcp_panel;
+mod memory_panel;
 mod mentions;
 mod overlays;
 mod picker;
@@ -258,6 +259,8 @@ async fn show(
     app.hooks = facts.hooks;
     app.models = facts.models;
     app.input.insert_str(&typed);
+    // A session named in an earlier run is still resumed by its name.
+    app.session_name = loaded.name.clone();
     let LoadedSession {
         session_id,
         mode,
@@ -293,7 +296,7 @@ async fn show(
         Vec::new()
     };
 
-    let mut runner = Runner::new(handle, updates, session_id, mcp.clone());
+    let mut runner = Runner::new(handle, updates, session_id);
     for command in first_commands {
         runner.execute(&mut app, command).await;
     }

@@ -106,6 +106,8 @@ pub fn attach(prompt: &str, workdir: &Path, rules: &PermissionRules) -> String {
 pub struct Attached {
     pub text: String,
     pub images: Vec<crate::schema::ImageRef>,
+    /// The files attached, each with the bytes of it sent (a cut file's shown part).
+    pub files: Vec<(String, usize)>,
 }
 
 /// `attach`, with mentioned images (`@shot.png`) stored under `home`'s `images/` and returned
@@ -118,10 +120,12 @@ pub fn attach_with_images(
 ) -> Attached {
     let files = mentioned(prompt, workdir);
     let mut images = Vec::new();
+    let mut attached = Vec::new();
     if files.is_empty() {
         return Attached {
             text: prompt.to_owned(),
             images,
+            files: attached,
         };
     }
     let mut out = format!("{prompt}{ATTACHMENTS_MARKER}\n");
@@ -153,6 +157,7 @@ pub fn attach_with_images(
                 Some(Ok(image)) => {
                     let note = format!("(attached as an image, {}x{})", image.width, image.height);
                     images.push(image);
+                    attached.push((file.clone(), bytes.len()));
                     note
                 }
                 Some(Err(error)) => format!("(not attached as an image: {error})"),
@@ -189,10 +194,15 @@ pub fn attach_with_images(
             (&text[..], String::new())
         };
         total += shown.len();
+        attached.push((file.clone(), shown.len()));
         out.push_str(&format!("<file path=\"{file}\">\n{shown}{note}\n</file>\n"));
     }
     out.push_str("</attached-files>");
-    Attached { text: out, images }
+    Attached {
+        text: out,
+        images,
+        files: attached,
+    }
 }
 
 /// The part of a stored prompt the user typed, and how many files were attached to it.

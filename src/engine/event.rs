@@ -151,6 +151,9 @@ pub struct ApprovalRequest {
     pub suggested_rule: Option<String>,
     /// The sub-agent whose call this is (`None`: the main agent's own).
     pub agent: Option<String>,
+    /// For an edit: the unified diff it would make to the file as it is now (computed where
+    /// the file may be read; front ends never read it themselves).
+    pub preview: Option<String>,
     responder: Arc<Mutex<Option<oneshot::Sender<ApprovalDecision>>>>,
 }
 
@@ -171,6 +174,7 @@ impl ApprovalRequest {
             allow_flag,
             suggested_rule,
             agent: None,
+            preview: None,
             responder: Arc::new(Mutex::new(Some(tx))),
         };
         (request, rx)

@@ -1,8 +1,8 @@
 //! The engine's events on a wire: the CONTRACT.md JSON object (`{"type", "turn", "data"}`)
 //! that `exec --json` prints and `serve` streams, and the way back from it, so a front end in
 //! another process (`attach`) gets the same `Event`s the engine emitted. The JSON carries a few
-//! fields beyond the contract's (an approval's `always_scope` and `suggested_rule`, an error's
-//! `kind`): additions a client may ignore.
+//! fields beyond the contract's (an approval's `always_scope`, `suggested_rule` and an edit's
+//! `preview`, an error's `kind`): additions a client may ignore.
 
 use std::time::Duration;
 
@@ -102,6 +102,9 @@ impl Event {
                 });
                 if let Some(agent) = &request.agent {
                     data["agent"] = json!(agent);
+                }
+                if let Some(preview) = &request.preview {
+                    data["preview"] = json!(preview);
                 }
                 data
             }
@@ -203,6 +206,7 @@ impl Event {
                     request.id = id;
                 }
                 request.agent = string("agent");
+                request.preview = string("preview");
                 answer = Some(receiver);
                 EventKind::ApprovalRequired(request)
             }
@@ -279,13 +283,14 @@ mod tests {
             name: "bash".into(),
             arguments: r#"{"command":"ls"}"#.into(),
         };
-        let (request, _) = ApprovalRequest::new(
+        let (mut request, _) = ApprovalRequest::new(
             call.clone(),
             "bash needs approval".into(),
             "`bash` commands starting `ls`".into(),
             "--mode yolo",
             Some("Bash(ls:*)".into()),
         );
+        request.preview = Some("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b".into());
         let kinds = vec![
             EventKind::SessionStarted(SessionInfo {
                 session_id: "s1".into(),

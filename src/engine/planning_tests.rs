@@ -449,3 +449,46 @@ async fn a_deny_rule_refuses_even_in_yolo_and_a_broken_settings_file_is_reported
         .collect();
     assert_eq!(problems.len(), 1, "reported once: {problems:?}");
 }
+
+/// An edit's approval carries the diff it would make, numbered as in the file, computed by the
+/// engine (the front end reads nothing); the file is unchanged until it is allowed.
+#[tokio::test]
+async fn an_edits_approval_carries_its_diff_of_the_file_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let text: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(work.join("f.txt"), &text).unwrap();
+    let rules = Arc::new(rules::PermissionRules::new(&work, &work.join("home"), true));
+    let arguments = r#"{"path":"f.txt","old_string":"line 20\n","new_string":"twenty\n"}"#;
+    let provider = Arc::new(ScriptedProvider::new([
+        calls_reply("", vec![call("1", "edit_file", arguments)]),
+        text_reply("ok"),
+    ]));
+    let mut registry = crate::tools::Registry::new();
+    registry.register(Arc::new(crate::tools::EditFile)).unwrap();
+    let engine = Arc::new(
+        AgentEngine::builder(provider, Arc::new(registry), &work)
+            .permission_rules(rules)
+            .build(),
+    );
+    let mut rx = engine.run_stream("edit".into(), CancellationToken::new());
+    let EventKind::ApprovalRequired(request) = until(&mut rx, "approval_required", &mut Vec::new())
+        .await
+        .kind
+    else {
+        unreachable!()
+    };
+    let preview = request.preview.clone().unwrap_or_default();
+    assert!(
+        preview.contains("@@ -17,7 +17,7 @@") && preview.contains("-line 20\n+twenty"),
+        "{preview}"
+    );
+    assert_eq!(std::fs::read_to_string(work.join("f.txt")).unwrap(), text);
+    request.respond(ApprovalDecision::AllowOnce);
+    drain(rx).await;
+    assert!(
+        std::fs::read_to_string(work.join("f.txt"))
+            .unwrap()
+            .contains("twenty")
+    );
+}

@@ -123,13 +123,14 @@ impl AgentEngine {
                     let flag = permission::headless_flag(tool.as_ref(), arguments, &self.workdir);
                     let suggested =
                         permission::suggested_rule(tool.as_ref(), arguments, &self.workdir);
-                    let (request, answer) = ApprovalRequest::new(
+                    let (mut request, answer) = ApprovalRequest::new(
                         call.clone(),
                         reason,
                         scope.description.clone(),
                         flag,
                         suggested.clone(),
                     );
+                    request.preview = self.edit_preview(call, arguments).await;
                     match em.approve(turn, request, answer, cancel).await {
                         ApprovalDecision::AllowOnce => None,
                         ApprovalDecision::AllowAlways => {
@@ -311,6 +312,21 @@ impl AgentEngine {
                 notices: call.notices,
             }
         }
+    }
+
+    /// An edit's diff for its approval (`ApprovalRequest::preview`), read off the async threads.
+    async fn edit_preview(&self, call: &ToolCall, arguments: &serde_json::Value) -> Option<String> {
+        if !matches!(call.name.as_str(), "edit_file" | "write_file") {
+            return None;
+        }
+        let (name, arguments) = (call.name.clone(), arguments.clone());
+        let (workdir, rules) = (self.workdir.clone(), Arc::clone(&self.rules));
+        tokio::task::spawn_blocking(move || {
+            crate::tools::preview::edit_preview(&name, &arguments, &workdir, &rules)
+        })
+        .await
+        .ok()
+        .flatten()
     }
 
     /// Writes the suggested rule to the project's local settings ("always allow like this");

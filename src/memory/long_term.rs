@@ -177,6 +177,22 @@ pub(super) fn search(
     workdir: &str,
     limit: usize,
 ) -> rusqlite::Result<Vec<MemoryRecord>> {
+    let hits = matching(conn, text, workdir, limit)?;
+    let now = now_ms();
+    let mut used = conn.prepare_cached("UPDATE memories SET last_used_at = ?2 WHERE id = ?1")?;
+    for hit in &hits {
+        used.execute(params![hit.id, now])?;
+    }
+    Ok(hits)
+}
+
+/// `search` without marking anything used (a person browsing is not the model using them).
+fn matching(
+    conn: &Connection,
+    text: &str,
+    workdir: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<MemoryRecord>> {
     let Some(query) = fts_query(text) else {
         return Ok(Vec::new());
     };
@@ -192,14 +208,35 @@ pub(super) fn search(
              / (1.0 + (?3 - max(m.updated_at, coalesce(m.last_used_at, 0))) / 7776000000.0)
          LIMIT ?4"
     ))?;
-    let hits: Vec<MemoryRecord> = statement
+    statement
         .query_map(params![query, workdir, now, limit as i64], from_row)?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut used = conn.prepare_cached("UPDATE memories SET last_used_at = ?2 WHERE id = ?1")?;
-    for hit in &hits {
-        used.execute(params![hit.id, now])?;
+        .collect()
+}
+
+/// Sets memory `id`'s content (its title, scope and counts stay); whether there was one.
+fn edit(conn: &Connection, id: i64, content: &str) -> Result<bool, MemoryError> {
+    let content = content.trim();
+    if content.is_empty() || content.chars().count() > MAX_CONTENT {
+        return Err(MemoryError::Store(format!(
+            "a memory holds 1 to {MAX_CONTENT} characters"
+        )));
     }
-    Ok(hits)
+    let changed = conn.execute(
+        "UPDATE memories SET content = ?2, normalized = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, content, normalize(content), now_ms()],
+    );
+    match changed {
+        Ok(rows) => Ok(rows > 0),
+        // UNIQUE(scope, workdir, normalized): the scope has that memory already.
+        Err(rusqlite::Error::SqliteFailure(error, _))
+            if error.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            Err(MemoryError::Store(
+                "the same memory is stored already; delete this one instead".into(),
+            ))
+        }
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// Every memory (`workdir` `None`) or those visible from `workdir`, most important first.
@@ -302,6 +339,30 @@ impl SessionStore {
     ) -> Result<Vec<MemoryRecord>, MemoryError> {
         let workdir = workdir.map(str::to_owned);
         self.call(move |conn| list(conn, workdir.as_deref())).await
+    }
+
+    /// What a person browsing sees (`/memory`): the memories visible from `workdir`, all of
+    /// them when `query` is blank, else the best 200 matches; nothing is marked used.
+    pub async fn memory_browse(
+        &self,
+        query: &str,
+        workdir: &str,
+    ) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let (query, workdir) = (query.to_owned(), workdir.to_owned());
+        self.call(move |conn| {
+            if query.trim().is_empty() {
+                list(conn, Some(&workdir))
+            } else {
+                matching(conn, &query, &workdir, 200)
+            }
+        })
+        .await
+    }
+
+    /// Sets memory `id`'s content; whether there was one.
+    pub async fn memory_edit(&self, id: i64, content: &str) -> Result<bool, MemoryError> {
+        let content = content.to_owned();
+        self.call(move |conn| Ok(edit(conn, id, &content))).await?
     }
 
     /// Removes memory `id`; whether there was one.

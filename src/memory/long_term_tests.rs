@@ -307,3 +307,38 @@ mod extraction {
         assert_eq!(parse_facts(answer), ["one", "three", "four", "five", "six"]);
     }
 }
+
+#[tokio::test]
+async fn browsing_lists_or_finds_without_marking_used_and_an_edit_is_found_by_its_new_words() {
+    let store = SessionStore::open_in_memory().unwrap();
+    let id = store
+        .memory_write(memory("builds use make", MemoryScope::Project, "/a"))
+        .await
+        .unwrap()
+        .id();
+    store
+        .memory_write(memory("answers in French", MemoryScope::User, "/b"))
+        .await
+        .unwrap();
+    store
+        .memory_write(memory("other project", MemoryScope::Project, "/b"))
+        .await
+        .unwrap();
+    let all = store.memory_browse("", "/a").await.unwrap();
+    assert_eq!(all.len(), 2, "this project's and the user's: {all:?}");
+    let found = store.memory_browse("make", "/a").await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].last_used_at, None, "browsing is not using");
+    assert!(store.memory_edit(id, "builds use just").await.unwrap());
+    assert!(store.memory_browse("make", "/a").await.unwrap().is_empty());
+    let found = store.memory_browse("just", "/a").await.unwrap();
+    assert_eq!(found[0].content, "builds use just");
+    // The same content as another memory of its scope is refused; nothing changes.
+    store
+        .memory_write(memory("builds use cargo", MemoryScope::Project, "/a"))
+        .await
+        .unwrap();
+    assert!(store.memory_edit(id, "Builds use cargo.").await.is_err());
+    assert!(store.memory_edit(id, "  ").await.is_err());
+    assert!(!store.memory_edit(9999, "anything").await.unwrap());
+}

@@ -67,8 +67,18 @@ impl OpenAiProvider {
         body
     }
 
+    /// `request_body` as bytes, its messages written straight from the history (`wire`).
     fn body_bytes(&self, messages: &[Message], tools: &[ToolDefinition], stream: bool) -> Bytes {
-        Bytes::from(self.request_body(messages, tools, stream).to_string())
+        let Value::Object(mut envelope) = self.request_body(&[], tools, stream) else {
+            unreachable!("the body is an object")
+        };
+        envelope.remove("messages");
+        let body = wire::Body {
+            envelope: &envelope,
+            messages: wire::Messages(messages),
+        };
+        // Writing plain data into a Vec cannot fail; were it to, the server says what is wrong.
+        Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
     }
 }
 
@@ -139,55 +149,59 @@ pub(crate) fn openai_transport(
     )
 }
 
+mod wire;
+
 /// Our history in the chat completions shape: tool results become `tool` messages.
 pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
-    messages
-        .iter()
-        .map(|message| match message.role {
-            Role::System => json!({"role": "system", "content": message.content}),
-            Role::User => match &message.tool_call_id {
-                Some(id) => json!({"role": "tool", "tool_call_id": id, "content": message.content}),
-                None if message.images.is_empty() => {
-                    json!({"role": "user", "content": message.content})
-                }
-                None => {
-                    let mut parts = vec![json!({"type": "text", "text": message.content})];
-                    for image in &message.images {
-                        parts.push(match crate::context::images::base64_of(image) {
-                            Some(data) => json!({"type": "image_url", "image_url": {
-                                "url": format!("data:{};base64,{data}", image.media_type)}}),
-                            None => json!({"type": "text",
-                                "text": crate::context::images::missing_note(image)}),
-                        });
-                    }
-                    json!({"role": "user", "content": parts})
-                }
-            },
-            Role::Assistant => {
-                let mut wire = json!({"role": "assistant"});
-                wire["content"] = if message.content.is_empty() && !message.tool_calls.is_empty() {
-                    Value::Null
-                } else {
-                    json!(message.content)
-                };
-                if !message.tool_calls.is_empty() {
-                    let calls: Vec<Value> = message
-                        .tool_calls
-                        .iter()
-                        .map(|call| {
-                            json!({
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": wire_arguments(call)},
-                            })
-                        })
-                        .collect();
-                    wire["tool_calls"] = Value::Array(calls);
-                }
-                wire
+    messages.iter().map(convert_message).collect()
+}
+
+/// One message in the chat completions shape (`wire` writes the same without a copy).
+fn convert_message(message: &Message) -> Value {
+    match message.role {
+        Role::System => json!({"role": "system", "content": message.content}),
+        Role::User => match &message.tool_call_id {
+            Some(id) => json!({"role": "tool", "tool_call_id": id, "content": message.content}),
+            None if message.images.is_empty() => {
+                json!({"role": "user", "content": message.content})
             }
-        })
-        .collect()
+            None => {
+                let mut parts = vec![json!({"type": "text", "text": message.content})];
+                for image in &message.images {
+                    parts.push(match crate::context::images::base64_of(image) {
+                        Some(data) => json!({"type": "image_url", "image_url": {
+                                "url": format!("data:{};base64,{data}", image.media_type)}}),
+                        None => json!({"type": "text",
+                                "text": crate::context::images::missing_note(image)}),
+                    });
+                }
+                json!({"role": "user", "content": parts})
+            }
+        },
+        Role::Assistant => {
+            let mut wire = json!({"role": "assistant"});
+            wire["content"] = if message.content.is_empty() && !message.tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(message.content)
+            };
+            if !message.tool_calls.is_empty() {
+                let calls: Vec<Value> = message
+                    .tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": wire_arguments(call)},
+                        })
+                    })
+                    .collect();
+                wire["tool_calls"] = Value::Array(calls);
+            }
+            wire
+        }
+    }
 }
 
 /// The arguments as the API wants them: a JSON string, `{}` when the model sent nothing.

@@ -111,7 +111,11 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Sessions { .. }
         | Update::Files { .. }
         | Update::ShellDone { .. }
-        | Update::Compacted(_) => return None,
+        | Update::Compacted(_)
+        | Update::Memories { .. }
+        | Update::Attached(_)
+        | Update::Mcp { .. }
+        | Update::McpPrompt { .. } => return None,
     };
     Some(json!({"type": kind, "turn": 0, "data": data}))
 }

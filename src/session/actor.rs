@@ -12,9 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::CoreOptions;
 use super::hub::Hub;
+use super::memories::Memories;
 use super::protocol::{Closing, Request, Update};
 use crate::assemble::{Assembly, ProviderFactory, SavingSession};
 use crate::engine::{ApprovalRequest, Event, EventKind, Failure, FailureKind};
+use crate::mcp::McpManager;
 use crate::memory::SqliteSession;
 
 /// Files listed for `@` completion.
@@ -77,6 +79,12 @@ impl Core {
     async fn serve(mut self, mut requests: mpsc::UnboundedReceiver<Request>) {
         let todos = Arc::clone(&self.assembly.todos);
         let mut todo_changes = todos.watch();
+        // Front ends learn of the MCP servers from here only; the first look is at once (when
+        // any are configured: a session without them says nothing of them).
+        let mut mcp_changes = self.assembly.mcp.subscribe();
+        if !self.assembly.mcp.statuses().is_empty() {
+            self.publish_mcp();
+        }
         loop {
             tokio::select! {
                 request = requests.recv() => {
@@ -95,8 +103,18 @@ impl Core {
                 Ok(()) = todo_changes.changed() => {
                     self.hub.publish(Update::Todos(todos.snapshot()));
                 }
+                Ok(()) = mcp_changes.changed() => self.publish_mcp(),
             }
         }
+    }
+
+    /// The MCP servers' statuses and the notices gathered since the last look.
+    fn publish_mcp(&self) {
+        let mcp = &self.assembly.mcp;
+        // `statuses` notices a server that stopped; its notice goes with this look.
+        let servers = Arc::new(mcp.statuses());
+        let notices = mcp.take_notices();
+        self.hub.publish(Update::Mcp { servers, notices });
     }
 
     fn running(&self) -> bool {
@@ -214,8 +232,50 @@ impl Core {
                     });
                 });
             }
+            Request::ListMemories { query, generation } => {
+                let memories = self.memories();
+                tokio::spawn(async move { memories.list(&query, generation).await });
+            }
+            Request::ChangeMemory {
+                id,
+                content,
+                query,
+                generation,
+            } => {
+                let memories = self.memories();
+                tokio::spawn(async move { memories.change(id, content, &query, generation).await });
+            }
+            Request::McpReconnect(name) => self.mcp_server(&name, McpManager::reconnect),
+            Request::McpDisable(name) => self.mcp_server(&name, McpManager::disable),
+            Request::McpPrompt { command, args } => {
+                // A slow server delays only its own answer, never the core's other requests.
+                let mcp = self.assembly.mcp.clone();
+                tokio::spawn(async move {
+                    let result = mcp.get_prompt(&command, &args).await;
+                    hub.publish(Update::McpPrompt { command, result });
+                });
+            }
             // Handled by the loop.
             Request::Close { .. } => {}
+        }
+    }
+
+    fn memories(&self) -> Memories {
+        Memories {
+            store: self.assembly.store.clone(),
+            workdir: self.workdir.display().to_string(),
+            home: self.assembly.engine.rules().home().to_path_buf(),
+            hub: Arc::clone(&self.hub),
+        }
+    }
+
+    /// Reconnects or disables MCP server `name`; its new status comes as an `Update::Mcp`.
+    fn mcp_server(&self, name: &str, act: fn(&McpManager, &str) -> bool) {
+        if !act(&self.assembly.mcp, name) {
+            self.hub.publish(Update::Failed(Failure::new(
+                FailureKind::NotFound,
+                format!("no MCP server is named {name}"),
+            )));
         }
     }
 
@@ -233,6 +293,9 @@ impl Core {
         let prompt = match attached {
             Ok(attached) => {
                 engine.attach_images(attached.images);
+                if !attached.files.is_empty() {
+                    self.hub.publish(Update::Attached(attached.files));
+                }
                 attached.text
             }
             Err(_) => prompt,

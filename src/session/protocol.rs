@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use crate::assemble::Unsaved;
 use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
+use crate::mcp::ServerStatus;
 use crate::memory::SearchHit;
+use crate::memory::long_term::MemoryRecord;
 use crate::planning::{Mode, TodoItem};
 use crate::schema::{Message, ToolResult};
 
@@ -57,6 +59,30 @@ pub enum Request {
     ListFiles {
         generation: u64,
     },
+    /// This project's and the user's long-term memories (`/memory`): all of them when
+    /// `query` is blank, else those matching it; answered with `Update::Memories`.
+    ListMemories {
+        query: String,
+        generation: u64,
+    },
+    /// Sets memory `id`'s content, or forgets it (`content` `None`); `MEMORY.md` follows, and
+    /// the list comes again as `ListMemories { query, generation }` answers.
+    ChangeMemory {
+        id: i64,
+        content: Option<String>,
+        query: String,
+        generation: u64,
+    },
+    /// Start this MCP server again (`/mcp`).
+    McpReconnect(String),
+    /// Stop this MCP server for the rest of the session (`/mcp`).
+    McpDisable(String),
+    /// Fetch the text of an MCP server's prompt (`/mcp__server__prompt ARGS`). It comes back
+    /// as `Update::McpPrompt` when the server answers; nothing waits for it meanwhile.
+    McpPrompt {
+        command: String,
+        args: String,
+    },
     /// End the session: interrupt, let the run store what it has, flush the store. With
     /// `discard_if_empty`, a session that never got a prompt is deleted (the TUI's choice; a
     /// headless run always keeps its session).
@@ -70,6 +96,8 @@ pub enum Request {
 pub enum Update {
     /// An event of the running turn, as the engine emitted it.
     Engine(Event),
+    /// The files the prompt being sent carries, each with the bytes of it attached.
+    Attached(Vec<(String, usize)>),
     /// The core started a queued prompt by itself (when it drives the queue).
     RunStarted {
         prompt: String,
@@ -87,6 +115,10 @@ pub enum Update {
         generation: u64,
         files: Arc<Vec<String>>,
     },
+    Memories {
+        generation: u64,
+        memories: Vec<MemoryRecord>,
+    },
     ShellDone {
         id: String,
         result: ToolResult,
@@ -95,6 +127,18 @@ pub enum Update {
     Compacted(Result<Option<CompactionInfo>, Failure>),
     /// The session now has this name.
     Renamed(String),
+    /// The MCP servers as they stand now (sent at start and at every change of a status or a
+    /// tool list), with what went wrong with them since the last time.
+    Mcp {
+        servers: Arc<Vec<ServerStatus>>,
+        notices: Vec<String>,
+    },
+    /// A server's prompt asked for with `Request::McpPrompt`: its text, or why there is none
+    /// (to show; nothing is decided from it).
+    McpPrompt {
+        command: String,
+        result: Result<String, String>,
+    },
     /// A request could not be carried out (the run's own failures come as `Engine` errors).
     Failed(Failure),
     /// The session was closed; nothing follows.
@@ -105,6 +149,8 @@ pub enum Update {
 #[derive(Debug, Clone)]
 pub struct LoadedSession {
     pub session_id: String,
+    /// Its name, when it has one (given in this run or an earlier one): the exit line's key.
+    pub name: Option<String>,
     pub mode: Mode,
     /// The whole stored conversation (empty when the core was told not to load it).
     pub messages: Vec<Message>,

@@ -142,6 +142,7 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         .collect();
     let loaded = LoadedSession {
         session_id: api.session_id.clone(),
+        name: None,
         mode: Mode::parse(&text("mode")).unwrap_or_default(),
         messages,
         todos: Vec::new(),
@@ -231,6 +232,12 @@ async fn serve_requests(
             Request::Rename(_) => Err(unavailable_failure("renaming")),
             Request::Compact => Err(unavailable_failure("compacting")),
             Request::SetModel(_) => Err(unavailable_failure("switching models")),
+            Request::ListMemories { .. } | Request::ChangeMemory { .. } => {
+                Err(unavailable_failure("the memories"))
+            }
+            Request::McpReconnect(_) | Request::McpDisable(_) | Request::McpPrompt { .. } => {
+                Err(unavailable_failure("managing MCP servers"))
+            }
             // Kept by this front end itself; the server needs none of them.
             Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),
         };

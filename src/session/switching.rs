@@ -40,6 +40,7 @@ pub(super) async fn load_current(
         });
     LoadedSession {
         session_id: id,
+        name: assembly.session.name.clone(),
         mode,
         messages,
         todos: assembly.todos.snapshot(),
@@ -141,6 +142,7 @@ impl Core {
         self.queue = queue.clone();
         self.hub.publish(Update::Loaded(Arc::new(LoadedSession {
             session_id: record.id,
+            name: record.name,
             mode,
             messages,
             todos,

@@ -69,6 +69,18 @@ pub enum Command {
         command: String,
         args: String,
     },
+    /// The memories matching `query` (all when blank), for `/memory`.
+    ListMemories {
+        query: String,
+        generation: u64,
+    },
+    /// Edit memory `id`'s content, or forget it (`None`); then list as `ListMemories`.
+    ChangeMemory {
+        id: i64,
+        content: Option<String>,
+        query: String,
+        generation: u64,
+    },
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -96,6 +108,23 @@ pub enum AppEvent {
     Flash(String),
     /// Something asked of the session failed (what kind decides where it is shown).
     Failed(crate::engine::Failure),
+    /// The files the prompt just sent carries, with the bytes attached of each.
+    Attached(Vec<(String, usize)>),
+    /// An answer to `Command::ListMemories` or `Command::ChangeMemory`.
+    Memories {
+        generation: u64,
+        memories: Vec<crate::memory::long_term::MemoryRecord>,
+    },
+    /// The MCP servers as they stand, and what went wrong with them since the last time.
+    Mcp {
+        servers: Vec<super::mcp_panel::McpView>,
+        notices: Vec<String>,
+    },
+    /// A server's prompt the user asked for: its text (sent as the prompt), or why not.
+    McpPrompt {
+        command: String,
+        result: Result<String, String>,
+    },
 }
 
 /// Facts about the session for the status line.
@@ -204,6 +233,8 @@ pub struct App {
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// `/mcp` is open, with this server selected.
     pub mcp_panel: Option<usize>,
+    /// `/memory` is open.
+    pub memory_panel: Option<super::memory_panel::MemoryPanel>,
 }
 
 /// Tokens by kind and their cost, added up from the provider's counts.
@@ -312,6 +343,7 @@ impl App {
             sandbox: None,
             mcp: Vec::new(),
             mcp_panel: None,
+            memory_panel: None,
         }
     }
 
@@ -354,6 +386,9 @@ impl App {
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
         if let Some(commands) = super::mcp_panel::key(self, key) {
+            return commands;
+        }
+        if let Some(commands) = super::memory_panel::key(self, key) {
             return commands;
         }
         if self.layer() == Layer::PlanReview
@@ -513,8 +548,8 @@ impl App {
         if let Some(commands) = self.special_input(&text) {
             return commands;
         }
-        let (attached, missing) = self.mention_notes(&text);
-        if let Some(missing) = missing {
+        // The files attached are named with their sizes when the core has read them.
+        if let Some(missing) = self.missing_mentions(&text) {
             self.transcript.notice(missing, Tone::Warning);
         }
         if self.busy() {
@@ -522,11 +557,7 @@ impl App {
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
             return vec![Command::QueueChanged(self.queue.clone())];
         }
-        let commands = self.start_run(text);
-        if let Some(attached) = attached {
-            self.transcript.notice(attached, Tone::Quiet);
-        }
-        commands
+        self.start_run(text)
     }
 
     /// Sends `text` as a prompt now, or queues it while a run is going.

@@ -19,6 +19,8 @@ pub enum Layer {
     Extension,
     /// `/mcp`: the servers, their tools, reconnect and disable (its keys: `mcp_panel::key`).
     McpPanel,
+    /// `/memory`: search, edit and forget memories (its keys: `memory_panel::key`).
+    MemoryPanel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +142,7 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
             _ => Action::Ignore,
         },
-        Layer::McpPanel => Action::Ignore,
+        Layer::McpPanel | Layer::MemoryPanel => Action::Ignore,
         Layer::Extension => match key.code {
             KeyCode::Char('a' | 'A') => Action::ApproveExtension(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::ApproveExtension(false),

@@ -23,6 +23,9 @@ impl App {
         if self.mcp_panel.is_some() {
             stack.push(Layer::McpPanel);
         }
+        if self.memory_panel.is_some() {
+            stack.push(Layer::MemoryPanel);
+        }
         if !self.approvals.is_empty() {
             stack.push(Layer::Approval);
             if self.deny_reason.is_some() {
@@ -61,6 +64,7 @@ impl App {
             Layer::Trust => " t trusts this folder · n or Esc does not ",
             Layer::Extension => " a approves · n or Esc leaves it off for now ",
             Layer::McpPanel => " ↑↓ choose · r reconnects · d disables · Esc closes ",
+            Layer::MemoryPanel => super::memory_panel::hints(self),
         }
     }
 }
@@ -106,6 +110,11 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
             Layer::McpPanel => {
                 if let Some(selected) = app.mcp_panel {
                     super::mcp_panel::draw(app, selected, frame, body);
+                }
+            }
+            Layer::MemoryPanel => {
+                if let Some(panel) = &app.memory_panel {
+                    super::memory_panel::draw(panel, frame, body);
                 }
             }
         }

@@ -1,7 +1,10 @@
 //! `/mcp`: the session's MCP servers as a layer over the transcript: each server, its status
 //! and its tools; `r` reconnects the selected one, `d` disables it for the session, Esc
-//! closes. The app keeps a snapshot of the statuses (`McpView`), refreshed by the runner
-//! whenever a server changes; the panel itself only reads it and answers with commands.
+//! closes. The app keeps a snapshot of the statuses (`McpView`), refreshed whenever the
+//! session core reports a change (`Update::Mcp`); the panel itself only reads it and answers
+//! with commands, which go to the core as requests (the TUI never touches the servers). A
+//! server's prompt is fetched by the core too, and sent when it arrives: a slow server never
+//! holds up the screen.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -12,6 +15,7 @@ use ratatui::text::{Line, Span};
 use super::app::{App, Command};
 use super::overlays::{boxed, centered};
 use super::slash::Completion;
+use super::transcript::Tone;
 use super::view::DIM;
 use super::wrap::truncate;
 use crate::mcp::{ServerStatus, Status};
@@ -112,6 +116,49 @@ pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
             help: "MCP resource".into(),
         })
         .collect()
+}
+
+/// `/mcp__server__prompt ARGS`: asks the session for the prompt's text. The screen goes on
+/// meanwhile; the text is sent when it arrives (`prompt_fetched`).
+pub fn fetch_prompt(app: &mut App, typed: &str, args: &str) -> Vec<Command> {
+    let command = typed.trim_start_matches('/').to_owned();
+    app.flash = Some(format!("fetching /{command} from its server…"));
+    vec![Command::McpPrompt {
+        command,
+        args: args.to_owned(),
+    }]
+}
+
+/// A fetched prompt: sent as the user's prompt (or queued behind a running turn); a failure
+/// is a notice.
+pub fn prompt_fetched(
+    app: &mut App,
+    command: &str,
+    result: Result<String, String>,
+) -> Vec<Command> {
+    app.flash = None;
+    match result {
+        Ok(text) => app.send_or_queue(text),
+        Err(error) => {
+            let notice = sanitize(&format!("/{command}: {error}"));
+            app.flash = Some(notice.clone());
+            app.transcript.notice(notice, Tone::Warning);
+            Vec::new()
+        }
+    }
+}
+
+/// The servers as the session reports them; what went wrong with them goes to the transcript.
+pub fn servers_changed(app: &mut App, servers: Vec<McpView>, notices: Vec<String>) {
+    app.mcp = servers;
+    if let Some(selected) = app.mcp_panel {
+        app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
+    }
+    for notice in notices {
+        let notice = sanitize(&notice);
+        app.flash = Some(notice.clone());
+        app.transcript.notice(notice, Tone::Warning);
+    }
 }
 
 /// Keys while the panel is open (and no dialog is in front of it); `None` when it is closed.

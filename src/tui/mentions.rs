@@ -52,35 +52,44 @@ pub fn mentions(prompt: &str) -> Vec<&str> {
 }
 
 impl App {
-    /// What the transcript says about a prompt's mentions before it goes: the files attached,
-    /// and a warning for those not in the working directory (sent as plain text). Nothing
-    /// while the file list is not known.
-    pub(super) fn mention_notes(&self, prompt: &str) -> (Option<String>, Option<String>) {
-        let Some(known) = self.files.as_ref().filter(|f| !f.is_empty()) else {
-            return (None, None);
-        };
-        let (mut attached, mut missing) = (Vec::new(), Vec::new());
+    /// A warning about a prompt's mentions that name nothing in the working directory (they
+    /// are sent as plain text); nothing while the file list is not known. The files attached
+    /// are named by the core once it has read them (`attached_note`).
+    pub(super) fn missing_mentions(&self, prompt: &str) -> Option<String> {
+        let known = self.files.as_ref().filter(|f| !f.is_empty())?;
+        let mut missing = Vec::new();
         for path in mentions(prompt) {
             let trimmed = path.trim_end_matches('/');
             let is_file = known.iter().any(|k| k == path);
             let is_dir = known
                 .iter()
                 .any(|k| k.trim_end_matches('/') == trimmed && k.ends_with('/'));
-            if is_file {
-                attached.push(path.to_owned());
-            } else if !is_dir && known.len() < crate::session::MENTION_FILES {
+            if !is_file && !is_dir && known.len() < crate::session::MENTION_FILES {
                 missing.push(format!("@{path}"));
             }
         }
-        let attached = (!attached.is_empty()).then(|| format!("attached: {}", attached.join(", ")));
-        let missing = (!missing.is_empty()).then(|| {
+        (!missing.is_empty()).then(|| {
             format!(
                 "{}: no such file here; sent as plain text",
                 missing.join(", ")
             )
-        });
-        (attached, missing)
+        })
     }
+}
+
+/// `attached: a.rs (2.0 KB), b.rs (12 B)`: the files a prompt carries, as the transcript says.
+pub fn attached_note(files: &[(String, usize)]) -> String {
+    let listed: Vec<String> = files
+        .iter()
+        .map(|(name, bytes)| {
+            format!(
+                "{} ({})",
+                crate::terminal_text::sanitize(name),
+                size(*bytes)
+            )
+        })
+        .collect();
+    format!("attached: {}", listed.join(", "))
 }
 
 /// The files a stored prompt carried (`mentions::attach`'s format) with their sizes in bytes.

@@ -95,6 +95,27 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
     };
     let mut lines = Vec::new();
     match call.name.as_str() {
+        "edit_file" | "write_file" if request.preview.is_some() => {
+            let head = if call.name == "edit_file" {
+                format!("edit {}", text("path"))
+            } else {
+                let content = text("content");
+                format!(
+                    "write {} · {} lines, {} bytes",
+                    text("path"),
+                    content.lines().count(),
+                    content.len()
+                )
+            };
+            lines.push(Line::styled(
+                head,
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+            lines.extend(preview_lines(
+                request.preview.as_deref().unwrap_or(""),
+                width,
+            ));
+        }
         "bash" => {
             let style = Style::new()
                 .fg(super::theme::warn())
@@ -171,6 +192,48 @@ pub fn describe_call(request: &ApprovalRequest, width: u16) -> Vec<Line<'static>
                 lines.push(Line::styled(truncate(line, width as usize), Style::new()));
             }
         }
+    }
+    lines
+}
+
+/// Diff lines an approval shows, at most.
+const PREVIEW_LINES: usize = 14;
+
+/// An edit's preview (a unified diff of the file as it is now) with each line's number in its
+/// file, the hunks apart, at most `PREVIEW_LINES`.
+fn preview_lines(preview: &str, width: u16) -> Vec<Line<'static>> {
+    let clean = super::tool_view::expand_tabs(&crate::terminal_text::sanitize(preview));
+    let body: Vec<&str> = clean.lines().collect();
+    let mut lines = Vec::new();
+    let mut hunks = 0;
+    for (number, line) in super::tool_view::numbered_diff(&body, false) {
+        if line.starts_with("@@ ") {
+            hunks += 1;
+            if hunks > 1 {
+                lines.push(Line::styled("     ⋮", DIM));
+            }
+            continue;
+        }
+        let style = match line.chars().next() {
+            Some('-') => Style::new().fg(Color::Red),
+            Some('+') => Style::new().fg(super::theme::ok()),
+            _ => DIM,
+        };
+        lines.push(Line::styled(
+            truncate(&format!("{number:>4} {line}"), width as usize),
+            style,
+        ));
+    }
+    let total = lines.len();
+    lines.truncate(PREVIEW_LINES);
+    if total > PREVIEW_LINES {
+        lines.push(Line::styled(
+            format!(
+                "… {} of the diff",
+                super::transcript::more_lines(total - PREVIEW_LINES)
+            ),
+            DIM,
+        ));
     }
     lines
 }

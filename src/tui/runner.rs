@@ -10,7 +10,6 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use super::app::{App, AppEvent, Command};
-use super::transcript::Tone;
 use super::{commands, draw_frame, mcp_panel, terminal};
 use crate::session::{Closing, Request, SessionHandle, Update};
 
@@ -31,8 +30,6 @@ pub(super) struct Runner {
     session_id: String,
     /// How the session ended, once it has.
     closing: Option<Arc<Closing>>,
-    /// The session's MCP servers: their changes refresh `/mcp` and the status line.
-    mcp: crate::mcp::McpManager,
 }
 
 impl Runner {
@@ -40,45 +37,12 @@ impl Runner {
         handle: SessionHandle,
         updates: mpsc::UnboundedReceiver<Update>,
         session_id: String,
-        mcp: crate::mcp::McpManager,
     ) -> Self {
         Runner {
             handle,
             updates,
             session_id,
             closing: None,
-            mcp,
-        }
-    }
-
-    /// The text of a server's prompt, sent (or queued) as the user's prompt; a failure is a
-    /// notice.
-    async fn mcp_prompt(&self, app: &mut App, command: &str, args: &str) -> Vec<Command> {
-        match self.mcp.get_prompt(command, args).await {
-            Ok(text) => app.send_or_queue(text),
-            Err(error) => {
-                let notice = format!("/{command}: {error}");
-                app.flash = Some(notice.clone());
-                app.transcript.notice(notice, Tone::Warning);
-                Vec::new()
-            }
-        }
-    }
-
-    /// The servers' statuses into the app, and what went wrong with them into the transcript.
-    fn refresh_mcp(&self, app: &mut App) {
-        app.mcp = self
-            .mcp
-            .statuses()
-            .iter()
-            .map(mcp_panel::McpView::from_status)
-            .collect();
-        if let Some(selected) = app.mcp_panel {
-            app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
-        }
-        for notice in self.mcp.take_notices() {
-            app.flash = Some(notice.clone());
-            app.transcript.notice(notice, Tone::Warning);
         }
     }
 
@@ -88,8 +52,6 @@ impl Runner {
         app: &mut App,
     ) -> std::io::Result<()> {
         let mut input = EventStream::new();
-        let mut mcp_changes = self.mcp.subscribe();
-        self.refresh_mcp(app);
         let mut term_signal =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
@@ -146,11 +108,6 @@ impl Runner {
                     // The core is gone: nothing more can happen in this session.
                     None => commands.push(Command::Quit),
                 },
-                // A server connected, failed or changed its tools (never blocks the first frame).
-                Ok(()) = mcp_changes.changed() => {
-                    self.refresh_mcp(app);
-                    dirty = true;
-                }
                 _ = term_signal.recv() => commands.push(Command::Quit),
                 _ = hangup.recv() => commands.push(Command::Quit),
                 _ = sleep_until(deadline), if deadline.is_some() => {
@@ -166,17 +123,8 @@ impl Runner {
                 return Ok(());
             }
             for command in commands {
-                // A server's prompt is fetched here and comes back as the prompt to send.
-                let commands = match command {
-                    Command::McpPrompt { command, args } => {
-                        self.mcp_prompt(app, &command, &args).await
-                    }
-                    other => vec![other],
-                };
-                for command in commands {
-                    if self.execute(app, command).await {
-                        return Ok(());
-                    }
+                if self.execute(app, command).await {
+                    return Ok(());
                 }
             }
         }
@@ -188,7 +136,8 @@ impl Runner {
             Update::Engine(event) => return app.handle_engine(event),
             Update::Loaded(loaded) => {
                 let loaded = Arc::unwrap_or_clone(loaded);
-                app.session_name = None;
+                // A named session is resumed by its name, however it got it.
+                app.session_name = loaded.name.clone();
                 self.session_id = loaded.session_id.clone();
                 let mut commands = app.handle_async(AppEvent::SessionLoaded {
                     session_id: loaded.session_id,
@@ -233,6 +182,22 @@ impl Runner {
                 AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
             }
             Update::Failed(failure) => AppEvent::Failed(failure),
+            Update::Attached(files) => AppEvent::Attached(files),
+            Update::Memories {
+                generation,
+                memories,
+            } => AppEvent::Memories {
+                generation,
+                memories,
+            },
+            Update::Mcp { servers, notices } => AppEvent::Mcp {
+                servers: servers
+                    .iter()
+                    .map(mcp_panel::McpView::from_status)
+                    .collect(),
+                notices,
+            },
+            Update::McpPrompt { command, result } => AppEvent::McpPrompt { command, result },
             Update::Closed(closing) => {
                 self.closing = Some(closing);
                 return Vec::new();
@@ -307,16 +272,23 @@ impl Runner {
             }
             // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
             Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
-            Command::McpReconnect(name) => {
-                self.mcp.reconnect(&name);
-                return false;
+            Command::McpReconnect(name) => Request::McpReconnect(name),
+            Command::McpDisable(name) => Request::McpDisable(name),
+            Command::McpPrompt { command, args } => Request::McpPrompt { command, args },
+            Command::ListMemories { query, generation } => {
+                Request::ListMemories { query, generation }
             }
-            Command::McpDisable(name) => {
-                self.mcp.disable(&name);
-                return false;
-            }
-            // Fetched by the event loop before it gets here (`mcp_prompt`).
-            Command::McpPrompt { .. } => return false,
+            Command::ChangeMemory {
+                id,
+                content,
+                query,
+                generation,
+            } => Request::ChangeMemory {
+                id,
+                content,
+                query,
+                generation,
+            },
             Command::Quit => {
                 self.close().await;
                 return true;

@@ -90,6 +90,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "MCP servers: status, tools, reconnect, disable",
     },
     SlashCommand {
+        name: "/memory",
+        args: "",
+        help: "long-term memories: search, edit, forget",
+    },
+    SlashCommand {
         name: "/quit",
         args: "",
         help: "leave harness9",

@@ -525,5 +525,6 @@ mod dialogs;
 mod folds;
 mod keys;
 mod mcp;
+mod memory;
 mod runs;
 mod screen;

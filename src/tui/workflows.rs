@@ -311,6 +311,7 @@ impl App {
                 self.mcp_panel = Some(0);
                 Vec::new()
             }
+            "/memory" => super::memory_panel::open(self),
             "/todos" => {
                 self.show_todos = !self.show_todos;
                 Vec::new()
@@ -336,10 +337,7 @@ impl App {
                 commands
             }
             other if super::mcp_panel::is_prompt(self, other) => {
-                vec![Command::McpPrompt {
-                    command: other.trim_start_matches('/').to_owned(),
-                    args: rest.to_owned(),
-                }]
+                super::mcp_panel::fetch_prompt(self, other, rest)
             }
             other => {
                 let skill = other.trim_start_matches('/');
@@ -442,6 +440,19 @@ impl App {
                 }
             }
             AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
+            AppEvent::Attached(files) => self
+                .transcript
+                .notice(super::mentions::attached_note(&files), Tone::Quiet),
+            AppEvent::Memories {
+                generation,
+                memories,
+            } => super::memory_panel::accept(self, generation, memories),
+            AppEvent::Mcp { servers, notices } => {
+                super::mcp_panel::servers_changed(self, servers, notices)
+            }
+            AppEvent::McpPrompt { command, result } => {
+                return super::mcp_panel::prompt_fetched(self, &command, result);
+            }
             AppEvent::ShellDone {
                 id,
                 mut result,

@@ -42,11 +42,7 @@ pub fn wrap(
             }
             if used + piece_width > room && !at_line_start {
                 // The space a wrap breaks at belongs to neither line.
-                while current.len() > prefix_spans
-                    && current.last().is_some_and(|s| s.content.trim().is_empty())
-                {
-                    current.pop();
-                }
+                trim_end(&mut current, prefix_spans);
                 lines.push(Line::from(std::mem::take(&mut current)));
                 current = rest.to_vec();
                 prefix_spans = rest.len();
@@ -64,7 +60,8 @@ pub fn wrap(
                 for ch in piece.chars() {
                     let w = ch.width().unwrap_or(0);
                     if used + w > room && !chunk.is_empty() {
-                        current.push(Span::styled(std::mem::take(&mut chunk), span.style));
+                        push_piece(&mut current, prefix_spans, &chunk, span.style);
+                        chunk.clear();
                         lines.push(Line::from(std::mem::take(&mut current)));
                         current = rest.to_vec();
                         prefix_spans = rest.len();
@@ -75,12 +72,12 @@ pub fn wrap(
                     used += w;
                 }
                 if !chunk.is_empty() {
-                    current.push(Span::styled(chunk, span.style));
+                    push_piece(&mut current, prefix_spans, &chunk, span.style);
                 }
                 at_line_start = false;
                 continue;
             }
-            current.push(Span::styled(piece.to_owned(), span.style));
+            push_piece(&mut current, prefix_spans, piece, span.style);
             used += piece_width;
             at_line_start = false;
             after_wrap = false;
@@ -90,6 +87,43 @@ pub fn wrap(
         lines.push(Line::from(current));
     }
     lines
+}
+
+/// Adds `text` to the line being built: to its last span when that one is of this line's text
+/// (not the prefix) and has the same style, else as a new span. A line is a few spans, not one
+/// per word: laid-out lines are cached for the whole transcript, and each span is an allocation.
+fn push_piece(
+    current: &mut Vec<Span<'static>>,
+    prefix_spans: usize,
+    text: &str,
+    style: ratatui::style::Style,
+) {
+    if current.len() > prefix_spans
+        && let Some(last) = current.last_mut()
+        && last.style == style
+    {
+        last.content.to_mut().push_str(text);
+        return;
+    }
+    current.push(Span::styled(text.to_owned(), style));
+}
+
+/// Drops the whitespace at the end of the line's own text (where a wrap breaks it).
+fn trim_end(current: &mut Vec<Span<'static>>, prefix_spans: usize) {
+    while current.len() > prefix_spans {
+        let Some(last) = current.last_mut() else {
+            break;
+        };
+        let kept = last.content.trim_end().len();
+        if kept == 0 {
+            current.pop();
+            continue;
+        }
+        if kept < last.content.len() {
+            last.content.to_mut().truncate(kept);
+        }
+        break;
+    }
 }
 
 /// Words, runs of spaces and newlines, in order.

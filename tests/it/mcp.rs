@@ -276,6 +276,30 @@ async fn a_changed_tool_list_joins_at_the_next_look() {
 }
 
 #[tokio::test]
+async fn a_changed_tool_list_over_streamable_http_joins_at_the_next_look() {
+    // The notification comes on the answering request's stream (a stateless server) or on the
+    // session's (a legacy one); either way the list is fetched again.
+    for (legacy, part) in [(false, "hm"), (true, "hl")] {
+        let url = serve_http(TestServer::new(legacy)).await;
+        let servers = Servers::start(vec![spec(part, &json!({"type": "http", "url": url}))]).await;
+        assert_eq!(servers.status(part).status, Status::Connected);
+        let added = format!("mcp__{part}__added");
+        assert!(!servers.status(part).tools.contains(&added));
+        let changed = servers
+            .call(&format!("mcp__{part}__change"), json!({}))
+            .await;
+        assert_eq!(changed.output, "changed");
+        servers
+            .until(&format!("{added} (legacy: {legacy})"), |m| {
+                m.statuses()[0].tools.contains(&added)
+            })
+            .await;
+        let ran = servers.call(&added, json!({})).await;
+        assert_eq!(ran.output, "the added tool ran");
+    }
+}
+
+#[tokio::test]
 async fn a_servers_prompt_is_offered_and_filled_with_the_arguments_given() {
     for legacy in [false, true] {
         let url = serve_http(TestServer::new(legacy)).await;

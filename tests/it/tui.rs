@@ -254,7 +254,10 @@ fn a_prompt_streams_a_markdown_answer_onto_the_screen() {
     );
     assert!(screen.contains("• engine runs the loop"), "{screen}");
     assert!(screen.contains("▏ fn main() {}"), "{screen}");
-    assert!(screen.contains("openai/gpt-4o"));
+    // The provider is on the idle status line (while the spinner, the time and the cost show,
+    // a 110-column line may keep only the model).
+    let idle = pty.wait_idle();
+    assert!(idle.contains("openai/gpt-4o"), "{idle}");
 }
 
 #[test]

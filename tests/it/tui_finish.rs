@@ -1,6 +1,7 @@
 //! The TUI's finish (issue 14) through the real binary in a pseudo-terminal: Ctrl+C stops a
 //! stream, Esc stops a `!` command and the prompt typed meanwhile goes after it, the gauge of
-//! a continued session, `--no-alt-screen` leaving the transcript in the scrollback.
+//! a continued session, `--no-alt-screen` leaving the transcript in the scrollback, a slow MCP
+//! server's prompt fetched while the screen goes on.
 
 use crate::exec::Run;
 use crate::support::{MockLlm, Reply, Split, openai_text_sse};
@@ -120,5 +121,53 @@ fn no_alt_screen_leaves_the_transcript_in_the_scrollback() {
     assert!(
         !all.contains("Ask harness9 to do something"),
         "the last frame went: {all}"
+    );
+}
+
+#[test]
+fn a_slow_mcp_servers_prompt_leaves_the_screen_responsive_and_lands_when_it_arrives() {
+    use std::sync::atomic::Ordering;
+    let mock = MockLlm::start_in_background();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Reviewed."),
+        split: Split::Whole,
+    });
+    let run = Run::new();
+    let server = crate::mcp::server::TestServer::new(false);
+    let state = std::sync::Arc::clone(&server.state);
+    state.hold_prompts.store(true, Ordering::SeqCst);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = runtime.block_on(crate::mcp::server::serve_http(server));
+    std::fs::create_dir_all(&run.home).unwrap();
+    std::fs::write(
+        run.home.join("mcp.json"),
+        serde_json::json!({"mcpServers": {"slow": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    let mut pty = start(&run, &mock);
+    pty.wait_for("mcp 1/1");
+    pty.send("/mcp__slow__review a.rs error handling\r");
+    pty.wait_for("fetching /mcp__slow__review");
+    // The server has not answered, and the screen still echoes what is typed.
+    pty.send("still typing");
+    let screen = pty.wait_for("still typing");
+    assert!(!screen.contains("did not answer"), "{screen}");
+    assert_eq!(
+        state.prompts_answered.load(Ordering::SeqCst),
+        0,
+        "the typing echoed only after the server answered"
+    );
+    state.release_prompt.notify_one();
+    let screen = pty.wait_for_all(&["› Review a.rs with a focus on error handling.", "Reviewed."]);
+    assert!(
+        screen.contains("still typing"),
+        "the input is kept: {screen}"
+    );
+    let requests = mock.requests();
+    assert!(
+        requests[0].body["messages"]
+            .to_string()
+            .contains("Review a.rs with a focus on error handling."),
+        "the prompt's text goes to the model"
     );
 }

@@ -165,8 +165,13 @@ fn rename_then_resume_by_name() {
     pty.send("/rename parser-work\r");
     pty.wait_for("renamed");
     quit(pty);
-    let pty = open(&run, &mock, &["--resume", "parser-work"]);
+    let mut pty = open(&run, &mock, &["--resume", "parser-work"]);
     pty.wait_for("› remember the parser work");
+    // Not renamed in this run, still named: the exit line gives the name.
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again");
+    pty.send("\x03");
+    pty.wait_for("Resume this session with: harness9 --resume parser-work");
 }
 
 #[test]

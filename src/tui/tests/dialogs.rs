@@ -103,3 +103,30 @@ fn the_trust_question_takes_its_answer_only_after_250_ms() {
     );
     assert!(app.trust.is_none());
 }
+
+#[test]
+fn an_edit_approval_shows_the_engines_preview_with_line_numbers() {
+    let mut app = app();
+    let (mut request, _answer) = ApprovalRequest::new(
+        call(
+            "1",
+            "edit_file",
+            r#"{"path":"src/lib.rs","old_string":"    let b = 2;\n","new_string":"    let b = 3;\n    let c = 4;\n"}"#,
+        ),
+        "edits a file".into(),
+        "edits in this folder".into(),
+        "--mode auto-edit",
+        None,
+    );
+    // The engine's diff of the file as it is (lines 40 to 46); the TUI reads no file.
+    request.preview = Some(
+        "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -40,7 +40,8 @@\n fn sum() -> u32 {\n     \
+         let a = 1;\n-    let b = 2;\n+    let b = 3;\n+    let c = 4;\n     a + b\n }\n"
+            .into(),
+    );
+    app.handle_engine(event(1, EventKind::ApprovalRequired(request)));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("  42 -    let b = 2;"), "{text}");
+    assert!(text.contains("  43 +    let c = 4;"), "{text}");
+    insta::assert_snapshot!("approval_edit_preview_80x24", text);
+}

@@ -121,7 +121,10 @@ fn mentions_offer_directories_and_warn_about_missing_files() {
     assert!(matches!(&commands[..], [Command::Submit(_)]));
     let text = screen(&mut app, 100, 24);
     assert!(text.contains("@src/nope.rs: no such file here"), "{text}");
-    assert!(text.contains("attached: src/main.rs"), "{text}");
+    // The core read the file: its size is said.
+    app.handle_async(AppEvent::Attached(vec![("src/main.rs".into(), 1536)]));
+    let text = screen(&mut app, 100, 24);
+    assert!(text.contains("attached: src/main.rs (1.5 KB)"), "{text}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! commands, and their resources in the `@` completion.
 
 use super::*;
+use crate::tui::app::AppEvent;
 use crate::tui::mcp_panel::McpView;
 
 fn servers() -> Vec<McpView> {
@@ -112,4 +113,48 @@ fn completion_offers_a_servers_resources_after_at() {
     let popup = app.popup();
     assert_eq!(popup[0].insert, "@github:repo://readme ");
     assert_eq!(popup[0].help, "MCP resource");
+}
+
+#[test]
+fn a_prompt_being_fetched_leaves_the_input_working_and_is_sent_when_it_arrives() {
+    let mut app = app();
+    app.handle_async(AppEvent::Mcp {
+        servers: servers(),
+        notices: vec!["MCP server `docs` failed: cannot start".into()],
+    });
+    assert_eq!(app.mcp, servers());
+    assert!(screen(&mut app, 100, 20).contains("MCP server `docs` failed"));
+    app.set_input("/mcp__github__review 42 tests");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [Command::McpPrompt {
+            command: "mcp__github__review".into(),
+            args: "42 tests".into(),
+        }]
+    );
+    assert!(screen(&mut app, 100, 20).contains("fetching /mcp__github__review"));
+    // Nothing waits for the server: typing goes on.
+    type_text(&mut app, "meanwhile");
+    assert!(screen(&mut app, 100, 20).contains("meanwhile"));
+    assert_eq!(
+        app.handle_async(AppEvent::McpPrompt {
+            command: "mcp__github__review".into(),
+            result: Ok("Review PR 42".into()),
+        }),
+        [Command::Submit("Review PR 42".into())]
+    );
+    assert_eq!(app.input_text(), "meanwhile");
+    // A failure is a notice, and nothing is sent.
+    assert!(
+        app.handle_async(AppEvent::McpPrompt {
+            command: "mcp__github__review".into(),
+            result: Err("the server did not answer within 10s".into()),
+        })
+        .is_empty()
+    );
+    let shown = screen(&mut app, 100, 20);
+    assert!(
+        shown.contains("/mcp__github__review: the server did not answer"),
+        "{shown}"
+    );
 }

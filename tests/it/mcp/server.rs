@@ -4,7 +4,7 @@
 //! Its tools: `echo` (read-only), `add` (structured result), `fail` (an error result), `crash`
 //! (the process exits mid-call), `hang` (never answers; records the client's cancellation),
 //! `change` (adds the tool `added` and says the list changed), `env` (a variable of its own
-//! environment). Its prompt: `review FILE FOCUS`.
+//! environment). Its prompt: `review FILE FOCUS` (held until released, for a slow server).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,6 +30,10 @@ pub struct ServerState {
     pub cancelled: AtomicUsize,
     pub cancel_seen: tokio::sync::Notify,
     pub hang_started: tokio::sync::Notify,
+    /// A slow server: `get_prompt` answers only once `release_prompt` is notified.
+    pub hold_prompts: AtomicBool,
+    pub release_prompt: tokio::sync::Notify,
+    pub prompts_answered: AtomicUsize,
 }
 
 #[derive(Clone)]
@@ -110,6 +114,10 @@ impl ServerHandler for TestServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if self.state.hold_prompts.load(Ordering::SeqCst) {
+            self.state.release_prompt.notified().await;
+        }
+        self.state.prompts_answered.fetch_add(1, Ordering::SeqCst);
         let arguments = request.arguments.unwrap_or_default();
         let get = |key: &str| {
             arguments

@@ -1,0 +1,106 @@
+//! What an edit would change, shown before it is approved: the unified diff (with its line
+//! numbers) of `edit_file` or `write_file` applied to the file as it is now. It is computed on
+//! the engine's side, where files may be read, and carried by the approval request, so no front
+//! end ever reads the user's files. Nothing is written; a preview that cannot be made (the text
+//! does not match once, the file is not text or too big, a rule denies reading it, it is a
+//! secret file) is `None`, and the front end shows the call's own strings instead.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::read_file::{MAX_READ_BYTES, read_prefix};
+use super::{diff, paths};
+use crate::permission::rules::PermissionRules;
+use crate::permission::{protected, read_denied};
+
+/// The diff `tool` would make with `arguments`, if it is an edit that can be previewed.
+pub fn edit_preview(
+    tool: &str,
+    arguments: &Value,
+    workdir: &Path,
+    rules: &PermissionRules,
+) -> Option<String> {
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let path = paths::resolve(workdir, text("path")?);
+    // The preview reaches front ends (and `exec --json`): what they may not read, it never
+    // shows, not even as the context lines around a change.
+    if read_denied(rules, workdir, &path) || protected::is_secret_file(&path) {
+        return None;
+    }
+    let shown = paths::display(workdir, &path);
+    let before = match read_prefix(&path, MAX_READ_BYTES) {
+        Ok(prefix) if !prefix.cut => String::from_utf8(prefix.bytes).ok()?,
+        Ok(_) => return None,
+        // A file to be created: everything is added.
+        Err(super::read_file::NotReadable::Io(e))
+            if e.kind() == std::io::ErrorKind::NotFound && tool == "write_file" =>
+        {
+            String::new()
+        }
+        Err(_) => return None,
+    };
+    let after = match tool {
+        "write_file" => text("content")?.to_owned(),
+        "edit_file" => {
+            let (old, new) = (text("old_string")?, text("new_string")?);
+            let count = if old.is_empty() {
+                0
+            } else {
+                before.matches(old).count()
+            };
+            let every = arguments.get("replace_all").and_then(Value::as_bool) == Some(true);
+            match count {
+                1 => before.replacen(old, new, 1),
+                n if n > 1 && every => before.replace(old, new),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(diff::unified(&shown, &before, &after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rules(workdir: &Path) -> PermissionRules {
+        PermissionRules::new(workdir, &workdir.join("home"), true)
+    }
+
+    #[test]
+    fn an_edit_is_previewed_with_the_files_own_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(dir.path().join("a.txt"), &text).unwrap();
+        let rules = rules(dir.path());
+        let call = json!({"path": "a.txt", "old_string": "line 12\n", "new_string": "twelve\n"});
+        let diff = edit_preview("edit_file", &call, dir.path(), &rules).unwrap();
+        assert!(diff.contains("@@ -9,7 +9,7 @@"), "{diff}");
+        assert!(diff.contains("-line 12\n+twelve"), "{diff}");
+        // Nothing was written.
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            text
+        );
+        // Ambiguous or missing text: no preview.
+        let twice = json!({"path": "a.txt", "old_string": "line 1", "new_string": "x"});
+        assert_eq!(edit_preview("edit_file", &twice, dir.path(), &rules), None);
+        let new_file = json!({"path": "b.txt", "content": "one\ntwo\n"});
+        let diff = edit_preview("write_file", &new_file, dir.path(), &rules).unwrap();
+        assert!(diff.contains("+one\n+two"), "{diff}");
+    }
+
+    #[test]
+    fn a_secret_file_is_never_previewed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "KEY=hunter2\nOTHER=1\n").unwrap();
+        let call = json!({"path": ".env", "old_string": "OTHER=1", "new_string": "OTHER=2"});
+        assert_eq!(
+            edit_preview("edit_file", &call, dir.path(), &rules(dir.path())),
+            None
+        );
+    }
+}
