@@ -13,6 +13,7 @@ mod hook_events;
 mod model_call;
 mod run_loop;
 mod saving;
+pub mod subagent;
 mod tool_runner;
 
 use std::collections::HashSet;
@@ -533,5 +534,9 @@ mod concurrency_tests;
 mod interruption_tests;
 #[cfg(test)]
 mod planning_tests;
+#[cfg(test)]
+mod subagent_limits_tests;
+#[cfg(test)]
+mod subagent_tests;
 #[cfg(test)]
 mod tests;

@@ -33,6 +33,10 @@ pub(crate) trait Emitter: Send {
         cancel: &CancellationToken,
     ) -> Result<Completion, GenerateFailure>;
 
+    /// Shows a sub-agent's approval to whoever answers this run's, without waiting: the child
+    /// waits for the answer itself.
+    async fn forward_approval(&mut self, turn: u32, request: ApprovalRequest);
+
     /// Asks for an approval and waits; cancellation counts as a denial.
     async fn approve(
         &mut self,
@@ -120,6 +124,10 @@ impl Emitter for BlockingEmitter<'_> {
     ) -> ApprovalDecision {
         ApprovalDecision::NoApprover
     }
+
+    async fn forward_approval(&mut self, _turn: u32, request: ApprovalRequest) {
+        request.respond(ApprovalDecision::NoApprover);
+    }
 }
 
 pub(crate) struct StreamEmitter {
@@ -157,38 +165,15 @@ impl Emitter for StreamEmitter {
         tools: &[ToolDefinition],
         cancel: &CancellationToken,
     ) -> Result<Completion, GenerateFailure> {
-        let mut chunks = provider.generate_stream(messages, tools, cancel.clone());
-        let mut partial_text = String::new();
-        while let Some(chunk) = chunks.recv().await {
-            let kind = match chunk {
-                StreamChunk::TextDelta(text) => {
-                    partial_text.push_str(&text);
-                    EventKind::ActionDelta(text)
-                }
-                StreamChunk::ThinkingDelta(text) => EventKind::ThinkingDelta(text),
-                StreamChunk::Retry(notice) => EventKind::Retry(retry_info(notice)),
-                StreamChunk::Done { message, usage } => return Ok(Completion { message, usage }),
-                StreamChunk::Error(error) => {
-                    return Err(GenerateFailure {
-                        error,
-                        partial_text,
-                    });
-                }
-            };
-            self.emit(Event { turn, kind }).await;
-        }
-        let error = if cancel.is_cancelled() {
-            ProviderError::cancelled()
-        } else {
-            ProviderError::new(
-                crate::schema::ProviderErrorKind::Connection,
-                "the model stream ended without an answer",
-            )
-        };
-        Err(GenerateFailure {
-            error,
-            partial_text,
+        generate_streamed(self, provider, turn, messages, tools, cancel).await
+    }
+
+    async fn forward_approval(&mut self, turn: u32, request: ApprovalRequest) {
+        self.emit(Event {
+            turn,
+            kind: EventKind::ApprovalRequired(request),
         })
+        .await;
     }
 
     async fn approve(
@@ -211,4 +196,47 @@ impl Emitter for StreamEmitter {
             }),
         }
     }
+}
+
+/// One model call, streamed: deltas and retries become events of `em` as they arrive.
+pub(crate) async fn generate_streamed<E: Emitter + ?Sized>(
+    em: &mut E,
+    provider: &dyn LlmProvider,
+    turn: u32,
+    messages: &[Message],
+    tools: &[ToolDefinition],
+    cancel: &CancellationToken,
+) -> Result<Completion, GenerateFailure> {
+    let mut chunks = provider.generate_stream(messages, tools, cancel.clone());
+    let mut partial_text = String::new();
+    while let Some(chunk) = chunks.recv().await {
+        let kind = match chunk {
+            StreamChunk::TextDelta(text) => {
+                partial_text.push_str(&text);
+                EventKind::ActionDelta(text)
+            }
+            StreamChunk::ThinkingDelta(text) => EventKind::ThinkingDelta(text),
+            StreamChunk::Retry(notice) => EventKind::Retry(retry_info(notice)),
+            StreamChunk::Done { message, usage } => return Ok(Completion { message, usage }),
+            StreamChunk::Error(error) => {
+                return Err(GenerateFailure {
+                    error,
+                    partial_text,
+                });
+            }
+        };
+        em.emit(Event { turn, kind }).await;
+    }
+    let error = if cancel.is_cancelled() {
+        ProviderError::cancelled()
+    } else {
+        ProviderError::new(
+            crate::schema::ProviderErrorKind::Connection,
+            "the model stream ended without an answer",
+        )
+    };
+    Err(GenerateFailure {
+        error,
+        partial_text,
+    })
 }

@@ -122,7 +122,10 @@ mod tests {
         assert_eq!(children.len(), 1);
         assert_eq!(children[0].agent, "explore");
         assert_eq!(children[0].session.id, child.id);
-        assert_eq!(store.parent_of(&child.id).await.unwrap(), Some(parent.id.clone()));
+        assert_eq!(
+            store.parent_of(&child.id).await.unwrap(),
+            Some(parent.id.clone())
+        );
         assert_eq!(store.parent_of(&parent.id).await.unwrap(), None);
 
         let listed: Vec<String> = store
