@@ -537,6 +537,6 @@ mod planning_tests;
 #[cfg(test)]
 mod subagent_limits_tests;
 #[cfg(test)]
-mod subagent_tests;
+pub(crate) mod subagent_tests;
 #[cfg(test)]
 mod tests;

@@ -19,7 +19,7 @@ use crate::schema::{Message, RetryNotice, StreamChunk, ToolCall};
 use crate::tools::{Registry, Tool};
 
 /// What the provider is asked: the messages, the tools offered, and the call's cancellation.
-pub(super) struct Request {
+pub(crate) struct Request {
     pub messages: Vec<Message>,
     pub tools: Vec<String>,
     pub cancel: CancellationToken,
@@ -28,12 +28,12 @@ pub(super) struct Request {
 type Answer = Pin<Box<dyn Future<Output = Result<Message, ProviderError>> + Send>>;
 
 /// A provider whose every answer is a closure of the request.
-pub(super) struct FnProvider {
+pub(crate) struct FnProvider {
     answer: Box<dyn Fn(Request) -> Answer + Send + Sync>,
 }
 
 impl FnProvider {
-    pub(super) fn new<F, Fut>(answer: F) -> Arc<Self>
+    pub(crate) fn new<F, Fut>(answer: F) -> Arc<Self>
     where
         F: Fn(Request) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Message, ProviderError>> + Send + 'static,
@@ -112,7 +112,7 @@ fn usage() -> crate::schema::Usage {
 }
 
 /// The agent a request is for: `None` for the parent.
-pub(super) fn agent_of(request: &Request) -> Option<String> {
+pub(crate) fn agent_of(request: &Request) -> Option<String> {
     let system = &request.messages.first()?.content;
     let start = system.find("# Your role: the `")? + "# Your role: the `".len();
     let end = system[start..].find('`')?;
@@ -120,7 +120,7 @@ pub(super) fn agent_of(request: &Request) -> Option<String> {
 }
 
 /// The user's prompt of a request (its first user message).
-pub(super) fn prompt_of(request: &Request) -> String {
+pub(crate) fn prompt_of(request: &Request) -> String {
     request
         .messages
         .iter()
@@ -129,17 +129,17 @@ pub(super) fn prompt_of(request: &Request) -> String {
         .unwrap_or_default()
 }
 
-pub(super) fn has_results(request: &Request) -> bool {
+pub(crate) fn has_results(request: &Request) -> bool {
     request.messages.iter().any(Message::is_tool_result)
 }
 
-pub(super) fn calls(text: &str, calls: Vec<ToolCall>) -> Message {
+pub(crate) fn calls(text: &str, calls: Vec<ToolCall>) -> Message {
     let mut message = Message::assistant(text);
     message.tool_calls = calls;
     message
 }
 
-pub(super) fn task_call(id: &str, agent: &str, prompt: &str) -> ToolCall {
+pub(crate) fn task_call(id: &str, agent: &str, prompt: &str) -> ToolCall {
     call(
         id,
         "task",
@@ -149,7 +149,7 @@ pub(super) fn task_call(id: &str, agent: &str, prompt: &str) -> ToolCall {
 }
 
 /// A parent engine with `tools` and `task` over them; `extra` adds file agents.
-pub(super) fn parent_engine(
+pub(crate) fn parent_engine(
     provider: &Arc<FnProvider>,
     tools: Vec<Arc<dyn Tool>>,
     extra: Vec<AgentDefinition>,
@@ -183,7 +183,7 @@ pub(super) fn parent_engine(
     AgentEngine::builder(dyn_provider, Arc::new(registry), std::env::temp_dir())
 }
 
-pub(super) fn file_agent(name: &str, tools: &[&str]) -> AgentDefinition {
+pub(crate) fn file_agent(name: &str, tools: &[&str]) -> AgentDefinition {
     AgentDefinition {
         name: name.into(),
         description: "a file agent".into(),

@@ -61,14 +61,14 @@ fn exec_json_shows_the_childs_events_as_subagent_events() {
     assert_ne!(child_session, parent_session);
 
     // The parent's own events: the task call's result is the child's answer with its totals.
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool_result")
-        .unwrap();
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
     assert_eq!(result["data"]["name"], "task");
     assert_eq!(result["data"]["is_error"], false);
     let text = result["data"]["output"].as_str().unwrap();
-    assert!(text.starts_with("It says hi.\n\n[explore sub-agent: 2 turns"), "{text}");
+    assert!(
+        text.starts_with("It says hi.\n\n[explore sub-agent: 2 turns"),
+        "{text}"
+    );
     assert_eq!(events.last().unwrap()["type"], "done");
 
     // The child's requests held only its own prompt and read-only tools.
@@ -104,9 +104,16 @@ fn exec_text_says_what_the_child_did_on_stderr() {
     let output = run.exec(&mock, &["exec", "Ask an explorer"]);
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(stdout.trim(), "The explorer says: hi.", "only the main answer");
+    assert_eq!(
+        stdout.trim(),
+        "The explorer says: hi.",
+        "only the main answer"
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("[explore call_task] started"), "{stderr}");
     assert!(stderr.contains("[explore call_task] read_file"), "{stderr}");
-    assert!(stderr.contains("[explore call_task] done: 2 turns"), "{stderr}");
+    assert!(
+        stderr.contains("[explore call_task] done: 2 turns"),
+        "{stderr}"
+    );
 }
