@@ -205,10 +205,13 @@ pub trait LateTools: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 }
 
+/// Which tools (by name and kind) a filtered registry keeps.
+pub type ToolFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
+
 /// Late tools that pass a filter.
 struct FilteredLate {
     inner: Arc<dyn LateTools>,
-    keep: Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>,
+    keep: ToolFilter,
 }
 
 impl LateTools for FilteredLate {
@@ -261,7 +264,7 @@ impl Registry {
 
     /// The tools `keep` accepts (by name and kind), late ones included as they come: a
     /// sub-agent's set, taken from its parent's.
-    pub fn filtered(&self, keep: Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>) -> Registry {
+    pub fn filtered(&self, keep: ToolFilter) -> Registry {
         let tools = self
             .tools
             .iter()

@@ -13,10 +13,13 @@ use super::tests::{call, drain, fake_bash, weather};
 use super::*;
 use crate::schema::{Message, ProviderErrorKind};
 
+/// The tools each child was offered, by agent.
+type Offered = Arc<Mutex<Vec<(String, Vec<String>)>>>;
+
 /// Records the tools each child was offered and plays `child` for it.
 fn recording(
     parent_calls: Vec<crate::schema::ToolCall>,
-    offered: Arc<Mutex<Vec<(String, Vec<String>)>>>,
+    offered: Offered,
     child: impl Fn(&Request) -> Result<Message, ProviderError> + Send + Sync + 'static,
 ) -> Arc<FnProvider> {
     let child = Arc::new(child);
@@ -65,7 +68,7 @@ fn results(events: &[Event]) -> Vec<(String, bool, String)> {
 /// or a tool the parent lacks gets it nothing more.
 #[tokio::test]
 async fn a_file_agents_tool_list_limits_its_tools() {
-    let offered: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let offered: Offered = Arc::default();
     let provider = recording(
         vec![task_call("t1", "weather-only", "what is the weather")],
         Arc::clone(&offered),
@@ -89,7 +92,7 @@ async fn a_file_agents_tool_list_limits_its_tools() {
 /// schema are refused before any child starts.
 #[tokio::test]
 async fn neither_an_agent_file_nor_the_models_arguments_widen_what_the_parent_may_do() {
-    let offered: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let offered: Offered = Arc::default();
     let widened = call(
         "t0",
         "task",
@@ -152,7 +155,7 @@ async fn neither_an_agent_file_nor_the_models_arguments_widen_what_the_parent_ma
 /// same decision path, not a copy.
 #[tokio::test]
 async fn the_parents_deny_rule_holds_in_a_child_even_in_yolo() {
-    let offered: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let offered: Offered = Arc::default();
     let provider = recording(
         vec![task_call("t1", "general", "clean up")],
         Arc::clone(&offered),
@@ -231,7 +234,7 @@ fn parent_engine_with_rules(
 /// answer given there reaches the child.
 #[tokio::test]
 async fn a_childs_approval_is_the_parents_and_its_answer_reaches_the_child() {
-    let offered: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let offered: Offered = Arc::default();
     let provider = recording(
         vec![task_call("t1", "general", "run it")],
         Arc::clone(&offered),
@@ -278,7 +281,7 @@ async fn a_childs_approval_is_the_parents_and_its_answer_reaches_the_child() {
 /// Headless (`run`, nobody to answer), the child's call is refused as the parent's would be.
 #[tokio::test]
 async fn without_an_approver_a_childs_call_is_refused() {
-    let offered: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let offered: Offered = Arc::default();
     let provider = recording(
         vec![task_call("t1", "general", "run it")],
         Arc::clone(&offered),
