@@ -117,3 +117,46 @@ fn exec_text_says_what_the_child_did_on_stderr() {
         "{stderr}"
     );
 }
+
+/// Headless, a child's call that needs approval comes out as the parent's `approval_required`
+/// naming the agent, and `exec` refuses it like its own: the child is told, and nothing is
+/// written.
+#[test]
+fn exec_refuses_a_childs_call_that_needs_approval() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    for body in [
+        openai_tool_sse(
+            "call_task",
+            "task",
+            r#"{"agent":"general","description":"write","prompt":"Write notes.txt"}"#,
+        ),
+        openai_tool_sse(
+            "call_write",
+            "write_file",
+            r#"{"path":"notes.txt","content":"from the child"}"#,
+        ),
+        openai_text_sse("I was not allowed to write."),
+        openai_text_sse("The child could not write."),
+    ] {
+        mock.push(Reply::Sse {
+            body,
+            split: Split::Whole,
+        });
+    }
+    let output = run.exec(&mock, &["exec", "--json", "Have a child write a file"]);
+    assert_eq!(output.status.code(), Some(0));
+    let events = json_lines(&output.stdout);
+    let approval = events
+        .iter()
+        .find(|e| e["type"] == "approval_required")
+        .expect("the child's approval is the parent's own event");
+    assert_eq!(approval["data"]["id"], "call_task/call_write");
+    assert_eq!(approval["data"]["agent"], "general");
+    let child_result = events
+        .iter()
+        .find(|e| e["type"] == "subagent" && e["data"]["event"]["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(child_result["data"]["event"]["data"]["is_error"], true);
+    assert!(!run.workdir.join("notes.txt").exists());
+}
