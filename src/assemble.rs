@@ -250,6 +250,40 @@ pub async fn assemble_with(
             None
         }
     };
+    let rules = Arc::new(
+        crate::permission::rules::PermissionRules::new(
+            &settings.workdir,
+            &settings.home,
+            settings.trusted,
+        )
+        .with_run_rules(settings.run_rules.clone()),
+    );
+    // `task` last: its children get every tool registered before it, and never `task`.
+    let agents = Arc::new(crate::agents::AgentCatalog::discover(
+        &settings.workdir,
+        &settings.home,
+        settings.trusted,
+    ));
+    notices.extend(agents.notices.iter().cloned());
+    let child_tools = registry.clone();
+    crate::engine::subagent::SubagentLauncher::register(
+        &mut registry,
+        agents,
+        crate::engine::subagent::SubagentBase {
+            tools: child_tools,
+            providers: Arc::clone(providers),
+            small_model: settings.small_model.clone(),
+            workdir: settings.workdir.clone(),
+            max_turns: settings.max_turns,
+            tool_timeout: settings.tool_timeout,
+            max_concurrent_tools: settings.max_concurrent_tools,
+            context_window: settings.context_window,
+            hooks: Arc::clone(&hooks),
+            rules: Arc::clone(&rules),
+            store: Some(store.clone()),
+            observer: Arc::new(TracingObserver),
+        },
+    );
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
@@ -273,14 +307,7 @@ pub async fn assemble_with(
         .session(Arc::clone(&saving) as Arc<dyn crate::memory::Session>)
         .observer(Arc::new(TracingObserver))
         .hooks(hooks)
-        .permission_rules(Arc::new(
-            crate::permission::rules::PermissionRules::new(
-                &settings.workdir,
-                &settings.home,
-                settings.trusted,
-            )
-            .with_run_rules(settings.run_rules.clone()),
-        ))
+        .permission_rules(rules)
         .build();
     Ok(Assembly {
         engine: Arc::new(engine),

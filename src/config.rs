@@ -203,6 +203,9 @@ pub struct Settings {
     /// `--trust` in `exec` and `serve`: the project's hooks count as approved for this run
     /// (CONTRACT "Folder trust"). The TUI asks instead.
     pub approve_extensions: bool,
+    /// `HARNESS9_SMALL_MODEL`: a smaller model of the same provider for the `explore` sub-agent
+    /// (and file agents saying `model: haiku`); unset, they use the session's model.
+    pub small_model: Option<String>,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -333,6 +336,11 @@ pub fn resolve_trusted(
         catalogue,
         run_rules: Default::default(),
         approve_extensions: options.trust,
+        small_model: env
+            .get("HARNESS9_SMALL_MODEL")
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned),
     })
 }
 

@@ -93,15 +93,8 @@ impl PromptBuilder for DefaultPromptBuilder {
             prompt.push_str("\n\n");
             prompt.push_str(notes);
         }
-        if let Ok(agents) = std::fs::read_to_string(self.workdir.join("AGENTS.md")) {
-            let agents = agents.trim();
-            if !agents.is_empty() {
-                let cut = agents
-                    .char_indices()
-                    .nth(MAX_AGENTS_MD)
-                    .map_or(agents, |(i, _)| &agents[..i]);
-                prompt.push_str(&format!("\n\n# Project instructions (AGENTS.md)\n\n{cut}"));
-            }
+        if let Some(section) = agents_md_section(&self.workdir) {
+            prompt.push_str(&section);
         }
         if !self.skills.is_empty() {
             prompt.push_str(&format!(
@@ -120,8 +113,23 @@ impl PromptBuilder for DefaultPromptBuilder {
     }
 }
 
+/// `<workdir>/AGENTS.md` as a section of the system prompt (read now, cut at
+/// `MAX_AGENTS_MD` characters), when there is one.
+pub fn agents_md_section(workdir: &std::path::Path) -> Option<String> {
+    let agents = std::fs::read_to_string(workdir.join("AGENTS.md")).ok()?;
+    let agents = agents.trim();
+    if agents.is_empty() {
+        return None;
+    }
+    let cut = agents
+        .char_indices()
+        .nth(MAX_AGENTS_MD)
+        .map_or(agents, |(i, _)| &agents[..i]);
+    Some(format!("\n\n# Project instructions (AGENTS.md)\n\n{cut}"))
+}
+
 /// Today's date (UTC) as `YYYY-MM-DD`.
-fn today() -> String {
+pub(crate) fn today() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now())
         .to_string()
         .chars()

@@ -14,6 +14,7 @@ mod model_call;
 mod provider_search;
 mod run_loop;
 mod saving;
+pub mod subagent;
 mod tool_runner;
 
 use std::collections::HashSet;
@@ -534,5 +535,9 @@ mod concurrency_tests;
 mod interruption_tests;
 #[cfg(test)]
 mod planning_tests;
+#[cfg(test)]
+mod subagent_limits_tests;
+#[cfg(test)]
+pub(crate) mod subagent_tests;
 #[cfg(test)]
 mod tests;

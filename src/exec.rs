@@ -291,6 +291,11 @@ impl Printer {
                     EventKind::Error(failure) => {
                         eprintln!("harness9: {}", sanitize(&failure.message))
                     }
+                    EventKind::Subagent(nested) => {
+                        if let Some(line) = subagent_line(nested) {
+                            eprintln!("harness9: {}", sanitize(&line));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -305,6 +310,29 @@ impl Printer {
             let _ = out.flush();
             self.line_open = false;
         }
+    }
+}
+
+/// A sub-agent's progress in text mode, one stderr line per step worth a line (its answer
+/// reaches stdout only through the main agent's).
+fn subagent_line(nested: &crate::engine::SubagentEvent) -> Option<String> {
+    let who = format!("[{} {}]", nested.agent, nested.task_id);
+    match &nested.event.kind {
+        EventKind::SessionStarted(info) => Some(format!(
+            "{who} started (session {}, model {})",
+            info.session_id, info.model
+        )),
+        EventKind::ToolStart(call) => Some(format!("{who} {}", call.name)),
+        EventKind::Notice(text) => Some(format!("{who} {text}")),
+        EventKind::Done(done) => Some(format!(
+            "{who} done: {} turn{}, {} input and {} output tokens",
+            done.turns,
+            if done.turns == 1 { "" } else { "s" },
+            done.input_tokens,
+            done.output_tokens
+        )),
+        EventKind::Error(failure) => Some(format!("{who} failed: {}", failure.message)),
+        _ => None,
     }
 }
 

@@ -17,6 +17,7 @@ pub mod paths;
 pub mod preview;
 mod read_file;
 mod shell_process;
+pub mod task;
 mod todo_write;
 mod use_skill;
 mod validate;
@@ -30,6 +31,7 @@ pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
+pub use task::{SubagentRunner, TASK_TOOL, TaskRequest, TaskTool};
 pub use todo_write::TodoWrite;
 pub use use_skill::UseSkill;
 pub use write_file::{WriteFile, write_atomic};
@@ -148,6 +150,12 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether the tool bounds its own running time (`task`: its sub-agent's calls each have
+    /// the timeout), so `--tool-timeout` does not apply to the call as a whole.
+    fn has_own_time_limit(&self) -> bool {
+        false
+    }
+
     /// Whether plan mode offers the tool to the model (it may still refuse some calls).
     fn offered_in_plan(&self) -> bool {
         self.kind().allowed_in_plan()
@@ -199,6 +207,25 @@ pub trait LateTools: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 }
 
+/// Which tools (by name and kind) a filtered registry keeps.
+pub type ToolFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
+
+/// Late tools that pass a filter.
+struct FilteredLate {
+    inner: Arc<dyn LateTools>,
+    keep: ToolFilter,
+}
+
+impl LateTools for FilteredLate {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.inner
+            .tools()
+            .into_iter()
+            .filter(|tool| (self.keep)(tool.name(), tool.kind()))
+            .collect()
+    }
+}
+
 /// The set of tools, by name.
 #[derive(Default, Clone)]
 pub struct Registry {
@@ -235,6 +262,24 @@ impl Registry {
             }
         }
         all
+    }
+
+    /// The tools `keep` accepts (by name and kind), late ones included as they come: a
+    /// sub-agent's set, taken from its parent's.
+    pub fn filtered(&self, keep: ToolFilter) -> Registry {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|(name, tool)| keep(name, tool.kind()))
+            .map(|(name, tool)| (name.clone(), Arc::clone(tool)))
+            .collect();
+        let late = self.late.as_ref().map(|inner| {
+            Arc::new(FilteredLate {
+                inner: Arc::clone(inner),
+                keep,
+            }) as Arc<dyn LateTools>
+        });
+        Registry { tools, late }
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {

@@ -35,6 +35,10 @@ pub(crate) trait Emitter: Send {
         cancel: &CancellationToken,
     ) -> Result<Completion, GenerateFailure>;
 
+    /// Shows a sub-agent's approval to whoever answers this run's, without waiting: the child
+    /// waits for the answer itself.
+    async fn forward_approval(&mut self, turn: u32, request: ApprovalRequest);
+
     /// Asks for an approval and waits; cancellation counts as a denial.
     async fn approve(
         &mut self,
@@ -122,6 +126,10 @@ impl Emitter for BlockingEmitter<'_> {
     ) -> ApprovalDecision {
         ApprovalDecision::NoApprover
     }
+
+    async fn forward_approval(&mut self, _turn: u32, request: ApprovalRequest) {
+        request.respond(ApprovalDecision::NoApprover);
+    }
 }
 
 pub(crate) struct StreamEmitter {
@@ -159,60 +167,15 @@ impl Emitter for StreamEmitter {
         tools: &[ToolDefinition],
         cancel: &CancellationToken,
     ) -> Result<Completion, GenerateFailure> {
-        let mut chunks = provider.generate_stream(messages, tools, cancel.clone());
-        let mut partial_text = String::new();
-        let mut server_started = std::collections::HashMap::new();
-        while let Some(chunk) = chunks.recv().await {
-            let kind = match chunk {
-                StreamChunk::TextDelta(text) => {
-                    partial_text.push_str(&text);
-                    EventKind::ActionDelta(text)
-                }
-                StreamChunk::ThinkingDelta(text) => EventKind::ThinkingDelta(text),
-                // The provider's own search: drawn as a tool call and its result.
-                StreamChunk::ServerTool(ServerToolEvent::Start(call)) => {
-                    server_started.insert(call.id.clone(), std::time::Instant::now());
-                    EventKind::ToolStart(call)
-                }
-                StreamChunk::ServerTool(ServerToolEvent::Result {
-                    call,
-                    output,
-                    is_error,
-                }) => EventKind::ToolResult(super::event::ToolOutcome {
-                    duration: server_started
-                        .remove(&call.id)
-                        .map(|at| at.elapsed())
-                        .unwrap_or_default(),
-                    result: crate::schema::ToolResult {
-                        tool_call_id: call.id,
-                        output,
-                        is_error,
-                    },
-                    name: call.name,
-                }),
-                StreamChunk::Retry(notice) => EventKind::Retry(retry_info(notice)),
-                StreamChunk::Done { message, usage } => return Ok(Completion { message, usage }),
-                StreamChunk::Error(error) => {
-                    return Err(GenerateFailure {
-                        error,
-                        partial_text,
-                    });
-                }
-            };
-            self.emit(Event { turn, kind }).await;
-        }
-        let error = if cancel.is_cancelled() {
-            ProviderError::cancelled()
-        } else {
-            ProviderError::new(
-                crate::schema::ProviderErrorKind::Connection,
-                "the model stream ended without an answer",
-            )
-        };
-        Err(GenerateFailure {
-            error,
-            partial_text,
+        generate_streamed(self, provider, turn, messages, tools, cancel).await
+    }
+
+    async fn forward_approval(&mut self, turn: u32, request: ApprovalRequest) {
+        self.emit(Event {
+            turn,
+            kind: EventKind::ApprovalRequired(request),
         })
+        .await;
     }
 
     async fn approve(
@@ -235,4 +198,69 @@ impl Emitter for StreamEmitter {
             }),
         }
     }
+}
+
+/// One model call, streamed: deltas and retries become events of `em` as they arrive.
+pub(crate) async fn generate_streamed<E: Emitter + ?Sized>(
+    em: &mut E,
+    provider: &dyn LlmProvider,
+    turn: u32,
+    messages: &[Message],
+    tools: &[ToolDefinition],
+    cancel: &CancellationToken,
+) -> Result<Completion, GenerateFailure> {
+    let mut chunks = provider.generate_stream(messages, tools, cancel.clone());
+    let mut partial_text = String::new();
+    let mut server_started = std::collections::HashMap::new();
+    while let Some(chunk) = chunks.recv().await {
+        let kind = match chunk {
+            StreamChunk::TextDelta(text) => {
+                partial_text.push_str(&text);
+                EventKind::ActionDelta(text)
+            }
+            StreamChunk::ThinkingDelta(text) => EventKind::ThinkingDelta(text),
+            // The provider's own search: drawn as a tool call and its result.
+            StreamChunk::ServerTool(ServerToolEvent::Start(call)) => {
+                server_started.insert(call.id.clone(), std::time::Instant::now());
+                EventKind::ToolStart(call)
+            }
+            StreamChunk::ServerTool(ServerToolEvent::Result {
+                call,
+                output,
+                is_error,
+            }) => EventKind::ToolResult(super::event::ToolOutcome {
+                duration: server_started
+                    .remove(&call.id)
+                    .map(|at| at.elapsed())
+                    .unwrap_or_default(),
+                result: crate::schema::ToolResult {
+                    tool_call_id: call.id,
+                    output,
+                    is_error,
+                },
+                name: call.name,
+            }),
+            StreamChunk::Retry(notice) => EventKind::Retry(retry_info(notice)),
+            StreamChunk::Done { message, usage } => return Ok(Completion { message, usage }),
+            StreamChunk::Error(error) => {
+                return Err(GenerateFailure {
+                    error,
+                    partial_text,
+                });
+            }
+        };
+        em.emit(Event { turn, kind }).await;
+    }
+    let error = if cancel.is_cancelled() {
+        ProviderError::cancelled()
+    } else {
+        ProviderError::new(
+            crate::schema::ProviderErrorKind::Connection,
+            "the model stream ended without an answer",
+        )
+    };
+    Err(GenerateFailure {
+        error,
+        partial_text,
+    })
 }

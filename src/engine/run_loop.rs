@@ -62,6 +62,26 @@ pub(super) struct RunState {
 }
 
 impl RunState {
+    /// Adds what sub-agents' model calls used to the run's totals (and to what the session's
+    /// stored totals have yet to get).
+    pub(super) fn add_children(&mut self, children: &super::subagent::ChildUsage) {
+        if children.calls == 0 {
+            return;
+        }
+        for usage in [&mut self.usage, &mut self.unrecorded_usage] {
+            usage.input_tokens += children.usage.input_tokens;
+            usage.output_tokens += children.usage.output_tokens;
+            usage.cache_read_tokens += children.usage.cache_read_tokens;
+            usage.cache_creation_tokens += children.usage.cache_creation_tokens;
+        }
+        self.unrecorded_cost += children.cost;
+        self.cost = match (self.turns_priced, children.priced) {
+            (true, true) => Some(self.cost.unwrap_or(0.0) + children.cost),
+            _ => None,
+        };
+        self.turns_priced = self.cost.is_some();
+    }
+
     pub(super) fn prompt_estimate(&self, tools: &[ToolDefinition]) -> u64 {
         match self.known_prompt {
             Some((tokens, covered)) if covered <= self.history.len() => {
@@ -452,7 +472,11 @@ impl AgentEngine {
             }
         }
         let tools_started = Instant::now();
-        let results = self.run_tools(turn, mode, &calls, cancel, em).await;
+        let mut children = super::subagent::ChildUsage::default();
+        let results = self
+            .run_tools(turn, mode, &calls, cancel, em, &mut children)
+            .await;
+        state.add_children(&children);
         for result in &results {
             state.history.push(Message::tool_result(result));
         }

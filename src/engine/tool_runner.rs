@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -18,12 +18,16 @@ use tracing::Instrument;
 use super::AgentEngine;
 use super::emitter::Emitter;
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
+use super::subagent::{AGENT_LINK, AgentLink, ChildMessage, ChildUsage};
 use crate::hooks::{ChainCall, Gate, HookEvent, Passed};
 use crate::permission;
 use crate::permission::always_allow;
 use crate::planning::Mode;
 use crate::schema::{ToolCall, ToolResult};
 use crate::tools::ToolContext;
+
+/// Sub-agents' messages buffered before a child waits for its parent to take them.
+const CHILD_CHANNEL_CAPACITY: usize = 256;
 
 /// What a finished tool task hands back.
 struct Finished {
@@ -42,8 +46,11 @@ impl AgentEngine {
         calls: &[ToolCall],
         cancel: &CancellationToken,
         em: &mut dyn Emitter,
+        children: &mut ChildUsage,
     ) -> Vec<ToolResult> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        // Sub-agents started by `task` calls report here while they run.
+        let (child_tx, mut child_rx) = mpsc::channel::<ChildMessage>(CHILD_CHANNEL_CAPACITY);
         let semaphore = (self.options.max_concurrent_tools > 0)
             .then(|| Arc::new(Semaphore::new(self.options.max_concurrent_tools)));
         let mut tasks = JoinSet::new();
@@ -187,8 +194,14 @@ impl AgentEngine {
                 // A spawned task does not inherit the current span: it runs in the one the
                 // chain opened for it.
                 let span = chain_call.span.clone();
+                let link = AgentLink {
+                    call_id: call.id.clone(),
+                    parent_session: self.session().map(|s| s.id().to_owned()),
+                    provider: self.provider(),
+                    sink: child_tx.clone(),
+                };
                 let handle = tasks.spawn(
-                    self.tool_task(index, chain_call, passed, semaphore.clone())
+                    self.tool_task(index, chain_call, passed, semaphore.clone(), link)
                         .instrument(span),
                 );
                 task_index.insert(handle.id(), (index, Instant::now()));
@@ -196,9 +209,21 @@ impl AgentEngine {
         }
 
         loop {
+            // A child's messages first: those a finished child sent before it ended come out
+            // before its call's result.
             let joined = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break,
+                Some(message) = child_rx.recv() => {
+                    match message {
+                        ChildMessage::Event(nested) => {
+                            children.count(&nested.event);
+                            em.emit(Event { turn, kind: EventKind::Subagent(nested) }).await;
+                        }
+                        ChildMessage::Approval(request) => em.forward_approval(turn, request).await,
+                    }
+                    continue;
+                }
                 joined = tasks.join_next_with_id() => joined,
             };
             let Some(joined) = joined else { break };
@@ -267,6 +292,7 @@ impl AgentEngine {
         mut call: ChainCall,
         passed: Passed,
         semaphore: Option<Arc<Semaphore>>,
+        link: AgentLink,
     ) -> impl std::future::Future<Output = Finished> + Send + 'static {
         let cancel = call.cancel.child_token();
         let ctx = ToolContext {
@@ -276,7 +302,11 @@ impl AgentEngine {
             todos: Arc::clone(&self.todos),
             read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
         };
-        let timeout = self.options.tool_timeout;
+        let timeout = if call.tool.has_own_time_limit() {
+            None
+        } else {
+            self.options.tool_timeout
+        };
         let chain = self.chain.clone();
         async move {
             // The permit is held for the whole run of the tool; its clock starts once it runs.
@@ -285,7 +315,7 @@ impl AgentEngine {
                 None => None,
             };
             let started = Instant::now();
-            let run = call.tool.execute(call.arguments.clone(), &ctx);
+            let run = AGENT_LINK.scope(link, call.tool.execute(call.arguments.clone(), &ctx));
             let outcome = match timeout {
                 Some(limit) => match tokio::time::timeout(limit, run).await {
                     Ok(outcome) => outcome,

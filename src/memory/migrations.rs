@@ -96,6 +96,11 @@ const STEPS: &[&str] = &[
              VALUES ('delete', old.id, old.title, old.content);
          INSERT INTO memories_fts(rowid, title, content) VALUES (new.id, new.title, new.content);
      END;",
+    // 6 → 7: sub-agents' sessions (`memory::children`): the session of the `task` call that
+    // started one, and the agent's name. Listings leave them out.
+    "ALTER TABLE sessions ADD COLUMN parent_id TEXT;
+     ALTER TABLE sessions ADD COLUMN agent TEXT;
+     CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;",
 ];
 
 /// The version a fully migrated database has.

@@ -23,7 +23,7 @@ pub(super) fn search(
     let mut by_label = conn.prepare_cached(&format!(
         "SELECT {SESSION_COLUMNS} FROM sessions
          WHERE (name LIKE ?1 ESCAPE '\\' OR title LIKE ?1 ESCAPE '\\')
-           AND (?2 IS NULL OR workdir = ?2)
+           AND (?2 IS NULL OR workdir = ?2) AND parent_id IS NULL
          ORDER BY updated_at DESC LIMIT ?3"
     ))?;
     for session in by_label.query_map(params![like, workdir, limit], session_from_row)? {
@@ -51,7 +51,7 @@ pub(super) fn search(
         .collect::<rusqlite::Result<_>>()?;
     let mut owner = conn.prepare_cached(
         "SELECT m.session_id, s.workdir FROM messages m JOIN sessions s ON s.id = m.session_id
-         WHERE m.id = ?1",
+         WHERE m.id = ?1 AND s.parent_id IS NULL",
     )?;
     let mut best: Vec<(String, i64, f64)> = Vec::new();
     let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();

@@ -289,7 +289,7 @@ impl SessionStore {
             match workdir {
                 Some(dir) => {
                     let mut stmt = conn.prepare_cached(&format!(
-                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE workdir = ?1 AND message_count > 0
+                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE workdir = ?1 AND message_count > 0 AND parent_id IS NULL
                          ORDER BY updated_at DESC LIMIT ?2"
                     ))?;
                     for row in stmt.query_map(params![dir, limit], session_from_row)? {
@@ -298,7 +298,7 @@ impl SessionStore {
                 }
                 None => {
                     let mut stmt = conn.prepare_cached(&format!(
-                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE message_count > 0
+                        "SELECT {SESSION_COLUMNS} FROM sessions WHERE message_count > 0 AND parent_id IS NULL
                          ORDER BY updated_at DESC LIMIT ?1"
                     ))?;
                     for row in stmt.query_map(params![limit], session_from_row)? {

@@ -52,6 +52,7 @@ impl Fixture {
             catalogue: Default::default(),
             run_rules: Default::default(),
             approve_extensions: false,
+            small_model: None,
         };
         Fixture {
             _dir: dir,

@@ -249,8 +249,13 @@ pub(super) fn draw_approval(
     let call = describe_call(request, inner_width);
     let mut lines = Vec::new();
     lines.push(Line::default());
+    // A sub-agent's call comes through the same dialog, saying which agent asks.
+    let asker = match &request.agent {
+        Some(agent) => format!("the `{agent}` sub-agent's call needs approval"),
+        None => "needs approval".to_owned(),
+    };
     lines.push(Line::styled(
-        format!("needs approval: {}", request.reason),
+        format!("{asker}: {}", request.reason),
         Style::new().fg(super::theme::warn()),
     ));
     lines.push(Line::default());

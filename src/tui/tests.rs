@@ -528,3 +528,4 @@ mod mcp;
 mod memory;
 mod runs;
 mod screen;
+mod subagents;

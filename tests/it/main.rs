@@ -17,6 +17,7 @@ mod serve;
 mod serve_client;
 mod sessions;
 mod stored_state;
+mod subagents;
 mod support;
 mod tools;
 mod trust;
