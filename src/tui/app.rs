@@ -69,6 +69,8 @@ pub enum Command {
         command: String,
         args: String,
     },
+    /// Read a stored session's conversation (a sub-agent's, for its transcript view).
+    ReadSession(String),
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -94,6 +96,12 @@ pub enum AppEvent {
         queue: Vec<String>,
     },
     Flash(String),
+    /// A stored session's conversation, as `Command::ReadSession` asked (or why it could not be
+    /// read).
+    SessionRead {
+        session_id: String,
+        messages: Result<Vec<crate::schema::Message>, String>,
+    },
     /// Something asked of the session failed (what kind decides where it is shown).
     Failed(crate::engine::Failure),
 }
@@ -202,6 +210,8 @@ pub struct App {
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// `/mcp` is open, with this server selected.
     pub mcp_panel: Option<usize>,
+    /// A sub-agent's transcript, while it is open.
+    pub child_view: Option<super::subagents::ChildView>,
 }
 
 /// Tokens by kind and their cost, added up from the provider's counts.
@@ -309,6 +319,7 @@ impl App {
             sandbox: None,
             mcp: Vec::new(),
             mcp_panel: None,
+            child_view: None,
         }
     }
 
@@ -335,9 +346,10 @@ impl App {
         self.input.insert_str(text);
     }
 
-    /// Whether something moves on screen without input (the spinner).
+    /// Whether something moves on screen without input (the spinner, a task's clock; a
+    /// background task runs on after its turn).
     pub fn is_animating(&self) -> bool {
-        self.busy()
+        self.busy() || self.transcript.any_task_running()
     }
 
     /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
@@ -383,6 +395,9 @@ impl App {
     }
 
     pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {
+        if let Some(commands) = self.apply_tasks(action) {
+            return commands;
+        }
         if let Some(commands) = self.apply_workflow(action) {
             return commands;
         }

@@ -23,6 +23,9 @@ impl App {
         if self.mcp_panel.is_some() {
             stack.push(Layer::McpPanel);
         }
+        if self.child_view.is_some() {
+            stack.push(Layer::TaskTranscript);
+        }
         if !self.approvals.is_empty() {
             stack.push(Layer::Approval);
             if self.deny_reason.is_some() {
@@ -61,6 +64,9 @@ impl App {
             Layer::Trust => " t trusts this folder · n or Esc does not ",
             Layer::Extension => " a approves · n or Esc leaves it off for now ",
             Layer::McpPanel => " ↑↓ choose · r reconnects · d disables · Esc closes ",
+            Layer::TaskTranscript => {
+                " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
+            }
         }
     }
 }
@@ -107,6 +113,10 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
                 if let Some(selected) = app.mcp_panel {
                     super::mcp_panel::draw(app, selected, frame, body);
                 }
+            }
+            Layer::TaskTranscript => {
+                let most = super::subagents::draw(app, frame, body);
+                app.overlay_scroll = app.overlay_scroll.min(most);
             }
         }
     }

@@ -441,6 +441,10 @@ impl App {
                     picker.accept(generation, hits);
                 }
             }
+            AppEvent::SessionRead {
+                session_id,
+                messages,
+            } => self.session_read(&session_id, messages),
             AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
             AppEvent::ShellDone {
                 id,
