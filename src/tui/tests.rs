@@ -527,3 +527,4 @@ mod keys;
 mod mcp;
 mod runs;
 mod screen;
+mod tasks;
