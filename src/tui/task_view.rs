@@ -72,13 +72,9 @@ impl TaskView {
     /// odd field shows as empty, never fails).
     pub fn from_call(call: ToolCall, now: Instant) -> Self {
         let arguments = call.arguments_value();
-        let text = |key: &str| {
-            arguments
-                .get(key)
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .replace('\n', " ")
-        };
+        // The model wrote these: no escape sequence of theirs reaches the terminal (the
+        // inline transcript prints them raw at exit).
+        let text = |key: &str| clean(arguments.get(key).and_then(|v| v.as_str()).unwrap_or(""));
         TaskView {
             agent: text("agent"),
             description: text("description"),
@@ -117,8 +113,8 @@ impl TaskView {
             EventKind::ToolStart(call) => {
                 self.tools_running += 1;
                 Step::Tool {
-                    name: call.name.clone(),
-                    summary: tool_view::summary(call),
+                    name: clean(&call.name),
+                    summary: clean(&tool_view::summary(call)),
                 }
             }
             EventKind::ToolResult(_) => {
@@ -128,7 +124,7 @@ impl TaskView {
                 }
                 Step::Thinking
             }
-            EventKind::Retry(info) => Step::Retrying(info.reason.clone()),
+            EventKind::Retry(info) => Step::Retrying(clean(&info.reason)),
             EventKind::Done(info) => {
                 self.end(
                     TaskState::Done {
@@ -292,7 +288,12 @@ impl TaskView {
 }
 
 fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or("").trim().to_owned()
+    clean(text.lines().next().unwrap_or("").trim())
+}
+
+/// One line of text from the model or a child, safe to print.
+fn clean(text: &str) -> String {
+    crate::terminal_text::sanitize(text).replace(['\n', '\t'], " ")
 }
 
 /// Whole seconds while it runs: "7s", "2m05s".
@@ -342,6 +343,29 @@ mod tests {
             .count();
         assert_eq!(changes, 1, "only the step's change is a change");
         assert_eq!(task.step, Step::Writing);
+    }
+
+    #[test]
+    fn escape_sequences_in_the_models_words_never_reach_the_terminal() {
+        let call = ToolCall {
+            id: "t3".into(),
+            name: TASK_TOOL.into(),
+            arguments: r#"{"agent":"ex\u001b]52;c;cm0gLXJmIH4=\u0007plore","description":"a\u001b[2Jb\nc"}"#.into(),
+        };
+        let mut task = TaskView::from_call(call, Instant::now());
+        assert_eq!(
+            (task.agent.as_str(), task.description.as_str()),
+            ("explore", "ab c")
+        );
+        let failure = crate::engine::Failure::new(FailureKind::Provider, "bad\u{9b}31m news");
+        task.apply(&event(EventKind::Error(failure)), Instant::now());
+        let lines = task.render(false, 80, 0, Instant::now());
+        let text: String = lines
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.content.to_string()))
+            .collect();
+        assert!(!text.chars().any(|c| c.is_control()), "{text:?}");
+        assert!(text.contains("bad news"), "{text}");
     }
 
     #[test]
