@@ -45,7 +45,13 @@ impl App {
     pub(super) fn apply_tasks(&mut self, action: Action) -> Option<Vec<Command>> {
         match self.layer() {
             Layer::Main if action == Action::ToggleExpand => {
-                let task_id = self.transcript.current_task()?.call.id.clone();
+                let task = self.transcript.current_task()?;
+                // A block read back from the store does not know its child's session: Ctrl+O
+                // folds and unfolds there, as everywhere.
+                if task.child_session.is_none() && !task.is_running() {
+                    return None;
+                }
+                let task_id = task.call.id.clone();
                 Some(self.open_child(&task_id))
             }
             Layer::TaskTranscript => {

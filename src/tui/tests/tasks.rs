@@ -406,4 +406,7 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("✓ explore  find the callers  done"), "{text}");
     assert!(text.contains("│ One caller."), "{text}");
+    // No child session is known for it: Ctrl+O folds and unfolds.
+    assert!(app.handle_key(ctrl('o')).is_empty());
+    assert!(app.expanded && app.child_view.is_none());
 }
