@@ -91,3 +91,48 @@ fn first_draw_of_a_10000_entry_transcript(bencher: Bencher) {
             terminal.draw(|f| tui::draw(&mut app, f)).unwrap();
         });
 }
+
+/// Eight sub-agents stream into their task blocks (issue 17) over the same transcript: a
+/// child's deltas change its block's step at most once, and only the running blocks in view are
+/// laid out again.
+#[divan::bench(sample_count = 50)]
+fn frame_200x60_10000_entries_while_8_children_stream(bencher: Bencher) {
+    use harness9::engine::SubagentEvent;
+    let mut app = app_with_history(10_000);
+    for c in 0..8 {
+        app.handle_engine(Event {
+            turn: 1,
+            kind: EventKind::ToolStart(ToolCall {
+                id: format!("task{c}"),
+                name: "task".into(),
+                arguments: format!(
+                    r#"{{"agent":"explore","description":"search part {c}","prompt":"p"}}"#
+                ),
+            }),
+        });
+    }
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    terminal.draw(|f| tui::draw(&mut app, f)).unwrap();
+    let mut n = 0u64;
+    bencher.bench_local(|| {
+        n += 1;
+        let kind = if n.is_multiple_of(40) {
+            EventKind::ToolStart(ToolCall {
+                id: format!("g{n}"),
+                name: "grep".into(),
+                arguments: format!(r#"{{"pattern":"needle_{n}"}}"#),
+            })
+        } else {
+            EventKind::ActionDelta(format!("token{n} "))
+        };
+        app.handle_engine(Event {
+            turn: 1,
+            kind: EventKind::Subagent(SubagentEvent {
+                task_id: format!("task{}", n % 8),
+                agent: "explore".into(),
+                event: Box::new(Event { turn: 1, kind }),
+            }),
+        });
+        terminal.draw(|f| tui::draw(&mut app, f)).unwrap();
+    });
+}

@@ -27,6 +27,8 @@ mod plan_review;
 mod runner;
 mod slash;
 mod status_line;
+mod subagents;
+mod task_view;
 mod terminal;
 pub mod theme;
 mod tool_view;

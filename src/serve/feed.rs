@@ -111,6 +111,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Sessions { .. }
         | Update::Files { .. }
         | Update::ShellDone { .. }
+        | Update::SessionRead { .. }
         | Update::Compacted(_)
         | Update::Memories { .. }
         | Update::Attached(_)

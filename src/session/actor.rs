@@ -222,6 +222,18 @@ impl Core {
                     hub.publish(Update::Sessions { generation, hits });
                 });
             }
+            Request::ReadSession { session_id } => {
+                tokio::spawn(async move {
+                    let messages = store.load_all(&session_id).await.map_err(|error| {
+                        Failure::from(&error)
+                            .context(&format!("cannot read the conversation of {session_id}"))
+                    });
+                    hub.publish(Update::SessionRead {
+                        session_id,
+                        messages,
+                    });
+                });
+            }
             Request::ListFiles { generation } => {
                 let workdir = self.workdir.clone();
                 tokio::task::spawn_blocking(move || {

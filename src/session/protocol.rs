@@ -55,6 +55,11 @@ pub enum Request {
         all: bool,
         generation: u64,
     },
+    /// A stored session's conversation, read without switching to it (a sub-agent's
+    /// transcript, opened from its task block).
+    ReadSession {
+        session_id: String,
+    },
     /// The working directory's files (for `@` mentions).
     ListFiles {
         generation: u64,
@@ -125,6 +130,11 @@ pub enum Update {
         duration: Duration,
     },
     Compacted(Result<Option<CompactionInfo>, Failure>),
+    /// The answer to `Request::ReadSession`.
+    SessionRead {
+        session_id: String,
+        messages: Result<Vec<Message>, Failure>,
+    },
     /// The session now has this name.
     Renamed(String),
     /// The MCP servers as they stand now (sent at start and at every change of a status or a

@@ -229,6 +229,14 @@ async fn serve_requests(
             Request::Resume(_) | Request::ListSessions { .. } => {
                 Err(unavailable_failure("switching sessions"))
             }
+            Request::ReadSession { session_id } => {
+                // The answer closes the view that waits for it.
+                hub.publish(Update::SessionRead {
+                    session_id,
+                    messages: Err(unavailable_failure("a sub-agent's transcript")),
+                });
+                Ok(())
+            }
             Request::Rename(_) => Err(unavailable_failure("renaming")),
             Request::Compact => Err(unavailable_failure("compacting")),
             Request::SetModel(_) => Err(unavailable_failure("switching models")),

@@ -456,6 +456,56 @@ async fn once_closed_every_watcher_sees_the_end_and_requests_are_refused() {
     assert!(opened.handle.subscribe().recv().await.is_none());
 }
 
+#[tokio::test]
+async fn a_stored_session_is_read_without_switching_to_it() {
+    let fixture = Fixture::new();
+    let provider = scripted([]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    // A sub-agent's session, written to the same sessions.db beside the core.
+    let store =
+        crate::memory::SessionStore::open(&fixture.settings.home.join("sessions.db")).unwrap();
+    let child = store
+        .create(crate::memory::NewSession {
+            workdir: fixture.workdir().display().to_string(),
+            provider: "openai".into(),
+            model: "m".into(),
+            mode: "default".into(),
+        })
+        .await
+        .unwrap();
+    let said = [
+        Message::user("find the callers"),
+        Message::assistant("Two callers."),
+    ];
+    store.append(&child.id, &said).await.unwrap();
+    store.flush().await.unwrap();
+
+    opened.handle.send(Request::ReadSession {
+        session_id: child.id.clone(),
+    });
+    let (read, before) = until(&mut opened.updates, "the stored conversation", |u| {
+        matches!(u, Update::SessionRead { .. })
+    })
+    .await;
+    let Update::SessionRead {
+        session_id,
+        messages,
+    } = read
+    else {
+        unreachable!()
+    };
+    assert_eq!(session_id, child.id);
+    let contents: Vec<String> = messages.unwrap().into_iter().map(|m| m.content).collect();
+    assert_eq!(contents, ["find the callers", "Two callers."]);
+    assert!(
+        !before.iter().any(|u| matches!(u, Update::Loaded(_))),
+        "the core stays on its own session"
+    );
+    close(&mut opened).await;
+}
+
 mod failures;
 
 #[tokio::test]

@@ -81,6 +81,8 @@ pub enum Command {
         query: String,
         generation: u64,
     },
+    /// Read a stored session's conversation (a sub-agent's, for its transcript view).
+    ReadSession(String),
 }
 
 /// Answers the runner brings back from work done off the UI task.
@@ -106,6 +108,12 @@ pub enum AppEvent {
         queue: Vec<String>,
     },
     Flash(String),
+    /// A stored session's conversation, as `Command::ReadSession` asked (or why it could not be
+    /// read).
+    SessionRead {
+        session_id: String,
+        messages: Result<Vec<crate::schema::Message>, String>,
+    },
     /// Something asked of the session failed (what kind decides where it is shown).
     Failed(crate::engine::Failure),
     /// The files the prompt just sent carries, with the bytes attached of each.
@@ -235,6 +243,8 @@ pub struct App {
     pub mcp_panel: Option<usize>,
     /// `/memory` is open.
     pub memory_panel: Option<super::memory_panel::MemoryPanel>,
+    /// A sub-agent's transcript, while it is open.
+    pub child_view: Option<super::subagents::ChildView>,
 }
 
 /// Tokens by kind and their cost, added up from the provider's counts.
@@ -344,6 +354,7 @@ impl App {
             mcp: Vec::new(),
             mcp_panel: None,
             memory_panel: None,
+            child_view: None,
         }
     }
 
@@ -370,9 +381,10 @@ impl App {
         self.input.insert_str(text);
     }
 
-    /// Whether something moves on screen without input (the spinner).
+    /// Whether something moves on screen without input (the spinner, a task's clock; a
+    /// background task runs on after its turn).
     pub fn is_animating(&self) -> bool {
-        self.busy()
+        self.busy() || self.transcript.any_task_running()
     }
 
     /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
@@ -421,6 +433,9 @@ impl App {
     }
 
     pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {
+        if let Some(commands) = self.apply_tasks(action) {
+            return commands;
+        }
         if let Some(commands) = self.apply_workflow(action) {
             return commands;
         }

@@ -44,6 +44,10 @@ impl App {
                 self.transcript.notice(self.status_text(), Tone::Quiet);
                 Vec::new()
             }
+            "/tasks" => {
+                self.transcript.notice(self.tasks_text(), Tone::Quiet);
+                Vec::new()
+            }
             "/cost" => {
                 self.transcript.notice(self.cost_text(), Tone::Quiet);
                 Vec::new()
@@ -156,6 +160,18 @@ impl App {
                         tool_view::summary(call).replace('`', "'")
                     ));
                     if let Some(output) = output.as_deref().filter(|o| !o.trim().is_empty()) {
+                        let clean = crate::terminal_text::sanitize(output);
+                        let fence = fence_for(&clean);
+                        out.push_str(&format!("\n{fence}\n{}\n{fence}\n", clean.trim_end()));
+                    }
+                }
+                EntryKind::Task(task) => {
+                    out.push_str(&format!(
+                        "**task** {} `{}`\n",
+                        task.agent,
+                        task.description.replace('`', "'")
+                    ));
+                    if let Some(output) = task.output.as_deref().filter(|o| !o.trim().is_empty()) {
                         let clean = crate::terminal_text::sanitize(output);
                         let fence = fence_for(&clean);
                         out.push_str(&format!("\n{fence}\n{}\n{fence}\n", clean.trim_end()));

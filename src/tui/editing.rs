@@ -146,7 +146,7 @@ impl App {
     pub(super) fn overlay_scrolls(&self) -> bool {
         matches!(
             self.layer(),
-            Layer::Help | Layer::Approval | Layer::DenyReason
+            Layer::Help | Layer::Approval | Layer::DenyReason | Layer::TaskTranscript
         )
     }
 

@@ -79,6 +79,11 @@ impl App {
                 self.retry = None;
                 self.transcript.append_text(&delta);
             }
+            EventKind::ToolStart(call) if call.name == super::task_view::TASK_TOOL => {
+                self.tools_running += 1;
+                let now = self.clock.now();
+                self.transcript.task_started(call, now)
+            }
             EventKind::ToolStart(call) => {
                 self.tools_running += 1;
                 self.transcript.tool_started(call)
@@ -118,9 +123,8 @@ impl App {
                 self.retry = Some(info.reason);
             }
             EventKind::HookRunning(label) => self.hook_running = label,
-            // Task blocks are drawn from these (issue 17); until then a child's events stay
-            // off the parent's transcript.
-            EventKind::Subagent(_) => {}
+            // A child's events go to its task block, never into the parent's own entries.
+            EventKind::Subagent(event) => self.subagent_event(event),
             EventKind::Notice(text) => {
                 self.flash = Some(text.lines().next().unwrap_or("").to_owned());
                 self.transcript.notice(text, Tone::Quiet);

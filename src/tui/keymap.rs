@@ -21,6 +21,8 @@ pub enum Layer {
     McpPanel,
     /// `/memory`: search, edit and forget memories (its keys: `memory_panel::key`).
     MemoryPanel,
+    /// A sub-agent's transcript, opened from its task block (`subagents`).
+    TaskTranscript,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +77,9 @@ pub enum Action {
     TrustFolder(bool),
     /// A project extension: approve it (remembered by its hash), or not for now.
     ApproveExtension(bool),
+    /// A sub-agent's transcript: show the next (`true`) or previous task's; read it again.
+    OtherTask(bool),
+    ReadAgain,
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
@@ -105,7 +110,11 @@ pub const KEY_HINTS: &[(&str, &str)] = &[
         "top / bottom of the transcript (on an empty input)",
     ),
     ("Shift+Tab", "cycle mode: default → auto-edit → plan"),
-    ("Ctrl+O", "expand or fold tool output and thinking"),
+    (
+        "Ctrl+O",
+        "expand or fold tool output and thinking; after a task block of this turn, open the \
+         sub-agent's transcript (Esc closes it)",
+    ),
     ("Ctrl+T", "show or hide the todo list"),
     ("Ctrl+R", "resume another session"),
     ("Ctrl+Y", "copy the last answer (OSC 52)"),
@@ -143,6 +152,18 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             _ => Action::Ignore,
         },
         Layer::McpPanel | Layer::MemoryPanel => Action::Ignore,
+        Layer::TaskTranscript => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Action::Close,
+            KeyCode::Char('o') if ctrl => Action::ToggleExpand,
+            KeyCode::Char('r') => Action::ReadAgain,
+            KeyCode::Tab => Action::OtherTask(true),
+            KeyCode::BackTab => Action::OtherTask(false),
+            KeyCode::Up => Action::ScrollUp(1),
+            KeyCode::Down => Action::ScrollDown(1),
+            KeyCode::Home => Action::Top,
+            KeyCode::End => Action::Bottom,
+            _ => Action::Ignore,
+        },
         Layer::Extension => match key.code {
             KeyCode::Char('a' | 'A') => Action::ApproveExtension(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::ApproveExtension(false),

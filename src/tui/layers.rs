@@ -26,6 +26,9 @@ impl App {
         if self.memory_panel.is_some() {
             stack.push(Layer::MemoryPanel);
         }
+        if self.child_view.is_some() {
+            stack.push(Layer::TaskTranscript);
+        }
         if !self.approvals.is_empty() {
             stack.push(Layer::Approval);
             if self.deny_reason.is_some() {
@@ -65,6 +68,9 @@ impl App {
             Layer::Extension => " a approves · n or Esc leaves it off for now ",
             Layer::McpPanel => " ↑↓ choose · r reconnects · d disables · Esc closes ",
             Layer::MemoryPanel => super::memory_panel::hints(self),
+            Layer::TaskTranscript => {
+                " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
+            }
         }
     }
 }
@@ -116,6 +122,10 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
                 if let Some(panel) = &app.memory_panel {
                     super::memory_panel::draw(panel, frame, body);
                 }
+            }
+            Layer::TaskTranscript => {
+                let most = super::subagents::draw(app, frame, body);
+                app.overlay_scroll = app.overlay_scroll.min(most);
             }
         }
     }

@@ -249,13 +249,23 @@ pub(super) fn draw_approval(
     let call = describe_call(request, inner_width);
     let mut lines = Vec::new();
     lines.push(Line::default());
-    // A sub-agent's call comes through the same dialog, saying which agent asks.
-    let asker = match &request.agent {
-        Some(agent) => format!("the `{agent}` sub-agent's call needs approval"),
-        None => "needs approval".to_owned(),
-    };
+    // A sub-agent's call says who asks: the user is not answering the main agent.
+    if let Some(agent) = &request.agent {
+        lines.extend(wrap(
+            &[Span::styled(
+                format!(
+                    "the sub-agent {agent} wants to run {}",
+                    request.tool_call.name
+                ),
+                Style::new().add_modifier(Modifier::BOLD),
+            )],
+            inner_width,
+            &[],
+            &[],
+        ));
+    }
     lines.push(Line::styled(
-        format!("{asker}: {}", request.reason),
+        format!("needs approval: {}", request.reason),
         Style::new().fg(super::theme::warn()),
     ));
     lines.push(Line::default());
@@ -307,10 +317,17 @@ pub(super) fn draw_approval(
         }
     }
     let pending = app.approvals.len();
+    let asks = match &request.agent {
+        Some(agent) => format!(" for {agent}"),
+        None => String::new(),
+    };
     let title = if pending > 1 {
-        format!(" Approve {}? (1 of {pending}) ", request.tool_call.name)
+        format!(
+            " Approve {}{asks}? (1 of {pending}) ",
+            request.tool_call.name
+        )
     } else {
-        format!(" Approve {}? ", request.tool_call.name)
+        format!(" Approve {}{asks}? ", request.tool_call.name)
     };
     let title = Span::styled(title, Style::new().add_modifier(Modifier::BOLD));
     // The answers stay on screen: when the whole does not fit, the call above them scrolls

@@ -177,6 +177,13 @@ impl Runner {
                 duration,
             },
             Update::Compacted(result) => AppEvent::Compacted(result.map_err(|f| f.message)),
+            Update::SessionRead {
+                session_id,
+                messages,
+            } => AppEvent::SessionRead {
+                session_id,
+                messages: messages.map_err(|f| f.message),
+            },
             Update::Renamed(name) => {
                 app.session_name = Some(name.clone());
                 AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
@@ -250,6 +257,7 @@ impl Runner {
                 return false;
             }
             Command::ListFiles => Request::ListFiles { generation: 0 },
+            Command::ReadSession(session_id) => Request::ReadSession { session_id },
             Command::Copy(text) => {
                 use base64::Engine as _;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());

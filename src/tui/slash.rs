@@ -50,6 +50,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "list the configured hooks and where each comes from",
     },
     SlashCommand {
+        name: "/tasks",
+        args: "",
+        help: "list the sub-agents still running",
+    },
+    SlashCommand {
         name: "/todos",
         args: "",
         help: "show or hide the todo list (Ctrl+T)",

@@ -529,3 +529,4 @@ mod memory;
 mod runs;
 mod screen;
 mod subagents;
+mod tasks;

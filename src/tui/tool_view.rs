@@ -168,10 +168,25 @@ pub fn render(
     header.push(Span::raw(format!("  {}", truncate(&summary(call), room))));
     header.push(Span::styled(tail, Style::new().fg(Color::DarkGray)));
     let mut lines = vec![Line::from(header)];
+    if let Some(output) = output {
+        lines.extend(body(&call.name, status, output, expanded, width));
+    }
+    lines
+}
 
-    let Some(output) = output.filter(|o| !o.trim().is_empty()) else {
+/// The output of a call of the tool `name` under its header: folded to a few lines unless
+/// `expanded`, a diff with its line numbers.
+pub fn body(
+    name: &str,
+    status: ToolStatus,
+    output: &str,
+    expanded: bool,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if output.trim().is_empty() {
         return lines;
-    };
+    }
     let clean = expand_tabs(&crate::terminal_text::sanitize(output));
     let body: Vec<&str> = clean.lines().collect();
     let error = status == ToolStatus::Error;
@@ -228,7 +243,7 @@ pub fn render(
     // is the last); other tools their first.
     let shown = if expanded {
         0..body.len()
-    } else if call.name == "bash" {
+    } else if name == "bash" {
         body.len().saturating_sub(FOLDED_LINES)..body.len()
     } else {
         0..body.len().min(FOLDED_LINES)

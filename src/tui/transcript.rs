@@ -3,12 +3,16 @@
 //! once and only its open tail anew; drawing walks back from the bottom and lays out only what
 //! the viewport shows, so the cost of a frame does not grow with the transcript.
 
-use std::time::Duration;
+mod tasks;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown;
+use super::task_view::TaskView;
 use super::tool_view::{self, ToolStatus};
 use super::wrap::wrap;
 use crate::schema::{Message, Role, ToolCall, ToolResult};
@@ -52,6 +56,8 @@ pub enum EntryKind {
         text: String,
         tone: Tone,
     },
+    /// A sub-agent started by a `task` call (`task_view`).
+    Task(Box<TaskView>),
 }
 
 /// Laid-out lines for one width and fold state.
@@ -87,15 +93,20 @@ impl Entry {
     }
 
     /// The lines of this entry at `width`, from the cache when nothing changed.
-    pub fn lines(&mut self, width: u16, expanded: bool, spinner: usize) -> &[Line<'static>] {
-        // A running tool's spinner changes every frame; its block is small, so it is not cached.
-        let animated = matches!(
-            self.kind,
-            EntryKind::Tool {
-                status: ToolStatus::Running,
-                ..
-            }
-        );
+    pub fn lines(
+        &mut self,
+        width: u16,
+        expanded: bool,
+        spinner: usize,
+        now: Instant,
+    ) -> &[Line<'static>] {
+        // A running tool's spinner (and a running task's clock) changes every frame; their
+        // blocks are small, so they are not cached.
+        let animated = match &self.kind {
+            EntryKind::Tool { status, .. } => *status == ToolStatus::Running,
+            EntryKind::Task(task) => task.is_running(),
+            _ => false,
+        };
         let layout = self.layout.get_or_insert_with(Layout::default);
         let fresh = layout.width == width
             && layout.expanded == expanded
@@ -110,7 +121,7 @@ impl Entry {
             layout.width = width;
             layout.expanded = expanded;
             layout.revision = self.revision;
-            layout.lines = render(&self.kind, width, expanded, spinner, layout);
+            layout.lines = render(&self.kind, width, expanded, spinner, now, layout);
         }
         &layout.lines
     }
@@ -121,6 +132,7 @@ fn render(
     width: u16,
     expanded: bool,
     spinner: usize,
+    now: Instant,
     layout: &mut Layout,
 ) -> Vec<Line<'static>> {
     match kind {
@@ -218,6 +230,7 @@ fn render(
             width,
             spinner,
         ),
+        EntryKind::Task(task) => task.render(expanded, width, spinner, now),
         EntryKind::Notice { text, tone } => {
             let (mark, style) = match tone {
                 Tone::Quiet => ("⋯ ", Style::new().fg(Color::DarkGray)),
@@ -238,6 +251,10 @@ fn render(
 #[derive(Debug, Default)]
 pub struct Transcript {
     entries: Vec<Entry>,
+    /// The task blocks by their call's id (entries are only appended, or all cleared).
+    tasks: HashMap<String, usize>,
+    /// The time running blocks count their time to (`set_now`, before a draw).
+    now: Option<Instant>,
 }
 
 impl Transcript {
@@ -255,6 +272,12 @@ impl Transcript {
 
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.tasks.clear();
+    }
+
+    /// The time a draw shows running blocks at.
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = Some(now);
     }
 
     pub fn push(&mut self, kind: EntryKind) {
@@ -346,6 +369,10 @@ impl Transcript {
     }
 
     pub fn tool_started(&mut self, call: ToolCall) {
+        if call.name == super::task_view::TASK_TOOL {
+            let now = self.now.unwrap_or_else(Instant::now);
+            return self.task_started(call, now);
+        }
         self.push(EntryKind::Tool {
             call,
             status: ToolStatus::Running,
@@ -355,6 +382,9 @@ impl Transcript {
     }
 
     pub fn tool_finished(&mut self, result: &ToolResult, duration: Option<Duration>) {
+        if self.task_finished(result, duration) {
+            return;
+        }
         for entry in self.entries.iter_mut().rev() {
             if let EntryKind::Tool {
                 call,
@@ -379,11 +409,17 @@ impl Transcript {
 
     /// Marks calls that never got a result as interrupted.
     pub fn interrupt_running(&mut self) {
+        let now = self.now.unwrap_or_else(Instant::now);
         for entry in &mut self.entries {
-            if let EntryKind::Tool { status, .. } = &mut entry.kind
-                && *status == ToolStatus::Running
-            {
-                *status = ToolStatus::Interrupted;
+            let changed = match &mut entry.kind {
+                EntryKind::Tool { status, .. } if *status == ToolStatus::Running => {
+                    *status = ToolStatus::Interrupted;
+                    true
+                }
+                EntryKind::Task(task) => task.interrupt(now),
+                _ => false,
+            };
+            if changed {
                 entry.touch();
             }
         }
@@ -391,6 +427,12 @@ impl Transcript {
 
     /// The transcript of a stored conversation.
     pub fn from_messages(messages: &[Message]) -> Self {
+        Self::from_stored(messages, true)
+    }
+
+    /// The transcript of a stored conversation; unless it has `ended` (a sub-agent still at
+    /// work), calls without a result are running, not cut off.
+    pub fn from_stored(messages: &[Message], ended: bool) -> Self {
         let mut transcript = Transcript::default();
         for message in messages {
             match message.role {
@@ -446,6 +488,9 @@ impl Transcript {
                 }
             }
         }
+        if !ended {
+            return transcript;
+        }
         // Calls stored without a result were cut off by a crash or a kill.
         transcript.interrupt_running();
         // A conversation that ends on the user's side never got its answer: say so.
@@ -472,8 +517,9 @@ impl Transcript {
         let want = height + offset;
         let mut collected: Vec<Line<'static>> = Vec::with_capacity(want);
         let mut reached_top = true;
+        let now = self.now.unwrap_or_else(Instant::now);
         for (i, entry) in self.entries.iter_mut().enumerate().rev() {
-            let lines = entry.lines(width, expanded, spinner);
+            let lines = entry.lines(width, expanded, spinner, now);
             // Newest first: this entry's lines in reverse, then the gap above it.
             collected.extend(lines.iter().rev().cloned());
             if i > 0 {
@@ -499,9 +545,10 @@ impl Transcript {
     /// Every line of the transcript's height at `width` (lays out everything; for Home).
     pub fn total_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
         let gaps = self.entries.len().saturating_sub(1);
+        let now = self.now.unwrap_or_else(Instant::now);
         self.entries
             .iter_mut()
-            .map(|e| e.lines(width, expanded, spinner).len())
+            .map(|e| e.lines(width, expanded, spinner, now).len())
             .sum::<usize>()
             + gaps
     }

@@ -142,6 +142,7 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
     let height = area.height as usize;
     app.viewport = area.height;
     let (expanded, spinner) = (app.expanded, app.spinner);
+    app.transcript.set_now(app.clock.now());
     // Resolve scrolling now that the width is known.
     if app.pending_top {
         app.pending_top = false;

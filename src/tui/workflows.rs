@@ -439,6 +439,10 @@ impl App {
                     picker.accept(generation, hits);
                 }
             }
+            AppEvent::SessionRead {
+                session_id,
+                messages,
+            } => self.session_read(&session_id, messages),
             AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
             AppEvent::Attached(files) => self
                 .transcript
@@ -504,6 +508,7 @@ impl App {
                 self.session.session_id = session_id;
                 self.session.mode = mode;
                 self.transcript = Transcript::from_messages(&messages);
+                self.child_view = None;
                 self.set_history(
                     messages
                         .iter()

@@ -246,6 +246,8 @@ fn a_prompt_streams_a_markdown_answer_onto_the_screen() {
         "The project has two modules:",
         "• engine runs the loop",
         "▏ fn main() {}",
+        // The status line comes last in a frame: a screen read mid-frame may not have it yet.
+        "openai/gpt-4o",
     ]);
     assert!(screen.contains("› what is in the project?"), "{screen}");
     assert!(

@@ -75,7 +75,7 @@ async fn a_childs_approval_shows_in_the_dialog_and_its_answer_reaches_the_child(
             let text = screen(&mut app, 100, 30);
             assert!(text.contains("$ make deploy"), "{text}");
             assert!(
-                text.contains("the `general` sub-agent's call needs approval"),
+                text.contains("the sub-agent general wants to run bash"),
                 "{text}"
             );
             app.handle_key(key(KeyCode::Char('y')));
