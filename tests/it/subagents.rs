@@ -1,6 +1,6 @@
 //! Sub-agents through the real binary: `exec --json` carries the child's events as `subagent`
 //! events, the text mode says what the child did on stderr, and the child's session is stored
-//! linked to the parent but not listed.
+//! linked to the parent but not listed; the TUI shows its task block and opens its transcript.
 
 use serde_json::Value;
 
@@ -159,4 +159,31 @@ fn exec_refuses_a_childs_call_that_needs_approval() {
         .unwrap();
     assert_eq!(child_result["data"]["event"]["data"]["is_error"], true);
     assert!(!run.workdir.join("notes.txt").exists());
+}
+
+/// As a person uses it: the TUI shows the child's task block with its agent, description and
+/// final state, the parent's answer after it, and Ctrl+O opens the child's own stored
+/// transcript (its prompt and answer), which Esc closes.
+#[test]
+fn the_tui_shows_a_task_block_and_ctrl_o_opens_the_childs_transcript() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::write(run.workdir.join("hello.txt"), "hi from the file\n").unwrap();
+    script(&mock);
+    let mut pty = crate::tui::start(&run, &mock);
+    pty.send("Ask an explorer\r");
+    let screen = pty.wait_for("The explorer says: hi.");
+    assert!(
+        screen.contains("explore") && screen.contains("read hello"),
+        "{screen}"
+    );
+    let screen = pty.wait_idle();
+    assert!(screen.contains("done"), "{screen}");
+    pty.send("\x0f");
+    let screen = pty.wait_for("What does hello.txt say?");
+    assert!(screen.contains("It says hi."), "{screen}");
+    pty.send("\x1b");
+    pty.wait_until("the child's transcript closed", |screen| {
+        !screen.contains("What does hello.txt say?") && screen.contains("The explorer says: hi.")
+    });
 }
