@@ -2,6 +2,7 @@
 //! only parses the command line and hands over.
 
 pub mod assemble;
+pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod engine;

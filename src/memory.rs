@@ -4,6 +4,7 @@
 //! so a kill never loses a finished turn; compaction changes what the model sees, never what is
 //! stored.
 
+mod checkpoints;
 mod compact;
 pub mod extract;
 mod in_memory;
@@ -20,6 +21,7 @@ mod summarize;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+pub use checkpoints::CheckpointRow;
 pub use compact::{Compaction, SlidingWindow, TokenBudget, cut_point};
 pub use in_memory::InMemorySession;
 pub use sqlite_session::SqliteSession;

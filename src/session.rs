@@ -15,6 +15,7 @@ mod hub;
 mod protocol;
 pub mod remote;
 mod switching;
+mod undo;
 
 use std::sync::{Arc, Weak};
 
@@ -22,7 +23,7 @@ use tokio::sync::mpsc;
 
 pub use crate::engine::{Failure, FailureKind};
 pub use actor::MENTION_FILES;
-pub use protocol::{Closing, LoadedSession, Request, Update};
+pub use protocol::{Closing, LoadedSession, Request, Restore, Restored, Update};
 
 use crate::assemble::{self, AssembleError, ProviderFactory, SessionChoice};
 use crate::config::Settings;

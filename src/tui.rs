@@ -23,6 +23,7 @@ mod mentions;
 mod overlays;
 mod picker;
 mod plan_review;
+mod rewind;
 mod runner;
 mod slash;
 mod status_line;

@@ -111,6 +111,8 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Sessions { .. }
         | Update::Files { .. }
         | Update::ShellDone { .. }
+        | Update::Prompts(_)
+        | Update::Restored(_)
         | Update::Compacted(_) => return None,
     };
     Some(json!({"type": kind, "turn": 0, "data": data}))

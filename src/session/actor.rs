@@ -99,7 +99,7 @@ impl Core {
         }
     }
 
-    fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         self.run.is_some()
     }
 
@@ -214,6 +214,8 @@ impl Core {
                     });
                 });
             }
+            Request::ListPrompts => self.list_prompts(),
+            Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.
             Request::Close { .. } => {}
         }
@@ -239,6 +241,10 @@ impl Core {
         };
         // `@server:uri`: the MCP resources the prompt names.
         let prompt = self.assembly.mcp.attach_resources(prompt).await;
+        self.assembly
+            .checkpoints
+            .begin(&self.session_id, &prompt)
+            .await;
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 
@@ -278,6 +284,7 @@ impl Core {
 
     fn end_run(&mut self) {
         self.run = None;
+        self.assembly.checkpoints.end();
         // Approvals of a finished run can no longer be answered.
         self.approvals.clear();
     }

@@ -231,6 +231,10 @@ async fn serve_requests(
             Request::Rename(_) => Err(unavailable_failure("renaming")),
             Request::Compact => Err(unavailable_failure("compacting")),
             Request::SetModel(_) => Err(unavailable_failure("switching models")),
+            // The HTTP API has no route for checkpoints (CONTRACT "HTTP API").
+            Request::ListPrompts | Request::Restore { .. } => {
+                Err(unavailable_failure("undoing or rewinding"))
+            }
             // Kept by this front end itself; the server needs none of them.
             Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),
         };

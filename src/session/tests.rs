@@ -450,3 +450,6 @@ async fn once_closed_every_watcher_sees_the_end_and_requests_are_refused() {
 }
 
 mod failures;
+
+#[cfg(test)]
+mod undo;

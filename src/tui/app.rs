@@ -64,6 +64,13 @@ pub enum Command {
     McpReconnect(String),
     /// Stop this MCP server for the rest of the session (`/mcp`).
     McpDisable(String),
+    /// The conversation's prompts (`/rewind`'s list).
+    ListPrompts,
+    /// Restore files or the conversation (`/undo`, `/rewind`).
+    Restore {
+        what: crate::session::Restore,
+        conflicts: crate::checkpoint::Conflicts,
+    },
     /// Fetch an MCP server's prompt (`/mcp__server__prompt ARGS`) and send it as the prompt.
     McpPrompt {
         command: String,
@@ -94,6 +101,10 @@ pub enum AppEvent {
         queue: Vec<String>,
     },
     Flash(String),
+    /// `/rewind`'s list.
+    Prompts(Vec<crate::checkpoint::PromptPoint>),
+    /// What `/undo` or `/rewind` did, or must ask.
+    Restored(std::sync::Arc<crate::session::Restored>),
     /// Something asked of the session failed (what kind decides where it is shown).
     Failed(crate::engine::Failure),
 }
@@ -202,6 +213,10 @@ pub struct App {
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// `/mcp` is open, with this server selected.
     pub mcp_panel: Option<usize>,
+    /// `/rewind`'s list, while it is open.
+    pub rewind: Option<super::rewind::RewindList>,
+    /// A restore asking about files changed since its checkpoint.
+    pub restore_question: Option<super::rewind::RestoreQuestion>,
 }
 
 /// Tokens by kind and their cost, added up from the provider's counts.
@@ -309,6 +324,8 @@ impl App {
             sandbox: None,
             mcp: Vec::new(),
             mcp_panel: None,
+            rewind: None,
+            restore_question: None,
         }
     }
 
@@ -351,6 +368,9 @@ impl App {
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
         if let Some(commands) = super::mcp_panel::key(self, key) {
+            return commands;
+        }
+        if let Some(commands) = super::rewind::key(self, key) {
             return commands;
         }
         if self.layer() == Layer::PlanReview

@@ -53,6 +53,8 @@ impl App {
                 vec![Command::QueueChanged(self.queue.clone())]
             }
             "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
+            "/undo" => self.undo(),
+            "/rewind" => self.open_rewind(),
             _ => return None,
         };
         Some(commands)

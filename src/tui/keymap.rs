@@ -19,6 +19,10 @@ pub enum Layer {
     Extension,
     /// `/mcp`: the servers, their tools, reconnect and disable (its keys: `mcp_panel::key`).
     McpPanel,
+    /// `/rewind`'s list of prompts (its keys: `rewind::key`).
+    Rewind,
+    /// Files changed since a checkpoint: overwrite, keep or cancel (`rewind::key`).
+    RestoreQuestion,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +144,7 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
             _ => Action::Ignore,
         },
-        Layer::McpPanel => Action::Ignore,
+        Layer::McpPanel | Layer::Rewind | Layer::RestoreQuestion => Action::Ignore,
         Layer::Extension => match key.code {
             KeyCode::Char('a' | 'A') => Action::ApproveExtension(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::ApproveExtension(false),

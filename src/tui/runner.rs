@@ -233,6 +233,8 @@ impl Runner {
                 AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
             }
             Update::Failed(failure) => AppEvent::Failed(failure),
+            Update::Prompts(prompts) => AppEvent::Prompts(prompts),
+            Update::Restored(restored) => AppEvent::Restored(restored),
             Update::Closed(closing) => {
                 self.closing = Some(closing);
                 return Vec::new();
@@ -265,6 +267,8 @@ impl Runner {
             },
             Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
             Command::ClearTodos => Request::ClearTodos,
+            Command::ListPrompts => Request::ListPrompts,
+            Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
             Command::Export { file, markdown } => {
                 // The session's directory when it is on this machine (an attached server's
                 // may not be), else the current one.

@@ -30,6 +30,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "name this session (harness9 --resume NAME)",
     },
     SlashCommand {
+        name: "/undo",
+        args: "",
+        help: "restore the files the last prompt changed",
+    },
+    SlashCommand {
+        name: "/rewind",
+        args: "",
+        help: "go back to before a prompt: files, conversation or both",
+    },
+    SlashCommand {
         name: "/compact",
         args: "",
         help: "summarise the conversation to free context",
