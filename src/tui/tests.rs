@@ -525,5 +525,6 @@ mod dialogs;
 mod folds;
 mod keys;
 mod mcp;
+mod rewind;
 mod runs;
 mod screen;
