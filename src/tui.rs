@@ -15,11 +15,13 @@ mod engine_events;
 mod extension_prompt;
 pub mod highlight;
 mod inline;
+mod jobs;
 mod keymap;
 mod layers;
 pub mod markdown;
 mod mcp_panel;
 mod mentions;
+mod notify;
 mod overlays;
 mod picker;
 mod plan_review;
@@ -295,6 +297,8 @@ async fn show(
     };
 
     let mut runner = Runner::new(handle, updates, session_id, mcp.clone());
+    runner.notify.bell = display.bell;
+    runner.notify.osc9 = display.notify;
     for command in first_commands {
         runner.execute(&mut app, command).await;
     }

@@ -112,6 +112,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Files { .. }
         | Update::ShellDone { .. }
         | Update::Prompts(_)
+        | Update::Jobs(_)
         | Update::Restored(_)
         | Update::Compacted(_) => return None,
     };

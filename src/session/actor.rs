@@ -215,6 +215,7 @@ impl Core {
                 });
             }
             Request::ListPrompts => self.list_prompts(),
+            Request::ListJobs => self.hub.publish(Update::Jobs(self.assembly.jobs.list())),
             Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.
             Request::Close { .. } => {}
@@ -272,7 +273,14 @@ impl Core {
             }
             _ => None,
         };
+        let refresh_jobs = matches!(
+            event.kind,
+            EventKind::ToolResult(_) | EventKind::Done(_) | EventKind::Error(_)
+        );
         self.hub.publish(Update::Engine(event));
+        if refresh_jobs {
+            self.hub.publish(Update::Jobs(self.assembly.jobs.list()));
+        }
         if let Some(prompt) = &next {
             self.queue_changed();
             self.hub.publish(Update::RunStarted {

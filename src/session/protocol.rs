@@ -58,6 +58,8 @@ pub enum Request {
     ListFiles {
         generation: u64,
     },
+    /// The session's background commands (answered with `Update::Jobs`).
+    ListJobs,
     /// The prompts of the conversation, for `/rewind` (answered with `Update::Prompts`).
     ListPrompts,
     /// Restore files (and for a rewind, the conversation) from the checkpoints; files changed
@@ -104,6 +106,9 @@ pub enum Update {
     Compacted(Result<Option<CompactionInfo>, Failure>),
     /// The session now has this name.
     Renamed(String),
+    /// The session's background commands, oldest first: on `Request::ListJobs`, and after
+    /// every tool result and run.
+    Jobs(Vec<crate::tools::JobSummary>),
     /// The conversation's prompts, oldest first.
     Prompts(Vec<PromptPoint>),
     /// What a `Request::Restore` did, or (`report.asking`) what it must ask first.

@@ -232,6 +232,7 @@ async fn serve_requests(
             Request::Compact => Err(unavailable_failure("compacting")),
             Request::SetModel(_) => Err(unavailable_failure("switching models")),
             // The HTTP API has no route for checkpoints (CONTRACT "HTTP API").
+            Request::ListJobs => Err(unavailable_failure("/ps")),
             Request::ListPrompts | Request::Restore { .. } => {
                 Err(unavailable_failure("undoing or rewinding"))
             }

@@ -66,6 +66,8 @@ pub enum Command {
     McpDisable(String),
     /// The conversation's prompts (`/rewind`'s list).
     ListPrompts,
+    /// The session's background commands (`/ps`).
+    ListJobs,
     /// Restore files or the conversation (`/undo`, `/rewind`).
     Restore {
         what: crate::session::Restore,
@@ -217,6 +219,8 @@ pub struct App {
     pub rewind: Option<super::rewind::RewindList>,
     /// A restore asking about files changed since its checkpoint.
     pub restore_question: Option<super::rewind::RestoreQuestion>,
+    /// The session's background commands (`/ps`, the status line).
+    pub jobs: super::jobs::JobsView,
 }
 
 /// Tokens by kind and their cost, added up from the provider's counts.
@@ -326,6 +330,7 @@ impl App {
             mcp_panel: None,
             rewind: None,
             restore_question: None,
+            jobs: Default::default(),
         }
     }
 

@@ -55,6 +55,7 @@ impl App {
             "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
             "/undo" => self.undo(),
             "/rewind" => self.open_rewind(),
+            "/ps" => self.ps(),
             _ => return None,
         };
         Some(commands)

@@ -40,6 +40,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "go back to before a prompt: files, conversation or both",
     },
     SlashCommand {
+        name: "/ps",
+        args: "",
+        help: "list the background commands with their last lines",
+    },
+    SlashCommand {
         name: "/compact",
         args: "",
         help: "summarise the conversation to free context",

@@ -22,5 +22,6 @@ mod tools;
 mod trust;
 mod tui;
 mod tui_finish;
+mod tui_notify;
 mod web;
 mod workflows;

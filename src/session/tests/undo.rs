@@ -328,3 +328,36 @@ async fn rewind_to_the_first_of_three_prompts_restores_files_and_branches_the_co
         .collect();
     assert_eq!(contents, ["instead", "a new direction"]);
 }
+
+#[tokio::test]
+async fn list_jobs_answers_with_the_sessions_background_commands() {
+    let fixture = yolo_fixture();
+    let provider = scripted([
+        call(
+            "b1",
+            "bash",
+            serde_json::json!({"command": "echo serving; exec sleep 30", "background": true}),
+        ),
+        text("started"),
+    ]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    prompt(&mut opened, "start a server").await;
+    opened.handle.send(Request::ListJobs);
+    let (jobs, _) = until(
+        &mut opened.updates,
+        "jobs",
+        |u| matches!(u, Update::Jobs(list) if !list.is_empty()),
+    )
+    .await;
+    let Update::Jobs(list) = jobs else {
+        unreachable!()
+    };
+    assert_eq!(list.len(), 1);
+    assert!(
+        list[0].running && list[0].command.contains("sleep 30"),
+        "{list:?}"
+    );
+    close(&mut opened).await;
+}

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::tui::app::AppEvent;
-use crate::tui::keymap::Layer;
 use crate::checkpoint::{Conflicts, PromptPoint, RestoreReport};
 use crate::session::{Restore, Restored};
+use crate::tui::app::AppEvent;
+use crate::tui::keymap::Layer;
 
 fn send(app: &mut App, text: &str) -> Vec<Command> {
     app.set_input(text);
@@ -60,7 +60,10 @@ fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("Rewind to before a prompt"), "{shown}");
     assert!(shown.contains("fix the parser") && shown.contains("3 files changed since"));
-    assert!(shown.contains("› rename the module"), "the newest is selected: {shown}");
+    assert!(
+        shown.contains("› rename the module"),
+        "the newest is selected: {shown}"
+    );
     app.handle_key(key(KeyCode::Up));
     app.handle_key(key(KeyCode::Up));
     assert_eq!(
@@ -157,4 +160,37 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
     assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
     assert_eq!(app.layer(), Layer::Main);
     assert_eq!(app.flash.as_deref(), Some("nothing was restored"));
+}
+
+#[test]
+fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones() {
+    let mut app = app();
+    let job = |id: &str, running: bool, tail: &str| crate::tools::JobSummary {
+        id: id.into(),
+        command: format!("python3 -m http.server {id}"),
+        running,
+        elapsed: Duration::from_secs(42),
+        tail: tail.into(),
+    };
+    // A refresh after a tool result: counted, not listed.
+    app.on_jobs(vec![job("1", true, "Serving HTTP on 0.0.0.0 port 8000")]);
+    let shown = screen(&mut app, 140, 20);
+    assert!(shown.contains("1 background command (/ps)"), "{shown}");
+    assert!(!shown.contains("Serving HTTP"), "{shown}");
+    assert_eq!(send(&mut app, "/ps"), [Command::ListJobs]);
+    app.on_jobs(vec![
+        job(
+            "1",
+            true,
+            "Serving HTTP on 0.0.0.0 port 8000\n\"GET / HTTP/1.1\" 200 -",
+        ),
+        job("2", false, "done"),
+    ]);
+    let shown = screen(&mut app, 140, 20);
+    assert!(
+        shown.contains("[1] running 42s  python3 -m http.server 1"),
+        "{shown}"
+    );
+    assert!(shown.contains("\"GET / HTTP/1.1\" 200 -"), "{shown}");
+    assert!(shown.contains("[2] ended"), "{shown}");
 }
