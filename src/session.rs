@@ -182,6 +182,7 @@ pub async fn open_with(
             workdir: settings.workdir.clone(),
             queue: loaded.queue.clone(),
             options,
+            catalogue: settings.catalogue.clone(),
         },
         hub,
         rx,

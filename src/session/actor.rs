@@ -28,6 +28,8 @@ pub(super) struct Parts {
     pub workdir: PathBuf,
     pub queue: Vec<String>,
     pub options: CoreOptions,
+    /// The model catalogue: whether the model takes images.
+    pub catalogue: crate::provider::catalogue::Catalogue,
 }
 
 pub(crate) struct Core {
@@ -36,6 +38,7 @@ pub(crate) struct Core {
     pub(super) workdir: PathBuf,
     pub(super) options: CoreOptions,
     providers: ProviderFactory,
+    catalogue: crate::provider::catalogue::Catalogue,
     /// The session the engine works in now (`/new` and `/resume` change it).
     pub(super) session_id: String,
     /// The current session as the engine writes it, to ask at the end what was not saved.
@@ -66,6 +69,7 @@ impl Core {
             workdir: parts.workdir,
             options: parts.options,
             providers: parts.providers,
+            catalogue: parts.catalogue,
             cancel: CancellationToken::new(),
             run: None,
             approvals: HashMap::new(),
@@ -235,6 +239,18 @@ impl Core {
         .await;
         let prompt = match attached {
             Ok(attached) => {
+                let model = engine.provider().model().to_owned();
+                if !attached.images.is_empty()
+                    && let Some(refusal) = self.catalogue.refuses_images(&model)
+                {
+                    // Before the request: the run ends here, and every front end sees why.
+                    let failure = Failure::new(FailureKind::Config, refusal);
+                    self.hub.publish(Update::Engine(Event {
+                        turn: 0,
+                        kind: EventKind::Error(failure),
+                    }));
+                    return;
+                }
                 engine.attach_images(attached.images);
                 attached.text
             }

@@ -361,3 +361,44 @@ async fn list_jobs_answers_with_the_sessions_background_commands() {
     );
     close(&mut opened).await;
 }
+
+#[tokio::test]
+async fn an_image_for_a_model_the_catalogue_marks_text_only_is_refused_before_the_request() {
+    let mut fixture = yolo_fixture();
+    let home = fixture.settings.home.clone();
+    std::fs::write(
+        home.join("models.toml"),
+        "[[model]]\nname = \"script\"\nimages = false\n",
+    )
+    .unwrap();
+    fixture.settings.catalogue = crate::provider::catalogue::Catalogue::load(&home).0;
+    std::fs::write(
+        fixture.workdir().join("shot.png"),
+        crate::context::images::tests::png_3x2(),
+    )
+    .unwrap();
+    let provider = scripted([text("never sent")]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    opened
+        .handle
+        .send(Request::Submit("what is in @shot.png".into()));
+    let (last, before) = until(&mut opened.updates, "run end", run_ended).await;
+    let Update::Engine(event) = last else {
+        unreachable!()
+    };
+    let EventKind::Error(failure) = event.kind else {
+        panic!("{event:?}")
+    };
+    assert_eq!(failure.kind, FailureKind::Config);
+    assert!(
+        failure.message.contains("script takes no images"),
+        "{}",
+        failure.message
+    );
+    assert!(answer_text(&before).is_empty());
+    // Without the image the same model runs.
+    prompt(&mut opened, "hello").await;
+    close(&mut opened).await;
+}

@@ -194,3 +194,39 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
     assert!(shown.contains("\"GET / HTTP/1.1\" 200 -"), "{shown}");
     assert!(shown.contains("[2] ended"), "{shown}");
 }
+
+#[test]
+fn a_pasted_image_path_becomes_a_mention_and_a_resumed_image_shows_its_size() {
+    let mut app = app();
+    app.handle_paste("'/tmp/shots/screen.png'\n");
+    assert_eq!(app.input_text(), "@/tmp/shots/screen.png ");
+    let mut app = super::app();
+    app.handle_paste("/tmp/my shot.png");
+    assert_eq!(
+        app.input_text(),
+        "/tmp/my shot.png",
+        "a path with spaces stays text"
+    );
+    let mut app = super::app();
+    app.handle_paste("notes.txt");
+    assert_eq!(app.input_text(), "notes.txt");
+
+    let mut message = crate::schema::Message::user("what is this");
+    message.images = vec![crate::schema::ImageRef {
+        path: "/h/images/ab.png".into(),
+        media_type: "image/png".into(),
+        name: "shot.png".into(),
+        width: 640,
+        height: 480,
+    }];
+    let mut app = super::app();
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: "s".into(),
+        mode: Mode::Default,
+        messages: vec![message],
+        todos: Vec::new(),
+        queue: Vec::new(),
+    });
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("[image: shot.png, 640x480]"), "{shown}");
+}
