@@ -198,7 +198,7 @@ fn a_version_5_database_gains_the_memory_tables_and_keeps_its_sessions() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, crate::memory::migrations::CURRENT);
 }
 
 mod extraction {

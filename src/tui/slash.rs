@@ -194,7 +194,7 @@ mod tests {
             .into_iter()
             .map(|c| c.insert)
             .collect();
-        assert_eq!(names, ["/resume", "/rename"]);
+        assert_eq!(names, ["/resume", "/rename", "/rewind"]);
         assert_eq!(completions("/de", &skills)[0].insert, "/deploy");
         assert!(completions("/rename x", &skills).is_empty());
         assert_eq!(nearest("/compcat", &skills).as_deref(), Some("/compact"));
