@@ -84,6 +84,8 @@ pub struct Assembly {
     pub mcp: crate::mcp::McpManager,
     /// A trusted project's MCP servers waiting for the user's approval (not started).
     pub pending_mcp: Vec<crate::config::approved::PendingExtension>,
+    /// What each prompt's tools changed, for `/undo` and `/rewind`.
+    pub checkpoints: Arc<crate::checkpoint::Checkpoints>,
 }
 
 /// The mode a stored session resumes in: its own, except that `yolo` is never resumed (it is
@@ -284,7 +286,13 @@ pub async fn assemble_with(
             observer: Arc::new(TracingObserver),
         },
     );
+    let checkpoints = Arc::new(crate::checkpoint::Checkpoints::new(
+        &settings.home,
+        settings.workdir.clone(),
+        Some(store.clone()),
+    ));
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
+        .checkpoints(Arc::clone(&checkpoints))
         .max_turns(settings.max_turns)
         .tool_timeout(settings.tool_timeout)
         .max_concurrent_tools(settings.max_concurrent_tools)
@@ -321,5 +329,6 @@ pub async fn assemble_with(
         jobs,
         mcp,
         pending_mcp,
+        checkpoints,
     })
 }

@@ -159,9 +159,16 @@ pub struct AgentEngineBuilder {
     rules: Option<Arc<crate::permission::rules::PermissionRules>>,
     auto_continue: bool,
     hooks: Option<Arc<crate::hooks::Hooks>>,
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl AgentEngineBuilder {
+    /// Record the files tool calls change (`/undo`, `/rewind`); nothing is recorded without.
+    pub fn checkpoints(mut self, checkpoints: Arc<crate::checkpoint::Checkpoints>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
     /// Permission rules (the settings files); none by default.
     pub fn permission_rules(
         mut self,
@@ -259,7 +266,7 @@ impl AgentEngineBuilder {
             .rules
             .unwrap_or_else(|| Arc::new(crate::permission::rules::PermissionRules::none()));
         let hooks = self.hooks.unwrap_or_default();
-        let chain = tool_chain(&hooks, &rules);
+        let chain = tool_chain(&hooks, &rules, self.checkpoints.as_ref());
         AgentEngine {
             provider: RwLock::new(self.provider),
             registry: self.registry,
@@ -286,10 +293,12 @@ impl AgentEngineBuilder {
 
 /// The tool-call chain: the span first (it covers everything after), then the output bound
 /// (its after-step sees what the hooks added), the command hooks when any is configured for
-/// tools, and the permission decision last, so it judges the arguments the hooks left.
+/// tools, and the permission decision, so it judges the arguments the hooks left; then the
+/// checkpoint, which keeps what a call will change only once nothing refused it.
 fn tool_chain(
     hooks: &Arc<crate::hooks::Hooks>,
     rules: &Arc<crate::permission::rules::PermissionRules>,
+    checkpoints: Option<&Arc<crate::checkpoint::Checkpoints>>,
 ) -> crate::hooks::ToolChain {
     use crate::hooks::{CommandStage, HookEvent, ObserveStage, OutputBound, PermissionStage};
     let mut stages: Vec<Arc<dyn crate::hooks::ToolHook>> =
@@ -306,6 +315,11 @@ fn tool_chain(
     stages.push(Arc::new(PermissionStage {
         rules: Arc::clone(rules),
     }));
+    if let Some(checkpoints) = checkpoints {
+        stages.push(Arc::new(crate::checkpoint::CheckpointStage {
+            checkpoints: Arc::clone(checkpoints),
+        }));
+    }
     crate::hooks::ToolChain::new(stages)
 }
 
@@ -326,6 +340,7 @@ impl AgentEngine {
             rules: None,
             auto_continue: false,
             hooks: None,
+            checkpoints: None,
         }
     }
 

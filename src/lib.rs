@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod assemble;
+pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod engine;

@@ -5,6 +5,7 @@
 //! stored.
 
 mod children;
+mod checkpoints;
 mod compact;
 pub mod extract;
 mod in_memory;
@@ -22,6 +23,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 pub use children::ChildSession;
+pub use checkpoints::CheckpointRow;
 pub use compact::{Compaction, SlidingWindow, TokenBudget, cut_point};
 pub use in_memory::InMemorySession;
 pub use sqlite_session::SqliteSession;

@@ -16,6 +16,7 @@ mod memories;
 mod protocol;
 pub mod remote;
 mod switching;
+mod undo;
 
 use std::sync::{Arc, Weak};
 
@@ -23,7 +24,7 @@ use tokio::sync::mpsc;
 
 pub use crate::engine::{Failure, FailureKind};
 pub use actor::MENTION_FILES;
-pub use protocol::{Closing, LoadedSession, Request, Update};
+pub use protocol::{Closing, LoadedSession, Request, Restore, Restored, Update};
 
 use crate::assemble::{self, AssembleError, ProviderFactory, SessionChoice};
 use crate::config::Settings;
@@ -182,6 +183,7 @@ pub async fn open_with(
             workdir: settings.workdir.clone(),
             queue: loaded.queue.clone(),
             options,
+            catalogue: settings.catalogue.clone(),
         },
         hub,
         rx,

@@ -15,15 +15,18 @@ mod engine_events;
 mod extension_prompt;
 pub mod highlight;
 mod inline;
+mod jobs;
 mod keymap;
 mod layers;
 pub mod markdown;
 mod mcp_panel;
 mod memory_panel;
 mod mentions;
+mod notify;
 mod overlays;
 mod picker;
 mod plan_review;
+mod rewind;
 mod runner;
 mod slash;
 mod status_line;
@@ -299,6 +302,8 @@ async fn show(
     };
 
     let mut runner = Runner::new(handle, updates, session_id);
+    runner.notify.bell = display.bell;
+    runner.notify.osc9 = display.notify;
     for command in first_commands {
         runner.execute(&mut app, command).await;
     }

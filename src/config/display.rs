@@ -23,6 +23,10 @@ pub struct Display {
     /// Draw on the alternate screen (the default); without it the TUI runs in the terminal's
     /// main screen and leaves the transcript in its scrollback on exit.
     pub alt_screen: bool,
+    /// Ring the bell when an approval waits or a run ends unseen (`tui::notify`).
+    pub bell: bool,
+    /// Send an OSC 9 notification then.
+    pub notify: bool,
     /// What in the settings file was ignored, for the front end to show.
     pub notices: Vec<String>,
 }
@@ -38,6 +42,8 @@ struct File {
 struct Section {
     theme: Option<Theme>,
     alt_screen: Option<bool>,
+    bell: Option<bool>,
+    notify: Option<bool>,
 }
 
 /// The display settings: the flags, then `home/settings.json`'s `"tui"` section. A file that
@@ -61,6 +67,8 @@ pub fn resolve(home: &Path, theme: Option<Theme>, no_alt_screen: bool) -> Displa
     Display {
         theme: theme.or(section.theme),
         alt_screen: !no_alt_screen && section.alt_screen.unwrap_or(true),
+        bell: section.bell.unwrap_or(true),
+        notify: section.notify.unwrap_or(true),
         notices,
     }
 }
@@ -89,5 +97,19 @@ mod tests {
         let display = resolve(home.path(), None, false);
         assert!(display.alt_screen && display.theme.is_none());
         assert_eq!(display.notices.len(), 1, "{:?}", display.notices);
+    }
+
+    #[test]
+    fn the_bell_and_osc9_notifications_are_on_unless_the_settings_turn_them_off() {
+        let home = tempfile::tempdir().unwrap();
+        let display = resolve(home.path(), None, false);
+        assert!(display.bell && display.notify);
+        std::fs::write(
+            home.path().join("settings.json"),
+            r#"{"tui": {"bell": false, "notify": false}}"#,
+        )
+        .unwrap();
+        let display = resolve(home.path(), None, false);
+        assert!(!display.bell && !display.notify);
     }
 }

@@ -101,6 +101,21 @@ const STEPS: &[&str] = &[
     "ALTER TABLE sessions ADD COLUMN parent_id TEXT;
      ALTER TABLE sessions ADD COLUMN agent TEXT;
      CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;",
+    // 7 → 8: checkpoints and branches (issue 21). `branch` 0 is the conversation as it goes
+    // on; `/rewind` moves the messages after a prompt to a new branch number, kept, not
+    // deleted. A checkpoint is the files one prompt changed (JSON, contents kept by hash in
+    // `$HARNESS9_HOME/checkpoints/`), tied to the last message stored before the prompt.
+    "ALTER TABLE messages ADD COLUMN branch INTEGER NOT NULL DEFAULT 0;
+     CREATE TABLE checkpoints (
+         id INTEGER PRIMARY KEY,
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         after_seq INTEGER NOT NULL,
+         prompt TEXT NOT NULL DEFAULT '',
+         files TEXT NOT NULL,
+         undone INTEGER NOT NULL DEFAULT 0,
+         created_at INTEGER NOT NULL,
+         UNIQUE(session_id, after_seq)
+     );",
 ];
 
 /// The version a fully migrated database has.

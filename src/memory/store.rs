@@ -419,7 +419,7 @@ impl SessionStore {
                 upto
             } else {
                 tx.query_row(
-                    "SELECT seq FROM messages WHERE session_id = ?1 AND seq > ?2
+                    "SELECT seq FROM messages WHERE session_id = ?1 AND seq > ?2 AND branch = 0
                      ORDER BY seq LIMIT 1 OFFSET ?3",
                     params![id, upto, rows_dropped - 1],
                     |row| row.get(0),
@@ -508,7 +508,7 @@ pub(super) fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Sessio
 
 fn messages_after(conn: &Connection, id: &str, upto: i64) -> rusqlite::Result<Vec<Message>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT body FROM messages WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+        "SELECT body FROM messages WHERE session_id = ?1 AND seq > ?2 AND branch = 0 ORDER BY seq",
     )?;
     let rows = stmt.query_map(params![id, upto], |row| row.get::<_, String>(0))?;
     rows.map(|body| decode_message(&body?)).collect()

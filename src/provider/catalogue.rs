@@ -68,6 +68,8 @@ pub struct ModelInfo {
     /// OpenAI Responses' `web_search`); chat completions has no such tool and ignores it.
     #[serde(default)]
     pub web_search: bool,
+    /// `false`: the model takes no image input.
+    pub images: Option<bool>,
     input: Option<f64>,
     cached_input: Option<f64>,
     cache_write: Option<f64>,
@@ -149,6 +151,16 @@ impl Catalogue {
     }
 
     /// The entry `model` belongs to: the longest name it starts with (case aside).
+    /// Why `model` cannot take an attached image, when the catalogue says it takes none.
+    pub fn refuses_images(&self, model: &str) -> Option<String> {
+        self.lookup(model).filter(|m| m.images == Some(false)).map(|m| {
+            format!(
+                "{model} takes no images (the model catalogue says so for `{}`); nothing was                  sent. Remove the image, or switch to a model that reads images (/model NAME)",
+                m.name
+            )
+        })
+    }
+
     pub fn lookup(&self, model: &str) -> Option<&ModelInfo> {
         let model = model.to_ascii_lowercase();
         self.models
@@ -285,5 +297,15 @@ mod tests {
             catalogue.lookup("gpt-4o").unwrap().context_window,
             Some(128_000)
         );
+    }
+
+    #[test]
+    fn the_known_text_only_models_refuse_images_and_the_others_take_them() {
+        let catalogue = Catalogue::builtin();
+        assert!(catalogue.refuses_images("deepseek-chat").is_some());
+        assert!(catalogue.refuses_images("o3-mini-2025-01-31").is_some());
+        assert!(catalogue.refuses_images("o3").is_none());
+        assert!(catalogue.refuses_images("gpt-4o").is_none());
+        assert!(catalogue.refuses_images("some-unknown-model").is_none());
     }
 }

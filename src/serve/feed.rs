@@ -112,6 +112,9 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Files { .. }
         | Update::ShellDone { .. }
         | Update::SessionRead { .. }
+        | Update::Prompts(_)
+        | Update::Jobs(_)
+        | Update::Restored(_)
         | Update::Compacted(_)
         | Update::Memories { .. }
         | Update::Attached(_)

@@ -30,6 +30,8 @@ pub(super) struct Parts {
     pub workdir: PathBuf,
     pub queue: Vec<String>,
     pub options: CoreOptions,
+    /// The model catalogue: whether the model takes images.
+    pub catalogue: crate::provider::catalogue::Catalogue,
 }
 
 pub(crate) struct Core {
@@ -38,6 +40,7 @@ pub(crate) struct Core {
     pub(super) workdir: PathBuf,
     pub(super) options: CoreOptions,
     providers: ProviderFactory,
+    catalogue: crate::provider::catalogue::Catalogue,
     /// The session the engine works in now (`/new` and `/resume` change it).
     pub(super) session_id: String,
     /// The current session as the engine writes it, to ask at the end what was not saved.
@@ -68,6 +71,7 @@ impl Core {
             workdir: parts.workdir,
             options: parts.options,
             providers: parts.providers,
+            catalogue: parts.catalogue,
             cancel: CancellationToken::new(),
             run: None,
             approvals: HashMap::new(),
@@ -117,7 +121,7 @@ impl Core {
         self.hub.publish(Update::Mcp { servers, notices });
     }
 
-    fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         self.run.is_some()
     }
 
@@ -267,6 +271,9 @@ impl Core {
                     hub.publish(Update::McpPrompt { command, result });
                 });
             }
+            Request::ListPrompts => self.list_prompts(),
+            Request::ListJobs => self.hub.publish(Update::Jobs(self.assembly.jobs.list())),
+            Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.
             Request::Close { .. } => {}
         }
@@ -304,6 +311,18 @@ impl Core {
         .await;
         let prompt = match attached {
             Ok(attached) => {
+                let model = engine.provider().model().to_owned();
+                if !attached.images.is_empty()
+                    && let Some(refusal) = self.catalogue.refuses_images(&model)
+                {
+                    // Before the request: the run ends here, and every front end sees why.
+                    let failure = Failure::new(FailureKind::Config, refusal);
+                    self.hub.publish(Update::Engine(Event {
+                        turn: 0,
+                        kind: EventKind::Error(failure),
+                    }));
+                    return;
+                }
                 engine.attach_images(attached.images);
                 if !attached.files.is_empty() {
                     self.hub.publish(Update::Attached(attached.files));
@@ -314,6 +333,10 @@ impl Core {
         };
         // `@server:uri`: the MCP resources the prompt names.
         let prompt = self.assembly.mcp.attach_resources(prompt).await;
+        self.assembly
+            .checkpoints
+            .begin(&self.session_id, &prompt)
+            .await;
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 
@@ -341,7 +364,14 @@ impl Core {
             }
             _ => None,
         };
+        let refresh_jobs = matches!(
+            event.kind,
+            EventKind::ToolResult(_) | EventKind::Done(_) | EventKind::Error(_)
+        );
         self.hub.publish(Update::Engine(event));
+        if refresh_jobs {
+            self.hub.publish(Update::Jobs(self.assembly.jobs.list()));
+        }
         if let Some(prompt) = &next {
             self.queue_changed();
             self.hub.publish(Update::RunStarted {
@@ -353,6 +383,7 @@ impl Core {
 
     fn end_run(&mut self) {
         self.run = None;
+        self.assembly.checkpoints.end();
         // Approvals of a finished run can no longer be answered.
         self.approvals.clear();
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::assemble::Unsaved;
+use crate::checkpoint::{Conflicts, PromptPoint, RestoreReport};
 use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
 use crate::mcp::ServerStatus;
 use crate::memory::SearchHit;
@@ -88,6 +89,16 @@ pub enum Request {
         command: String,
         args: String,
     },
+    /// The session's background commands (answered with `Update::Jobs`).
+    ListJobs,
+    /// The prompts of the conversation, for `/rewind` (answered with `Update::Prompts`).
+    ListPrompts,
+    /// Restore files (and for a rewind, the conversation) from the checkpoints; files changed
+    /// since are only written with `Conflicts::Overwrite` (answered with `Update::Restored`).
+    Restore {
+        what: Restore,
+        conflicts: Conflicts,
+    },
     /// End the session: interrupt, let the run store what it has, flush the store. With
     /// `discard_if_empty`, a session that never got a prompt is deleted (the TUI's choice; a
     /// headless run always keeps its session).
@@ -149,6 +160,13 @@ pub enum Update {
         command: String,
         result: Result<String, String>,
     },
+    /// The session's background commands, oldest first: on `Request::ListJobs`, and after
+    /// every tool result and run.
+    Jobs(Vec<crate::tools::JobSummary>),
+    /// The conversation's prompts, oldest first.
+    Prompts(Vec<PromptPoint>),
+    /// What a `Request::Restore` did, or (`report.asking`) what it must ask first.
+    Restored(Arc<Restored>),
     /// A request could not be carried out (the run's own failures come as `Engine` errors).
     Failed(Failure),
     /// The session was closed; nothing follows.
@@ -182,4 +200,31 @@ pub struct Closing {
     pub unsaved: Unsaved,
     /// The store's last writes failed to flush.
     pub flush_error: Option<Failure>,
+}
+
+/// What to restore.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restore {
+    /// `/undo`: the files the last prompt that changed any changed.
+    Undo,
+    /// `/rewind`: to before the prompt at `seq`, its files, its conversation, or both.
+    Rewind {
+        seq: i64,
+        files: bool,
+        conversation: bool,
+    },
+}
+
+/// The answer to a `Request::Restore`.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    pub what: Restore,
+    /// The prompt it went back to before (its text), when there was one.
+    pub prompt: Option<String>,
+    pub report: RestoreReport,
+    /// The conversation now goes on from before `prompt`; this many later messages were kept
+    /// as a branch.
+    pub branched: Option<usize>,
+    /// All of it in plain words.
+    pub text: String,
 }

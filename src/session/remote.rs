@@ -246,6 +246,11 @@ async fn serve_requests(
             Request::McpReconnect(_) | Request::McpDisable(_) | Request::McpPrompt { .. } => {
                 Err(unavailable_failure("managing MCP servers"))
             }
+            // The HTTP API has no route for checkpoints (CONTRACT "HTTP API").
+            Request::ListJobs => Err(unavailable_failure("/ps")),
+            Request::ListPrompts | Request::Restore { .. } => {
+                Err(unavailable_failure("undoing or rewinding"))
+            }
             // Kept by this front end itself; the server needs none of them.
             Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),
         };

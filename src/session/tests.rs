@@ -591,3 +591,5 @@ async fn memories_are_listed_edited_and_forgotten_through_requests() {
     assert!(matches!(failed, Update::Failed(f) if f.kind == FailureKind::NotFound));
     close(&mut opened).await;
 }
+#[cfg(test)]
+mod undo;

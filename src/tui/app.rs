@@ -64,6 +64,15 @@ pub enum Command {
     McpReconnect(String),
     /// Stop this MCP server for the rest of the session (`/mcp`).
     McpDisable(String),
+    /// The conversation's prompts (`/rewind`'s list).
+    ListPrompts,
+    /// The session's background commands (`/ps`).
+    ListJobs,
+    /// Restore files or the conversation (`/undo`, `/rewind`).
+    Restore {
+        what: crate::session::Restore,
+        conflicts: crate::checkpoint::Conflicts,
+    },
     /// Fetch an MCP server's prompt (`/mcp__server__prompt ARGS`) and send it as the prompt.
     McpPrompt {
         command: String,
@@ -114,6 +123,10 @@ pub enum AppEvent {
         session_id: String,
         messages: Result<Vec<crate::schema::Message>, String>,
     },
+    /// `/rewind`'s list.
+    Prompts(Vec<crate::checkpoint::PromptPoint>),
+    /// What `/undo` or `/rewind` did, or must ask.
+    Restored(std::sync::Arc<crate::session::Restored>),
     /// Something asked of the session failed (what kind decides where it is shown).
     Failed(crate::engine::Failure),
     /// The files the prompt just sent carries, with the bytes attached of each.
@@ -245,6 +258,12 @@ pub struct App {
     pub memory_panel: Option<super::memory_panel::MemoryPanel>,
     /// A sub-agent's transcript, while it is open.
     pub child_view: Option<super::subagents::ChildView>,
+    /// `/rewind`'s list, while it is open.
+    pub rewind: Option<super::rewind::RewindList>,
+    /// A restore asking about files changed since its checkpoint.
+    pub restore_question: Option<super::rewind::RestoreQuestion>,
+    /// The session's background commands (`/ps`, the status line).
+    pub jobs: super::jobs::JobsView,
 }
 
 /// Tokens by kind and their cost, added up from the provider's counts.
@@ -355,6 +374,9 @@ impl App {
             mcp_panel: None,
             memory_panel: None,
             child_view: None,
+            rewind: None,
+            restore_question: None,
+            jobs: Default::default(),
         }
     }
 
@@ -401,6 +423,9 @@ impl App {
             return commands;
         }
         if let Some(commands) = super::memory_panel::key(self, key) {
+            return commands;
+        }
+        if let Some(commands) = super::rewind::key(self, key) {
             return commands;
         }
         if self.layer() == Layer::PlanReview

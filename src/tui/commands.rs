@@ -57,6 +57,9 @@ impl App {
                 vec![Command::QueueChanged(self.queue.clone())]
             }
             "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
+            "/undo" => self.undo(),
+            "/rewind" => self.open_rewind(),
+            "/ps" => self.ps(),
             _ => return None,
         };
         Some(commands)

@@ -179,6 +179,12 @@ impl App {
                 self.input.insert_str(&placeholder);
                 self.pastes.push((placeholder, text));
             }
+            // A file path of an image (a file dragged onto the terminal) attaches it, as
+            // `@path` does; the core checks that it is one.
+            None if pasted_image(&text).is_some() => {
+                let path = pasted_image(&text).unwrap_or_default();
+                self.input.insert_str(format!("@{path} "));
+            }
             None => {
                 self.input.insert_str(&text);
             }
@@ -204,4 +210,18 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// The path in a paste that is one image file's path (quotes a terminal put around it taken
+/// off); `None` for anything else, or a path with spaces (a mention cannot hold one).
+pub(super) fn pasted_image(text: &str) -> Option<&str> {
+    let trimmed = text.trim();
+    let path = ['\'', '"']
+        .iter()
+        .find_map(|q| trimmed.strip_prefix(*q).and_then(|t| t.strip_suffix(*q)))
+        .unwrap_or(trimmed);
+    (!path.is_empty()
+        && !path.chars().any(char::is_whitespace)
+        && crate::context::images::named_like_image(path))
+    .then_some(path)
 }

@@ -23,6 +23,10 @@ pub enum Layer {
     MemoryPanel,
     /// A sub-agent's transcript, opened from its task block (`subagents`).
     TaskTranscript,
+    /// `/rewind`'s list of prompts (its keys: `rewind::key`).
+    Rewind,
+    /// Files changed since a checkpoint: overwrite, keep or cancel (`rewind::key`).
+    RestoreQuestion,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +155,7 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
             _ => Action::Ignore,
         },
-        Layer::McpPanel | Layer::MemoryPanel => Action::Ignore,
+        Layer::McpPanel | Layer::MemoryPanel | Layer::Rewind | Layer::RestoreQuestion => Action::Ignore,
         Layer::TaskTranscript => match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Action::Close,
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,

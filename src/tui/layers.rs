@@ -29,6 +29,12 @@ impl App {
         if self.child_view.is_some() {
             stack.push(Layer::TaskTranscript);
         }
+        if self.rewind.is_some() {
+            stack.push(Layer::Rewind);
+        }
+        if self.restore_question.is_some() {
+            stack.push(Layer::RestoreQuestion);
+        }
         if !self.approvals.is_empty() {
             stack.push(Layer::Approval);
             if self.deny_reason.is_some() {
@@ -71,6 +77,8 @@ impl App {
             Layer::TaskTranscript => {
                 " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
             }
+            Layer::Rewind => " ↑↓ choose · Enter files and conversation · c · f · Esc closes ",
+            Layer::RestoreQuestion => " o overwrites · k keeps yours · n or Esc restores nothing ",
         }
     }
 }
@@ -111,6 +119,16 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
             Layer::Extension => {
                 if let Some(extension) = &app.extension {
                     super::extension_prompt::draw(extension, frame, body);
+                }
+            }
+            Layer::Rewind => {
+                if let Some(list) = &app.rewind {
+                    super::rewind::draw_list(list, frame, body);
+                }
+            }
+            Layer::RestoreQuestion => {
+                if let Some(question) = &app.restore_question {
+                    super::rewind::draw_question(question, frame, body);
                 }
             }
             Layer::McpPanel => {

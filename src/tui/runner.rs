@@ -30,6 +30,8 @@ pub(super) struct Runner {
     session_id: String,
     /// How the session ended, once it has.
     closing: Option<Arc<Closing>>,
+    /// Bell and OSC 9 when an approval waits or a run ends unseen.
+    pub(super) notify: super::notify::Notify,
 }
 
 impl Runner {
@@ -43,6 +45,7 @@ impl Runner {
             updates,
             session_id,
             closing: None,
+            notify: super::notify::Notify::default(),
         }
     }
 
@@ -86,6 +89,8 @@ impl Runner {
                             TermEvent::Key(key) => commands = app.handle_key(key),
                             TermEvent::Paste(text) => app.handle_paste(&text),
                             TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
+                            TermEvent::FocusGained => self.notify.focused = true,
+                            TermEvent::FocusLost => self.notify.focused = false,
                             _ => {}
                         }
                         dirty = true;
@@ -133,7 +138,16 @@ impl Runner {
     /// An update of the session, as the app takes it; what the app asks in return.
     fn apply(&mut self, app: &mut App, update: Update) -> Vec<Command> {
         let event = match update {
-            Update::Engine(event) => return app.handle_engine(event),
+            Update::Engine(event) => {
+                let ran = app.working_since.map(|since| since.elapsed());
+                if let Some(text) = self.notify.decide(&event.kind, ran) {
+                    let mut stdout = std::io::stdout();
+                    let _ =
+                        std::io::Write::write_all(&mut stdout, self.notify.bytes(&text).as_bytes());
+                    let _ = std::io::Write::flush(&mut stdout);
+                }
+                return app.handle_engine(event);
+            }
             Update::Loaded(loaded) => {
                 let loaded = Arc::unwrap_or_clone(loaded);
                 // A named session is resumed by its name, however it got it.
@@ -205,6 +219,12 @@ impl Runner {
                 notices,
             },
             Update::McpPrompt { command, result } => AppEvent::McpPrompt { command, result },
+            Update::Prompts(prompts) => AppEvent::Prompts(prompts),
+            Update::Jobs(list) => {
+                app.on_jobs(list);
+                return Vec::new();
+            }
+            Update::Restored(restored) => AppEvent::Restored(restored),
             Update::Closed(closing) => {
                 self.closing = Some(closing);
                 return Vec::new();
@@ -237,6 +257,9 @@ impl Runner {
             },
             Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
             Command::ClearTodos => Request::ClearTodos,
+            Command::ListPrompts => Request::ListPrompts,
+            Command::ListJobs => Request::ListJobs,
+            Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
             Command::Export { file, markdown } => {
                 // The session's directory when it is on this machine (an attached server's
                 // may not be), else the current one.

@@ -30,6 +30,21 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "name this session (harness9 --resume NAME)",
     },
     SlashCommand {
+        name: "/undo",
+        args: "",
+        help: "restore the files the last prompt changed",
+    },
+    SlashCommand {
+        name: "/rewind",
+        args: "",
+        help: "go back to before a prompt: files, conversation or both",
+    },
+    SlashCommand {
+        name: "/ps",
+        args: "",
+        help: "list the background commands with their last lines",
+    },
+    SlashCommand {
         name: "/compact",
         args: "",
         help: "summarise the conversation to free context",
@@ -189,7 +204,7 @@ mod tests {
             .into_iter()
             .map(|c| c.insert)
             .collect();
-        assert_eq!(names, ["/resume", "/rename"]);
+        assert_eq!(names, ["/resume", "/rename", "/rewind"]);
         assert_eq!(completions("/de", &skills)[0].insert, "/deploy");
         assert!(completions("/rename x", &skills).is_empty());
         assert_eq!(nearest("/compcat", &skills).as_deref(), Some("/compact"));

@@ -160,6 +160,9 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             vec![Span::styled(format!(" · {}", app.spend.dollars()), DIM)],
         ));
     }
+    if let Some(jobs) = super::jobs::status_text(app) {
+        segments.push((6, vec![Span::styled(jobs, Style::new().fg(Color::Cyan))]));
+    }
     if let Some(mcp) = super::mcp_panel::status_text(app) {
         segments.push((4, vec![Span::styled(mcp, DIM)]));
     }

@@ -47,6 +47,8 @@ pub fn enter(alt_screen: bool) -> io::Result<Term> {
         stdout,
         EnableMouseCapture,
         EnableBracketedPaste,
+        // Focus reports decide whether a waiting approval rings (`notify`).
+        crossterm::event::EnableFocusChange,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
     )?;
     Terminal::new(CrosstermBackend::new(stdout))
@@ -61,6 +63,7 @@ pub fn restore() {
     let _ = execute!(
         stdout,
         PopKeyboardEnhancementFlags,
+        crossterm::event::DisableFocusChange,
         DisableBracketedPaste,
         DisableMouseCapture,
         crossterm::cursor::Show

@@ -526,6 +526,7 @@ mod folds;
 mod keys;
 mod mcp;
 mod memory;
+mod rewind;
 mod runs;
 mod screen;
 mod subagents;

@@ -457,6 +457,17 @@ impl Transcript {
                         .next()
                         .unwrap_or(typed);
                     transcript.push(EntryKind::User(typed.to_owned()));
+                    for image in &message.images {
+                        transcript.notice(
+                            format!(
+                                "[image: {}, {}x{}]",
+                                crate::terminal_text::sanitize(&image.name),
+                                image.width,
+                                image.height
+                            ),
+                            Tone::Quiet,
+                        );
+                    }
                     if files > 0 {
                         let listed: Vec<String> =
                             super::mentions::stored_attachments(&message.content)

@@ -545,6 +545,8 @@ impl App {
                 });
             }
             AppEvent::Flash(text) => self.flash = Some(text),
+            AppEvent::Prompts(prompts) => self.on_prompts(prompts),
+            AppEvent::Restored(restored) => self.on_restored(restored),
             AppEvent::Failed(failure) => {
                 self.flash = Some(failure.message.lines().next().unwrap_or("").to_owned());
                 // A store that fails is shown as what it is and stays readable, never as an

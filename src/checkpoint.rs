@@ -1,0 +1,95 @@
+//! Checkpoints (issue 21): before a prompt's first change to a file, the file's state is kept,
+//! so `/undo` and `/rewind` can put it back. One place records, the `CheckpointStage` of the
+//! tool-call chain that every tool call passes: an edit tool's `written_paths` are kept before
+//! it runs; around a tool that runs commands (`bash`, an MCP tool) the working directory is
+//! walked before and after, and what changed is recorded from the walk before. Contents are
+//! kept by their SHA-256 in `$HARNESS9_HOME/checkpoints/` (`objects`), never in the user's
+//! repository (no `git stash`, no commits, no index); a checkpoint is a row of `sessions.db`
+//! tied to the session's messages by the last message stored before its prompt (`after_seq`).
+//!
+//! Restoring (`restore`) never overwrites silently: a file whose content is no longer what the
+//! prompt left is named, and the caller asks the user before anything is written.
+
+pub mod objects;
+mod recorder;
+pub mod restore;
+mod scan;
+mod stage;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use recorder::Checkpoints;
+pub use restore::{Conflicts, RestoreReport};
+pub use stage::CheckpointStage;
+
+/// Files larger than this are not kept: a change to one is reported as not restorable.
+pub const MAX_KEPT: u64 = 8 * 1024 * 1024;
+
+/// What a file was before the prompt changed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Before {
+    /// It did not exist (the prompt created it): restoring deletes it.
+    Absent,
+    /// Its content is the object `hash`, with these permission bits.
+    Kept { hash: String, mode: u32 },
+    /// It existed but was not kept (too large, unreadable): it cannot be restored.
+    NotKept { reason: String },
+}
+
+/// One file a prompt changed: its state before, and the content it was left with (`None`: the
+/// prompt deleted it), to tell whether someone changed it since.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    pub before: Before,
+    pub after: Option<String>,
+}
+
+/// What one prompt changed: the files by absolute path, and plain notes on what could not be
+/// tracked (a background command's later writes, say).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Changes {
+    pub files: BTreeMap<PathBuf, FileChange>,
+    #[serde(default)]
+    pub notes: BTreeSet<String>,
+}
+
+/// A stored checkpoint, as the session store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredCheckpoint {
+    pub id: i64,
+    /// The last message stored before the prompt: the prompt is the next one.
+    pub after_seq: i64,
+    pub prompt: String,
+    pub changes: Changes,
+}
+
+/// A prompt of the session's current conversation, as `/rewind` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptPoint {
+    /// The prompt message's place in the stored conversation.
+    pub seq: i64,
+    pub text: String,
+    /// Files changed by this prompt and the ones after it (what a rewind of files restores).
+    pub files: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("cannot keep a copy of {path}: {error}")]
+    Keep { path: String, error: std::io::Error },
+    #[error("the stored checkpoint cannot be read: {0}")]
+    Corrupt(String),
+}
+
+/// The hex SHA-256 of `bytes`, the name an object is kept under.
+pub fn hash_of(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

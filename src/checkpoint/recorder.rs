@@ -1,0 +1,238 @@
+//! `Checkpoints`: the open checkpoint of the prompt that runs now, filled by the
+//! `CheckpointStage` as tool calls pass, and written to the session store as it grows (so a
+//! crash mid-run keeps what was already changed). The first state of a file in a prompt wins:
+//! later changes in the same prompt only move what it was left with.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::objects::{self, Objects};
+use super::scan::{self, Seen};
+use super::{Before, Changes, FileChange};
+use crate::memory::SessionStore;
+
+/// The checkpoints of one session core (whatever session it works in).
+pub struct Checkpoints {
+    objects: Objects,
+    workdir: PathBuf,
+    store: Option<SessionStore>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    open: Option<Open>,
+    /// The last walk of the working directory, reused by the next (unchanged files are not
+    /// read again).
+    cache: HashMap<PathBuf, Seen>,
+    /// The walk before each command still running, by call id.
+    walks: HashMap<String, HashMap<PathBuf, Seen>>,
+}
+
+struct Open {
+    session_id: String,
+    after_seq: i64,
+    prompt: String,
+    changes: Changes,
+}
+
+impl Checkpoints {
+    /// Contents kept under `home`; `store` keeps the checkpoints (none: in memory only).
+    pub fn new(home: &Path, workdir: PathBuf, store: Option<SessionStore>) -> Self {
+        Checkpoints {
+            objects: Objects::new(home),
+            workdir,
+            store,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind: keep using it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A prompt of `session_id` starts: what its tools change from now on is recorded. A
+    /// checkpoint already stored for the same place (a run that stored no message) goes on.
+    pub async fn begin(&self, session_id: &str, prompt: &str) {
+        let (after_seq, changes) = match &self.store {
+            Some(store) => {
+                let after_seq = store.last_seq(session_id).await.unwrap_or(0);
+                let changes = store
+                    .checkpoint_at(session_id, after_seq)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|json| serde_json::from_str(&json).ok())
+                    .unwrap_or_default();
+                (after_seq, changes)
+            }
+            None => (0, Changes::default()),
+        };
+        self.state().open = Some(Open {
+            session_id: session_id.to_owned(),
+            after_seq,
+            prompt: prompt.to_owned(),
+            changes,
+        });
+    }
+
+    /// The prompt's run ended: nothing more is recorded until the next `begin`.
+    pub fn end(&self) {
+        let mut state = self.state();
+        state.open = None;
+        state.walks.clear();
+    }
+
+    /// What the open checkpoint holds (tests, the bench).
+    pub fn open_changes(&self) -> Option<Changes> {
+        self.state().open.as_ref().map(|o| o.changes.clone())
+    }
+
+    /// Before an edit tool writes `paths` (absolute): each one's state, when the prompt has not
+    /// changed it yet. Blocking (reads and copies files).
+    pub fn before_write(&self, paths: &[PathBuf]) {
+        let new: Vec<PathBuf> = {
+            let state = self.state();
+            let Some(open) = &state.open else { return };
+            paths
+                .iter()
+                .filter(|p| !open.changes.files.contains_key(*p))
+                .cloned()
+                .collect()
+        };
+        let kept: Vec<(PathBuf, Before)> = new
+            .into_iter()
+            .map(|path| {
+                let before = self
+                    .objects
+                    .keep(&path)
+                    .unwrap_or_else(|e| Before::NotKept {
+                        reason: format!("it could not be read: {e}"),
+                    });
+                (path, before)
+            })
+            .collect();
+        let mut state = self.state();
+        let Some(open) = state.open.as_mut() else {
+            return;
+        };
+        for (path, before) in kept {
+            // `after` is filled once the tool has run; until then it is what was there.
+            let after = match &before {
+                Before::Kept { hash, .. } => Some(hash.clone()),
+                _ => None,
+            };
+            open.changes
+                .files
+                .entry(path)
+                .or_insert(FileChange { before, after });
+        }
+    }
+
+    /// After a tool wrote `paths`: what they hold now. A file left as it was before the prompt
+    /// is no change at all.
+    pub fn after_write(&self, paths: &[PathBuf]) {
+        let now: Vec<(PathBuf, Option<String>)> = paths
+            .iter()
+            .filter_map(|p| objects::current(p).ok().map(|hash| (p.clone(), hash)))
+            .collect();
+        let mut state = self.state();
+        let Some(open) = state.open.as_mut() else {
+            return;
+        };
+        for (path, hash) in now {
+            let unchanged = match open.changes.files.get(&path).map(|c| &c.before) {
+                Some(Before::Kept { hash: before, .. }) => hash.as_deref() == Some(before),
+                Some(Before::Absent) => hash.is_none(),
+                Some(Before::NotKept { .. }) => false,
+                None => continue,
+            };
+            if unchanged {
+                open.changes.files.remove(&path);
+            } else if let Some(change) = open.changes.files.get_mut(&path) {
+                change.after = hash;
+            }
+        }
+        self.persist(open);
+    }
+
+    /// Before a command runs (`call_id`): the working directory walked and every file kept.
+    /// Blocking; without an open checkpoint it does nothing.
+    pub fn before_command(&self, call_id: &str) {
+        let mut cache = {
+            let mut state = self.state();
+            if state.open.is_none() {
+                return;
+            }
+            std::mem::take(&mut state.cache)
+        };
+        scan::keep_all(&self.objects, &self.workdir, &mut cache);
+        let mut state = self.state();
+        state.walks.insert(call_id.to_owned(), cache.clone());
+        state.cache = cache;
+    }
+
+    /// After the command `call_id` ran (or did not): what it changed in the working directory,
+    /// recorded from the walk before it.
+    pub fn after_command(&self, call_id: &str, executed: bool) {
+        let Some(walk) = self.state().walks.remove(call_id) else {
+            return;
+        };
+        if !executed {
+            return;
+        }
+        let changed = scan::changed_since(&self.workdir, &walk);
+        if changed.is_empty() {
+            return;
+        }
+        {
+            let mut state = self.state();
+            let Some(open) = state.open.as_mut() else {
+                return;
+            };
+            for path in &changed {
+                let before = walk
+                    .get(path)
+                    .map(|seen| seen.before.clone())
+                    .unwrap_or(Before::Absent);
+                open.changes
+                    .files
+                    .entry(path.clone())
+                    .or_insert(FileChange {
+                        before,
+                        after: None,
+                    });
+            }
+        }
+        self.after_write(&changed);
+    }
+
+    /// A plain note for the user on what this prompt's checkpoint cannot cover.
+    pub fn note(&self, text: &str) {
+        let mut state = self.state();
+        if let Some(open) = state.open.as_mut()
+            && open.changes.notes.insert(text.to_owned())
+        {
+            self.persist(open);
+        }
+    }
+
+    /// Writes the open checkpoint to the store, in order with the session's other writes.
+    fn persist(&self, open: &Open) {
+        let Some(store) = &self.store else { return };
+        let Ok(json) = serde_json::to_string(&open.changes) else {
+            return;
+        };
+        store.save_checkpoint(&open.session_id, open.after_seq, &open.prompt, json);
+    }
+}

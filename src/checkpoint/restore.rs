@@ -1,0 +1,159 @@
+//! Putting files back as checkpoints found them. For every file the chosen prompts changed, the
+//! state before the oldest of them is restored, but only where the file still holds what the
+//! newest of them left: a file changed since (by the user, an editor, another program) is
+//! named, and nothing is written until the caller says what to do with it (`Conflicts`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::objects::{self, Objects};
+use super::{Before, Changes};
+
+/// What to do with files changed since the checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conflicts {
+    /// Write nothing while there is any; name them (the user is asked).
+    Ask,
+    /// Restore them too: the user said so.
+    Overwrite,
+    /// Restore the others and leave these as they are.
+    Keep,
+}
+
+/// What a restore did, or (`asking`) would have to ask first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Files put back as they were before.
+    pub restored: Vec<PathBuf>,
+    /// Files changed since the prompt left them.
+    pub changed_since: Vec<PathBuf>,
+    /// Nothing was written: `changed_since` waits for the user's answer.
+    pub asking: bool,
+    /// Files that could not be put back, and why.
+    pub failed: Vec<(PathBuf, String)>,
+    /// What the checkpoints could not cover.
+    pub notes: Vec<String>,
+}
+
+impl RestoreReport {
+    /// The report in plain words, paths relative to `workdir`.
+    pub fn describe(&self, workdir: &Path) -> String {
+        let show = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| crate::tools::paths::display(workdir, p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if self.asking {
+            parts.push(format!(
+                "changed since the checkpoint: {}; nothing was restored",
+                show(&self.changed_since)
+            ));
+            return parts.join("; ");
+        }
+        if self.restored.is_empty() && self.failed.is_empty() && self.changed_since.is_empty() {
+            parts.push("no file to restore".to_owned());
+        }
+        if !self.restored.is_empty() {
+            parts.push(format!("restored {}", show(&self.restored)));
+        }
+        if !self.changed_since.is_empty() {
+            parts.push(format!(
+                "left as you changed them: {}",
+                show(&self.changed_since)
+            ));
+        }
+        for (path, why) in &self.failed {
+            parts.push(format!(
+                "could not restore {}: {why}",
+                crate::tools::paths::display(workdir, path)
+            ));
+        }
+        parts.extend(self.notes.iter().cloned());
+        parts.join("; ")
+    }
+}
+
+/// One file's plan: what to put back, and what it should hold now.
+struct Plan {
+    before: Before,
+    expected: Option<String>,
+}
+
+/// Restores the files `newest_first` changed to their state before the oldest of them.
+pub fn restore(
+    objects: &Objects,
+    newest_first: &[&Changes],
+    conflicts: Conflicts,
+) -> RestoreReport {
+    let mut plans: BTreeMap<PathBuf, Plan> = BTreeMap::new();
+    let mut notes = BTreeSet::new();
+    for changes in newest_first {
+        notes.extend(changes.notes.iter().cloned());
+        for (path, change) in &changes.files {
+            plans
+                .entry(path.clone())
+                // Seen first in the newest: what it was left with; each older one moves
+                // `before` back.
+                .and_modify(|plan| plan.before = change.before.clone())
+                .or_insert(Plan {
+                    before: change.before.clone(),
+                    expected: change.after.clone(),
+                });
+        }
+    }
+    let mut report = RestoreReport {
+        notes: notes.into_iter().collect(),
+        ..RestoreReport::default()
+    };
+    let mut clear = Vec::new();
+    for (path, plan) in plans {
+        match objects::current(&path) {
+            Ok(now) if now == plan.expected => clear.push((path, plan)),
+            Ok(_) => {
+                report.changed_since.push(path.clone());
+                if conflicts == Conflicts::Overwrite {
+                    clear.push((path, plan));
+                }
+            }
+            Err(e) => report
+                .failed
+                .push((path, format!("it cannot be read now: {e}"))),
+        }
+    }
+    if conflicts == Conflicts::Ask && !report.changed_since.is_empty() {
+        report.asking = true;
+        return report;
+    }
+    if conflicts == Conflicts::Overwrite {
+        report.changed_since.clear();
+    }
+    for (path, plan) in clear {
+        match put_back(objects, &path, &plan.before) {
+            Ok(()) => report.restored.push(path),
+            Err(why) => report.failed.push((path, why)),
+        }
+    }
+    report
+}
+
+fn put_back(objects: &Objects, path: &Path, before: &Before) -> Result<(), String> {
+    match before {
+        Before::Absent => match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("it cannot be deleted: {e}")),
+        },
+        Before::Kept { hash, mode } => {
+            let bytes = objects
+                .get(hash)
+                .map_err(|e| format!("its kept copy cannot be read: {e}"))?;
+            crate::tools::write_atomic(path, &bytes)
+                .map_err(|e| format!("it cannot be written: {e}"))?;
+            objects::set_mode(path, *mode).map_err(|e| format!("its mode cannot be set: {e}"))
+        }
+        Before::NotKept { reason } => Err(format!("no copy was kept ({reason})")),
+    }
+}

@@ -1,0 +1,97 @@
+//! Walks of the working directory around a tool that runs commands: before it, every file's
+//! stamp (size, times, inode) and a kept copy of its content, reusing the copy of a file whose
+//! stamp has not changed since the last walk; after it, the stamps again, and what differs is
+//! what the command changed. The walk is the search tools' (`tools::walk`): `.gitignore`d
+//! files and `.git` itself are not tracked.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::Before;
+use super::objects::Objects;
+
+/// What tells one version of a file from another without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified_ns: i128,
+    changed_ns: i128,
+    inode: u64,
+}
+
+#[cfg(unix)]
+fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    Stamp {
+        len: meta.len(),
+        modified_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+        changed_ns: meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128,
+        inode: meta.ino(),
+    }
+}
+
+#[cfg(not(unix))]
+fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    let modified_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    Stamp {
+        len: meta.len(),
+        modified_ns,
+        changed_ns: 0,
+        inode: 0,
+    }
+}
+
+/// A file as the walk before a command saw it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    stamp: Stamp,
+    pub before: Before,
+}
+
+/// The regular files under `workdir` and their stamps.
+pub fn stamps(workdir: &Path) -> HashMap<PathBuf, Stamp> {
+    let mut out = HashMap::new();
+    for entry in crate::tools::walk::walker(workdir).build().flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Ok(meta) = entry.metadata() {
+            out.insert(entry.into_path(), stamp_of(&meta));
+        }
+    }
+    out
+}
+
+/// The walk before a command: `cache` (the last walk) updated to every file as it is now, its
+/// content kept; files whose stamp did not change are not read again.
+pub fn keep_all(objects: &Objects, workdir: &Path, cache: &mut HashMap<PathBuf, Seen>) {
+    let now = stamps(workdir);
+    cache.retain(|path, _| now.contains_key(path));
+    for (path, stamp) in now {
+        if cache.get(&path).is_some_and(|seen| seen.stamp == stamp) {
+            continue;
+        }
+        let before = objects.keep(&path).unwrap_or_else(|e| Before::NotKept {
+            reason: format!("it could not be read: {e}"),
+        });
+        cache.insert(path, Seen { stamp, before });
+    }
+}
+
+/// The files that differ between the walk before (`seen`) and now: changed, created, deleted.
+pub fn changed_since(workdir: &Path, seen: &HashMap<PathBuf, Seen>) -> Vec<PathBuf> {
+    let now = stamps(workdir);
+    let mut changed: Vec<PathBuf> = now
+        .iter()
+        .filter(|(path, stamp)| seen.get(*path).is_none_or(|s| s.stamp != **stamp))
+        .map(|(path, _)| path.clone())
+        .collect();
+    changed.extend(seen.keys().filter(|p| !now.contains_key(*p)).cloned());
+    changed.sort();
+    changed
+}

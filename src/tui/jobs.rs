@@ -1,0 +1,69 @@
+//! Background commands on screen: the status line counts the running ones, and `/ps` lists
+//! every one of the session with its state, age, command and last lines. The list comes from
+//! the session core (`Request::ListJobs`), refreshed after every tool result and run.
+
+use super::app::{App, Command};
+use super::transcript::Tone;
+use crate::terminal_text::sanitize;
+use crate::tools::JobSummary;
+
+/// The session's background commands, as last heard.
+#[derive(Debug, Clone, Default)]
+pub struct JobsView {
+    pub list: Vec<JobSummary>,
+    /// `/ps` asked: the next list is shown in the transcript.
+    pub show_next: bool,
+}
+
+impl JobsView {
+    pub fn running(&self) -> usize {
+        self.list.iter().filter(|j| j.running).count()
+    }
+}
+
+impl App {
+    /// `/ps`: asks for the list; it is shown when it comes.
+    pub(super) fn ps(&mut self) -> Vec<Command> {
+        self.jobs.show_next = true;
+        vec![Command::ListJobs]
+    }
+
+    pub(super) fn on_jobs(&mut self, list: Vec<JobSummary>) {
+        self.jobs.list = list;
+        if !std::mem::take(&mut self.jobs.show_next) {
+            return;
+        }
+        let text = ps_text(&self.jobs.list);
+        self.transcript.notice(text, Tone::Quiet);
+    }
+}
+
+/// `/ps`'s text: one block per command.
+pub fn ps_text(list: &[JobSummary]) -> String {
+    if list.is_empty() {
+        return "no background commands in this session".into();
+    }
+    let mut out = String::from("background commands:");
+    for job in list {
+        let state = if job.running { "running" } else { "ended" };
+        out.push_str(&format!(
+            "\n[{}] {state} {}s  {}",
+            job.id,
+            job.elapsed.as_secs(),
+            sanitize(&job.command)
+        ));
+        for line in job.tail.lines().filter(|l| !l.trim().is_empty()) {
+            out.push_str(&format!("\n    {}", sanitize(line)));
+        }
+    }
+    out
+}
+
+/// The status line's part: running background commands, when any.
+pub fn status_text(app: &App) -> Option<String> {
+    match app.jobs.running() {
+        0 => None,
+        1 => Some(" · 1 background command (/ps)".into()),
+        n => Some(format!(" · {n} background commands (/ps)")),
+    }
+}

@@ -1,0 +1,232 @@
+//! `/undo`, `/rewind`'s list and the question about files changed since a checkpoint, in the
+//! app alone: what it asks the core, what it draws, how it answers.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::checkpoint::{Conflicts, PromptPoint, RestoreReport};
+use crate::session::{Restore, Restored};
+use crate::tui::app::AppEvent;
+use crate::tui::keymap::Layer;
+
+fn send(app: &mut App, text: &str) -> Vec<Command> {
+    app.set_input(text);
+    app.handle_key(key(KeyCode::Enter))
+}
+
+fn points() -> Vec<PromptPoint> {
+    ["fix the parser", "add a test", "rename the module"]
+        .iter()
+        .enumerate()
+        .map(|(i, text)| PromptPoint {
+            seq: 1 + 4 * i as i64,
+            text: (*text).into(),
+            files: 3 - i,
+        })
+        .collect()
+}
+
+#[test]
+fn undo_asks_the_core_and_shows_what_it_restored() {
+    let mut app = app();
+    assert_eq!(
+        send(&mut app, "/undo"),
+        [Command::Restore {
+            what: Restore::Undo,
+            conflicts: Conflicts::Ask
+        }]
+    );
+    app.handle_async(AppEvent::Restored(Arc::new(Restored {
+        what: Restore::Undo,
+        prompt: Some("fix it".into()),
+        report: RestoreReport {
+            restored: vec!["/work/project/src/lib.rs".into()],
+            ..RestoreReport::default()
+        },
+        branched: None,
+        text: "undid the file changes of “fix it”; restored src/lib.rs".into(),
+    })));
+    assert!(screen(&mut app, 100, 20).contains("restored src/lib.rs"));
+    app.running = true;
+    assert!(send(&mut app, "/undo").is_empty(), "not during a run");
+}
+
+#[test]
+fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
+    let mut app = app();
+    assert_eq!(send(&mut app, "/rewind"), [Command::ListPrompts]);
+    assert_eq!(app.layer(), Layer::Rewind);
+    app.handle_async(AppEvent::Prompts(points()));
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("Rewind to before a prompt"), "{shown}");
+    assert!(shown.contains("fix the parser") && shown.contains("3 files changed since"));
+    assert!(
+        shown.contains("› rename the module"),
+        "the newest is selected: {shown}"
+    );
+    app.handle_key(key(KeyCode::Up));
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        [Command::Restore {
+            what: Restore::Rewind {
+                seq: 1,
+                files: true,
+                conversation: true
+            },
+            conflicts: Conflicts::Ask
+        }]
+    );
+    assert_eq!(app.layer(), Layer::Main);
+    for (code, files, conversation) in [('c', false, true), ('f', true, false)] {
+        send(&mut app, "/rewind");
+        app.handle_async(AppEvent::Prompts(points()));
+        let commands = app.handle_key(key(KeyCode::Char(code)));
+        assert_eq!(
+            commands,
+            [Command::Restore {
+                what: Restore::Rewind {
+                    seq: 9,
+                    files,
+                    conversation
+                },
+                conflicts: Conflicts::Ask
+            }]
+        );
+    }
+    send(&mut app, "/rewind");
+    assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
+    assert_eq!(app.layer(), Layer::Main);
+}
+
+#[test]
+fn a_rewound_conversation_offers_its_prompt_again() {
+    let mut app = app();
+    app.handle_async(AppEvent::Restored(Arc::new(Restored {
+        what: Restore::Rewind {
+            seq: 1,
+            files: true,
+            conversation: true,
+        },
+        prompt: Some("fix the parser".into()),
+        report: RestoreReport::default(),
+        branched: Some(8),
+        text: "rewound to before “fix the parser”".into(),
+    })));
+    assert_eq!(app.input_text(), "fix the parser");
+}
+
+#[test]
+fn files_changed_since_are_named_and_the_answer_is_sent_back() {
+    let mut app = app();
+    let what = Restore::Undo;
+    let asking = |what: Restore| {
+        AppEvent::Restored(Arc::new(Restored {
+            what,
+            prompt: None,
+            report: RestoreReport {
+                changed_since: vec!["/work/project/notes.md".into()],
+                asking: true,
+                ..RestoreReport::default()
+            },
+            branched: None,
+            text: String::new(),
+        }))
+    };
+    app.handle_async(asking(what.clone()));
+    assert_eq!(app.layer(), Layer::RestoreQuestion);
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("notes.md"), "{shown}");
+    assert!(shown.contains("o  overwrite them"), "{shown}");
+    // Any other key does nothing: the question stays.
+    assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
+    assert_eq!(app.layer(), Layer::RestoreQuestion);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('k'))),
+        [Command::Restore {
+            what: what.clone(),
+            conflicts: Conflicts::Keep
+        }]
+    );
+    app.handle_async(asking(what.clone()));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('o'))),
+        [Command::Restore {
+            what: what.clone(),
+            conflicts: Conflicts::Overwrite
+        }]
+    );
+    app.handle_async(asking(what));
+    assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
+    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.flash.as_deref(), Some("nothing was restored"));
+}
+
+#[test]
+fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones() {
+    let mut app = app();
+    let job = |id: &str, running: bool, tail: &str| crate::tools::JobSummary {
+        id: id.into(),
+        command: format!("python3 -m http.server {id}"),
+        running,
+        elapsed: Duration::from_secs(42),
+        tail: tail.into(),
+    };
+    // A refresh after a tool result: counted, not listed.
+    app.on_jobs(vec![job("1", true, "Serving HTTP on 0.0.0.0 port 8000")]);
+    let shown = screen(&mut app, 140, 20);
+    assert!(shown.contains("1 background command (/ps)"), "{shown}");
+    assert!(!shown.contains("Serving HTTP"), "{shown}");
+    assert_eq!(send(&mut app, "/ps"), [Command::ListJobs]);
+    app.on_jobs(vec![
+        job(
+            "1",
+            true,
+            "Serving HTTP on 0.0.0.0 port 8000\n\"GET / HTTP/1.1\" 200 -",
+        ),
+        job("2", false, "done"),
+    ]);
+    let shown = screen(&mut app, 140, 20);
+    assert!(
+        shown.contains("[1] running 42s  python3 -m http.server 1"),
+        "{shown}"
+    );
+    assert!(shown.contains("\"GET / HTTP/1.1\" 200 -"), "{shown}");
+    assert!(shown.contains("[2] ended"), "{shown}");
+}
+
+#[test]
+fn a_pasted_image_path_becomes_a_mention_and_a_resumed_image_shows_its_size() {
+    let mut app = app();
+    app.handle_paste("'/tmp/shots/screen.png'\n");
+    assert_eq!(app.input_text(), "@/tmp/shots/screen.png ");
+    let mut app = super::app();
+    app.handle_paste("/tmp/my shot.png");
+    assert_eq!(
+        app.input_text(),
+        "/tmp/my shot.png",
+        "a path with spaces stays text"
+    );
+    let mut app = super::app();
+    app.handle_paste("notes.txt");
+    assert_eq!(app.input_text(), "notes.txt");
+
+    let mut message = crate::schema::Message::user("what is this");
+    message.images = vec![crate::schema::ImageRef {
+        path: "/h/images/ab.png".into(),
+        media_type: "image/png".into(),
+        name: "shot.png".into(),
+        width: 640,
+        height: 480,
+    }];
+    let mut app = super::app();
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: "s".into(),
+        mode: Mode::Default,
+        messages: vec![message],
+        todos: Vec::new(),
+        queue: Vec::new(),
+    });
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("[image: shot.png, 640x480]"), "{shown}");
+}
