@@ -4,8 +4,8 @@
 //! so a kill never loses a finished turn; compaction changes what the model sees, never what is
 //! stored.
 
-mod children;
 mod checkpoints;
+mod children;
 mod compact;
 pub mod extract;
 mod in_memory;
@@ -22,8 +22,8 @@ mod summarize;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-pub use children::ChildSession;
 pub use checkpoints::CheckpointRow;
+pub use children::ChildSession;
 pub use compact::{Compaction, SlidingWindow, TokenBudget, cut_point};
 pub use in_memory::InMemorySession;
 pub use sqlite_session::SqliteSession;

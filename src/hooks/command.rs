@@ -241,7 +241,16 @@ mod tests {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let ready = libc::poll(&mut poll, 1, ms);
+            // A signal (another test's child exiting: SIGCHLD) interrupts `poll` whatever
+            // SA_RESTART says; ask again with the time left.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(ms as u64);
+            let ready = loop {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                let ready = libc::poll(&mut poll, 1, left.as_millis() as i32);
+                if ready >= 0 || *libc::__errno_location() != libc::EINTR {
+                    break ready;
+                }
+            };
             libc::close(fd);
             ready == 1
         }

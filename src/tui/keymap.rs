@@ -155,7 +155,9 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
             _ => Action::Ignore,
         },
-        Layer::McpPanel | Layer::MemoryPanel | Layer::Rewind | Layer::RestoreQuestion => Action::Ignore,
+        Layer::McpPanel | Layer::MemoryPanel | Layer::Rewind | Layer::RestoreQuestion => {
+            Action::Ignore
+        }
         Layer::TaskTranscript => match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Action::Close,
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,

@@ -456,7 +456,16 @@ pub fn process_ended(pid: i32) -> bool {
             events: libc::POLLIN,
             revents: 0,
         };
-        let ready = libc::poll(&mut poll, 1, 10_000);
+        // A signal (a child of this test process exiting: SIGCHLD) interrupts `poll`
+        // whatever SA_RESTART says; ask again with the time left.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let ready = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let ready = libc::poll(&mut poll, 1, left.as_millis() as i32);
+            if ready >= 0 || *libc::__errno_location() != libc::EINTR {
+                break ready;
+            }
+        };
         libc::close(fd);
         ready == 1
     }
