@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::objects::{self, Objects};
 use super::scan::{self, Seen};
@@ -18,7 +18,14 @@ pub struct Checkpoints {
     workdir: PathBuf,
     store: Option<SessionStore>,
     state: Mutex<State>,
+    /// Held by a walk of the working directory: a command's walk waits for the warm-up's.
+    walking: Mutex<()>,
+    /// Bytes one walk copies at most (`WALK_BUDGET`; smaller in tests).
+    budget: u64,
 }
+
+/// What one walk of the working directory copies at most.
+pub const WALK_BUDGET: u64 = 256 * 1024 * 1024;
 
 #[derive(Default)]
 struct State {
@@ -45,7 +52,34 @@ impl Checkpoints {
             workdir,
             store,
             state: Mutex::new(State::default()),
+            walking: Mutex::new(()),
+            budget: WALK_BUDGET,
         }
+    }
+
+    /// The same, copying at most `budget` bytes per walk.
+    pub fn with_budget(mut self, budget: u64) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Starts the first walk of the working directory in the background when none was made
+    /// yet, so a prompt's first command does not wait for every file to be copied: the model
+    /// is still thinking meanwhile. A command's own walk waits for it, then reads only what
+    /// changed since.
+    pub fn warm(self: &Arc<Self>) {
+        if !self.state().cache.is_empty() {
+            return;
+        }
+        let this = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let _walking = this.walking.lock().unwrap_or_else(|e| e.into_inner());
+            let mut cache = std::mem::take(&mut this.state().cache);
+            if cache.is_empty() {
+                scan::keep_all(&this.objects, &this.workdir, &mut cache, this.budget);
+            }
+            this.state().cache = cache;
+        });
     }
 
     pub fn objects(&self) -> &Objects {
@@ -169,6 +203,7 @@ impl Checkpoints {
     /// Before a command runs (`call_id`): the working directory walked and every file kept.
     /// Blocking; without an open checkpoint it does nothing.
     pub fn before_command(&self, call_id: &str) {
+        let _walking = self.walking.lock().unwrap_or_else(|e| e.into_inner());
         let mut cache = {
             let mut state = self.state();
             if state.open.is_none() {
@@ -176,7 +211,7 @@ impl Checkpoints {
             }
             std::mem::take(&mut state.cache)
         };
-        scan::keep_all(&self.objects, &self.workdir, &mut cache);
+        scan::keep_all(&self.objects, &self.workdir, &mut cache, self.budget);
         let mut state = self.state();
         state.walks.insert(call_id.to_owned(), cache.clone());
         state.cache = cache;
@@ -234,5 +269,40 @@ impl Checkpoints {
             return;
         };
         store.save_checkpoint(&open.session_id, open.after_seq, &open.prompt, json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_command_after_the_warm_up_records_what_it_changed_from_the_copies() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let file = work.path().join("notes.txt");
+        std::fs::write(&file, "before\n").unwrap();
+        let checkpoints = Arc::new(Checkpoints::new(
+            home.path(),
+            work.path().to_path_buf(),
+            None,
+        ));
+        checkpoints.begin("s", "change the notes").await;
+        checkpoints.warm();
+        // The command's walk waits for the warm-up's, then finds nothing new to copy.
+        let walker = Arc::clone(&checkpoints);
+        tokio::task::spawn_blocking(move || walker.before_command("c"))
+            .await
+            .unwrap();
+        std::fs::write(&file, "after\n").unwrap();
+        let walker = Arc::clone(&checkpoints);
+        tokio::task::spawn_blocking(move || walker.after_command("c", true))
+            .await
+            .unwrap();
+        let changes = checkpoints.open_changes().unwrap();
+        let Before::Kept { hash, .. } = &changes.files[&file].before else {
+            panic!("kept: {changes:?}");
+        };
+        assert_eq!(checkpoints.objects().get(hash).unwrap(), b"before\n");
     }
 }

@@ -68,17 +68,36 @@ pub fn stamps(workdir: &Path) -> HashMap<PathBuf, Stamp> {
 }
 
 /// The walk before a command: `cache` (the last walk) updated to every file as it is now, its
-/// content kept; files whose stamp did not change are not read again.
-pub fn keep_all(objects: &Objects, workdir: &Path, cache: &mut HashMap<PathBuf, Seen>) {
+/// content kept; files whose stamp did not change are not read again. At most `budget` bytes of
+/// new or changed files are copied in one walk (a huge working directory is not copied whole
+/// into `$HARNESS9_HOME`): past it, a file is known by its stamp only, and a command's change to
+/// it is reported as not restorable.
+pub fn keep_all(
+    objects: &Objects,
+    workdir: &Path,
+    cache: &mut HashMap<PathBuf, Seen>,
+    budget: u64,
+) {
     let now = stamps(workdir);
     cache.retain(|path, _| now.contains_key(path));
+    let mut copied = 0u64;
     for (path, stamp) in now {
         if cache.get(&path).is_some_and(|seen| seen.stamp == stamp) {
             continue;
         }
-        let before = objects.keep(&path).unwrap_or_else(|e| Before::NotKept {
-            reason: format!("it could not be read: {e}"),
-        });
+        let before = if copied.saturating_add(stamp.len) > budget {
+            Before::NotKept {
+                reason: format!(
+                    "harness9 copies at most {} MB of the working directory before a command",
+                    budget / (1024 * 1024)
+                ),
+            }
+        } else {
+            copied += stamp.len;
+            objects.keep(&path).unwrap_or_else(|e| Before::NotKept {
+                reason: format!("it could not be read: {e}"),
+            })
+        };
         cache.insert(path, Seen { stamp, before });
     }
 }
@@ -94,4 +113,41 @@ pub fn changed_since(workdir: &Path, seen: &HashMap<PathBuf, Seen>) -> Vec<PathB
     changed.extend(seen.keys().filter(|p| !now.contains_key(*p)).cloned());
     changed.sort();
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_budget_a_file_is_known_by_its_stamp_only() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            std::fs::write(work.path().join(name), "0123456789").unwrap();
+        }
+        let objects = Objects::new(home.path());
+        let mut cache = HashMap::new();
+        keep_all(&objects, work.path(), &mut cache, 25);
+        let kept = cache
+            .values()
+            .filter(|seen| matches!(seen.before, Before::Kept { .. }))
+            .count();
+        assert_eq!((cache.len(), kept), (3, 2), "two fit in 25 bytes");
+        let skipped = cache
+            .values()
+            .find_map(|seen| match &seen.before {
+                Before::NotKept { reason } => Some(reason.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(skipped.contains("copies at most"), "{skipped}");
+        // The next walk copies nothing again: unchanged files keep what they had.
+        keep_all(&objects, work.path(), &mut cache, 0);
+        let kept_again = cache
+            .values()
+            .filter(|seen| matches!(seen.before, Before::Kept { .. }))
+            .count();
+        assert_eq!(kept_again, 2);
+    }
 }

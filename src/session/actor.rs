@@ -337,6 +337,7 @@ impl Core {
             .checkpoints
             .begin(&self.session_id, &prompt)
             .await;
+        self.assembly.checkpoints.warm();
         self.run = Some(engine.run_stream(prompt, self.cancel.clone()));
     }
 
