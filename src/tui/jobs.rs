@@ -1,6 +1,10 @@
-//! Background commands on screen: the status line counts the running ones, and `/ps` lists
-//! every one of the session with its state, age, command and last lines. The list comes from
+//! Background commands on screen: a line above the input per running one (its command and last
+//! line of output), a count on the status line, and `/ps` listing every one of the session with
+//! its state, age, command and last lines. The list comes from
 //! the session core (`Request::ListJobs`), refreshed after every tool result and run.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
 use super::transcript::Tone;
@@ -66,4 +70,41 @@ pub fn status_text(app: &App) -> Option<String> {
         1 => Some(" · 1 background command (/ps)".into()),
         n => Some(format!(" · {n} background commands (/ps)")),
     }
+}
+
+/// One line per running background command, above the input (at most three, then a count):
+/// its id, command and last line of output as last heard.
+pub fn running_lines(app: &App) -> Vec<Line<'static>> {
+    const SHOWN: usize = 3;
+    let running: Vec<&JobSummary> = app.jobs.list.iter().filter(|j| j.running).collect();
+    let mut lines: Vec<Line<'static>> = running
+        .iter()
+        .take(SHOWN)
+        .map(|job| {
+            let last = job
+                .tail
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            Line::from(vec![
+                Span::styled(
+                    format!("  ⚙ [{}] ", job.id),
+                    Style::new().fg(super::theme::accent()),
+                ),
+                Span::raw(super::wrap::truncate(&sanitize(&job.command), 60)),
+                Span::styled(
+                    format!("  {}", super::wrap::truncate(&sanitize(last), 60)),
+                    super::view::DIM,
+                ),
+            ])
+        })
+        .collect();
+    if running.len() > SHOWN {
+        lines.push(Line::styled(
+            format!("  … and {} more running (/ps)", running.len() - SHOWN),
+            super::view::DIM,
+        ));
+    }
+    lines
 }

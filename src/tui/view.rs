@@ -22,7 +22,8 @@ const TODO_PANEL: u16 = 38;
 pub fn draw(app: &mut App, frame: &mut Frame) {
     let area = frame.area();
     let input_lines = app.input.lines().len().clamp(1, 6) as u16;
-    let queue_lines = queue_lines(app);
+    let mut queue_lines = super::jobs::running_lines(app);
+    queue_lines.extend(queue_lines_of(app));
     let [body, queue_area, input_area, status_area] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(queue_lines.len() as u16),
@@ -59,7 +60,7 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
 }
 
 /// Queued prompts, shown above the input.
-fn queue_lines(app: &App) -> Vec<Line<'static>> {
+fn queue_lines_of(app: &App) -> Vec<Line<'static>> {
     const SHOWN: usize = 3;
     let mut lines: Vec<Line<'static>> = app
         .queue

@@ -172,11 +172,16 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
         elapsed: Duration::from_secs(42),
         tail: tail.into(),
     };
-    // A refresh after a tool result: counted, not listed.
+    // A refresh after a tool result: counted, and a line above the input with its last line,
+    // not listed in the transcript.
     app.on_jobs(vec![job("1", true, "Serving HTTP on 0.0.0.0 port 8000")]);
     let shown = screen(&mut app, 140, 20);
     assert!(shown.contains("1 background command (/ps)"), "{shown}");
-    assert!(!shown.contains("Serving HTTP"), "{shown}");
+    assert!(
+        shown.contains("⚙ [1] python3 -m http.server 1  Serving HTTP on 0.0.0.0 port 8000"),
+        "{shown}"
+    );
+    assert!(!shown.contains("running 42s"), "{shown}");
     assert_eq!(send(&mut app, "/ps"), [Command::ListJobs]);
     app.on_jobs(vec![
         job(
@@ -193,6 +198,10 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
     );
     assert!(shown.contains("\"GET / HTTP/1.1\" 200 -"), "{shown}");
     assert!(shown.contains("[2] ended"), "{shown}");
+    // An ended command has no line above the input.
+    app.on_jobs(vec![job("2", false, "done")]);
+    let shown = screen(&mut app, 140, 20);
+    assert!(!shown.contains("⚙"), "{shown}");
 }
 
 #[test]
