@@ -118,6 +118,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Compacted(_)
         | Update::Memories { .. }
         | Update::Attached(_)
+        | Update::Images(_)
         | Update::Mcp { .. }
         | Update::McpPrompt { .. } => return None,
     };

@@ -323,6 +323,9 @@ impl Core {
                     }));
                     return;
                 }
+                if !attached.images.is_empty() {
+                    self.hub.publish(Update::Images(attached.images.clone()));
+                }
                 engine.attach_images(attached.images);
                 if !attached.files.is_empty() {
                     self.hub.publish(Update::Attached(attached.files));

@@ -114,6 +114,8 @@ pub enum Update {
     Engine(Event),
     /// The files the prompt being sent carries, each with the bytes of it attached.
     Attached(Vec<(String, usize)>),
+    /// The images the prompt being sent carries (name and size, for `[image: name, WxH]`).
+    Images(Vec<crate::schema::ImageRef>),
     /// The core started a queued prompt by itself (when it drives the queue).
     RunStarted {
         prompt: String,

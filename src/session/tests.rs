@@ -401,6 +401,11 @@ async fn the_core_reads_mentioned_files_and_lists_the_workdir() {
         "the secret word is plum\n",
     )
     .unwrap();
+    std::fs::write(
+        fixture.workdir().join("shot.png"),
+        crate::context::images::tests::png_3x2(),
+    )
+    .unwrap();
     let provider = scripted([text("Read it.")]);
     let mut opened = fixture
         .open(&provider, SessionChoice::New, CoreOptions::default())
@@ -413,14 +418,21 @@ async fn the_core_reads_mentioned_files_and_lists_the_workdir() {
     assert!(
         matches!(files, Update::Files { generation: 3, files } if files.contains(&"notes.txt".to_owned()))
     );
-    opened
-        .handle
-        .send(Request::Submit("what does @notes.txt say?".into()));
+    opened.handle.send(Request::Submit(
+        "what does @notes.txt say? @shot.png".into(),
+    ));
     let (_, seen) = until(&mut opened.updates, "run end", run_ended).await;
+    // And which images, with their size, for `[image: name, WxH]`.
+    assert!(
+        seen.iter().any(|u| matches!(u, Update::Images(images)
+            if images.len() == 1 && images[0].name == "shot.png"
+                && (images[0].width, images[0].height) == (3, 2))),
+        "{seen:#?}"
+    );
     // Front ends are told what was attached, with its size (they never read the files).
     assert!(
         seen.iter().any(|u| matches!(u, Update::Attached(files)
-            if files == &[("notes.txt".to_owned(), 24)])),
+            if files.contains(&("notes.txt".to_owned(), 24)))),
         "{seen:#?}"
     );
     let asked = provider.calls().pop().unwrap();

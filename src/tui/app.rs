@@ -131,6 +131,8 @@ pub enum AppEvent {
     Failed(crate::engine::Failure),
     /// The files the prompt just sent carries, with the bytes attached of each.
     Attached(Vec<(String, usize)>),
+    /// The images the prompt just sent carries.
+    Images(Vec<crate::schema::ImageRef>),
     /// An answer to `Command::ListMemories` or `Command::ChangeMemory`.
     Memories {
         generation: u64,

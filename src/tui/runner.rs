@@ -204,6 +204,7 @@ impl Runner {
             }
             Update::Failed(failure) => AppEvent::Failed(failure),
             Update::Attached(files) => AppEvent::Attached(files),
+            Update::Images(images) => AppEvent::Images(images),
             Update::Memories {
                 generation,
                 memories,

@@ -458,15 +458,7 @@ impl Transcript {
                         .unwrap_or(typed);
                     transcript.push(EntryKind::User(typed.to_owned()));
                     for image in &message.images {
-                        transcript.notice(
-                            format!(
-                                "[image: {}, {}x{}]",
-                                crate::terminal_text::sanitize(&image.name),
-                                image.width,
-                                image.height
-                            ),
-                            Tone::Quiet,
-                        );
+                        transcript.notice(image_label(image), Tone::Quiet);
                     }
                     if files > 0 {
                         let listed: Vec<String> =
@@ -563,4 +555,14 @@ impl Transcript {
             .sum::<usize>()
             + gaps
     }
+}
+
+/// How an attached image shows in the transcript: `[image: name, WxH]`.
+pub fn image_label(image: &crate::schema::ImageRef) -> String {
+    format!(
+        "[image: {}, {}x{}]",
+        crate::terminal_text::sanitize(&image.name),
+        image.width,
+        image.height
+    )
 }

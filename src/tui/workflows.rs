@@ -447,6 +447,12 @@ impl App {
             AppEvent::Attached(files) => self
                 .transcript
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
+            AppEvent::Images(images) => {
+                for image in &images {
+                    self.transcript
+                        .notice(super::transcript::image_label(image), Tone::Quiet);
+                }
+            }
             AppEvent::Memories {
                 generation,
                 memories,

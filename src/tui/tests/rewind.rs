@@ -205,7 +205,7 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
 }
 
 #[test]
-fn a_pasted_image_path_becomes_a_mention_and_a_resumed_image_shows_its_size() {
+fn a_pasted_image_path_becomes_a_mention_and_a_sent_or_resumed_image_shows_its_size() {
     let mut app = app();
     app.handle_paste("'/tmp/shots/screen.png'\n");
     assert_eq!(app.input_text(), "@/tmp/shots/screen.png ");
@@ -238,4 +238,15 @@ fn a_pasted_image_path_becomes_a_mention_and_a_resumed_image_shows_its_size() {
     });
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("[image: shot.png, 640x480]"), "{shown}");
+    // A prompt just sent: the core names its images.
+    let mut app = super::app();
+    app.handle_async(AppEvent::Images(vec![crate::schema::ImageRef {
+        path: "/h/images/cd.png".into(),
+        media_type: "image/png".into(),
+        name: "diagram.png".into(),
+        width: 1024,
+        height: 768,
+    }]));
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("[image: diagram.png, 1024x768]"), "{shown}");
 }
