@@ -17,6 +17,7 @@ pub mod highlight;
 mod inline;
 mod jobs;
 mod keymap;
+mod keys;
 mod layers;
 pub mod markdown;
 mod mcp_panel;

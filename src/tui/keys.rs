@@ -1,0 +1,238 @@
+//! What a key does to the app: the layer on top takes it first (a panel, a dialog, the plan
+//! review), then the keymap's action for the layer; Enter submits (a command, a `!` shell line,
+//! or a prompt sent now or queued behind the run), and an approval's answer goes back to the
+//! engine.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::app::{App, Command, Scroll, new_input};
+use super::keymap::{self, Action, Layer};
+use super::transcript::{EntryKind, Tone};
+use crate::engine::ApprovalDecision;
+
+impl App {
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        if let Some(commands) = super::mcp_panel::key(self, key) {
+            return commands;
+        }
+        if let Some(commands) = super::memory_panel::key(self, key) {
+            return commands;
+        }
+        if let Some(commands) = super::rewind::key(self, key) {
+            return commands;
+        }
+        if self.layer() == Layer::PlanReview
+            && let Some(commands) = self.review_feedback_key(key)
+        {
+            return commands;
+        }
+        let browsing = self.history_index.is_some();
+        let mut action = keymap::action(self.layer(), key, self.input_is_empty());
+        if self.layer() == Layer::Main {
+            if let Some(popup_action) = self.popup_action(key) {
+                action = popup_action;
+            } else if browsing && matches!(key.code, KeyCode::Up | KeyCode::Down) {
+                action = if key.code == KeyCode::Up {
+                    Action::HistoryPrev
+                } else {
+                    Action::HistoryNext
+                };
+            } else if action == Action::HistoryPrev && !self.queue.is_empty() {
+                action = Action::EditQueued;
+            }
+        }
+        if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
+            self.last_ctrl_c = None;
+        }
+        if !self.dialog_takes(action) {
+            return Vec::new();
+        }
+        self.apply(action)
+    }
+
+    pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {
+        if let Some(commands) = self.apply_tasks(action) {
+            return commands;
+        }
+        if let Some(commands) = self.apply_workflow(action) {
+            return commands;
+        }
+        if let Some(commands) = self.apply_review(action) {
+            return commands;
+        }
+        match action {
+            Action::Submit => return self.submit(),
+            Action::Newline => self.input.insert_newline(),
+            Action::Interrupt => return self.interrupt(),
+            Action::ClearOrQuit => return self.clear_or_quit(),
+            Action::QuitIfEmpty => {
+                if self.input_is_empty() {
+                    return self.quit();
+                }
+                self.input.delete_next_char();
+            }
+            Action::HistoryPrev => self.recall(-1),
+            Action::HistoryNext => self.recall(1),
+            Action::ScrollUp(n) if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_sub(n)
+            }
+            Action::ScrollDown(n) if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_add(n)
+            }
+            Action::PageUp if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_sub(self.viewport / 2)
+            }
+            Action::PageDown if self.overlay_scrolls() => {
+                self.overlay_scroll = self.overlay_scroll.saturating_add(self.viewport / 2)
+            }
+            Action::ScrollUp(n) => self.pending_scroll -= i64::from(n),
+            Action::ScrollDown(n) => self.pending_scroll += i64::from(n),
+            Action::PageUp => {
+                self.pending_scroll -= i64::from(self.viewport.saturating_sub(2).max(1))
+            }
+            Action::PageDown => {
+                self.pending_scroll += i64::from(self.viewport.saturating_sub(2).max(1))
+            }
+            Action::Top => self.pending_top = true,
+            Action::Bottom => {
+                self.scroll = Scroll::Follow;
+                self.pending_scroll = 0;
+            }
+            Action::CycleMode => {
+                self.session.mode = self.session.mode.cycle();
+                self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
+                return vec![Command::SetMode(self.session.mode)];
+            }
+            Action::Help => {
+                self.help = true;
+                self.overlay_scroll = 0;
+            }
+            Action::TrustFolder(trusted) => return self.answer_trust(trusted),
+            Action::ApproveExtension(yes) => {
+                self.extension = None;
+                return vec![Command::ApproveExtension(yes)];
+            }
+            Action::ToggleTodos => self.show_todos = !self.show_todos,
+            Action::ToggleExpand => self.expanded = !self.expanded,
+            Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
+            Action::ApproveAlways => self.answer(ApprovalDecision::AllowAlways),
+            Action::ApproveRule => self.answer(ApprovalDecision::AllowRule),
+            Action::Deny => self.answer(ApprovalDecision::Deny { reason: None }),
+            Action::DenyWithReason => {
+                let mut reason = new_input();
+                reason.set_placeholder_text("Tell the model what to do instead, then Enter");
+                self.deny_reason = Some(reason);
+            }
+            Action::SendDenyReason => {
+                let text = self
+                    .deny_reason
+                    .take()
+                    .map(|r| r.lines().join("\n"))
+                    .unwrap_or_default();
+                let reason = (!text.trim().is_empty()).then_some(text);
+                self.answer(ApprovalDecision::Deny { reason });
+            }
+            Action::Close => {
+                if self.help {
+                    self.help = false;
+                } else {
+                    self.deny_reason = None;
+                }
+            }
+            Action::Edit(key) => match &mut self.deny_reason {
+                Some(reason) => super::editing::edit(reason, key),
+                None => {
+                    super::editing::edit(&mut self.input, key);
+                    self.history_index = None;
+                    self.popup_closed = false;
+                }
+            },
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    pub(super) fn quit(&mut self) -> Vec<Command> {
+        self.should_quit = true;
+        let mut commands = Vec::new();
+        if self.running {
+            commands.push(Command::Interrupt);
+        }
+        commands.push(Command::Quit);
+        commands
+    }
+
+    fn submit(&mut self) -> Vec<Command> {
+        let typed = self.input_text();
+        if typed.trim().is_empty() {
+            // Enter on an empty input sends the next queued prompt, if any.
+            if !self.busy() && !self.queue.is_empty() {
+                let next = self.queue.remove(0);
+                let mut commands = self.start_run(next);
+                commands.push(Command::QueueChanged(self.queue.clone()));
+                return commands;
+            }
+            return Vec::new();
+        }
+        let text = self.expand_pastes(&typed);
+        self.history.push(text.clone());
+        self.history_index = None;
+        self.set_input("");
+        if let Some(commands) = self.special_input(&text) {
+            return commands;
+        }
+        // The files attached are named with their sizes when the core has read them.
+        if let Some(missing) = self.missing_mentions(&text) {
+            self.transcript.notice(missing, Tone::Warning);
+        }
+        if self.busy() {
+            self.queue.push(text);
+            self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
+            return vec![Command::QueueChanged(self.queue.clone())];
+        }
+        self.start_run(text)
+    }
+
+    /// Sends `text` as a prompt now, or queues it while a run is going.
+    pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Command> {
+        if self.running {
+            self.queue.push(text);
+            return vec![Command::QueueChanged(self.queue.clone())];
+        }
+        self.start_run(text)
+    }
+
+    /// Shows the prompt and asks the runner to send it.
+    pub(super) fn start_run(&mut self, text: String) -> Vec<Command> {
+        self.start_run_shown(text.clone(), text)
+    }
+
+    /// Sends `prompt` while the transcript shows `shown` (what the user typed: `/init`, a
+    /// skill's command, a collapsed paste).
+    pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Command> {
+        self.transcript.push(EntryKind::User(shown));
+        self.running = true;
+        self.working_since = Some(Instant::now());
+        self.last_heard = Some(self.clock.now());
+        self.retry = None;
+        self.retry_streak = 0;
+        self.flash = None;
+        self.scroll = Scroll::Follow;
+        vec![Command::Submit(text)]
+    }
+
+    fn answer(&mut self, decision: ApprovalDecision) {
+        self.overlay_scroll = 0;
+        if let Some(request) = self.approvals.pop_front() {
+            if let ApprovalDecision::Deny {
+                reason: Some(reason),
+            } = &decision
+            {
+                self.flash = Some(format!("denied: {reason}"));
+            }
+            request.respond(decision);
+        }
+    }
+}
