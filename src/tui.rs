@@ -273,6 +273,7 @@ async fn show(
         todos,
         queue,
         problems,
+        child_sessions,
         ..
     } = loaded;
     app.handle_async(AppEvent::SessionLoaded {
@@ -282,6 +283,7 @@ async fn show(
         todos,
         queue,
     });
+    app.handle_async(AppEvent::ChildSessions(child_sessions));
     app.flash = None;
     // Unreadable stored state is reported and left in sessions.db until the user changes it.
     for problem in problems {

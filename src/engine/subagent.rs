@@ -200,7 +200,13 @@ impl SubagentLauncher {
             mode: mode.to_string(),
         };
         let record = store
-            .create_child(new, parent, &request.agent, &request.description)
+            .create_child(
+                new,
+                parent,
+                &link.call_id,
+                &request.agent,
+                &request.description,
+            )
             .await
             .map_err(|e| {
                 ToolError::new(format!(

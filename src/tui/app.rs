@@ -117,6 +117,8 @@ pub enum AppEvent {
         queue: Vec<String>,
     },
     Flash(String),
+    /// The loaded session's sub-agents' sessions by task call id (after `SessionLoaded`).
+    ChildSessions(Vec<(String, String)>),
     /// A stored session's conversation, as `Command::ReadSession` asked (or why it could not be
     /// read).
     SessionRead {

@@ -465,3 +465,31 @@ fn a_childs_token_updates_count_once_in_the_spend() {
         .collect();
     assert_eq!(models, [("claude-sonnet", 3_000), ("claude-haiku", 1_200)]);
 }
+
+/// A resumed session's task block opens its child's transcript: the core's `Loaded` carries the
+/// store's link from the `task` call to the child's session.
+#[test]
+fn a_resumed_task_block_opens_its_childs_transcript() {
+    let mut asked = Message::assistant("");
+    asked.tool_calls = vec![task_call("t1", "explore", "find the callers", false)];
+    let messages = vec![
+        Message::user("where is split called?"),
+        asked,
+        Message::tool_result(&ToolResult::ok("t1", "One caller.")),
+    ];
+    let mut app = app();
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: "parent".into(),
+        mode: Mode::Default,
+        messages,
+        todos: Vec::new(),
+        queue: Vec::new(),
+    });
+    app.handle_async(AppEvent::ChildSessions(vec![
+        ("t1".into(), "child-1".into()),
+        ("gone".into(), "child-2".into()),
+    ]));
+    let commands = app.handle_key(ctrl('o'));
+    assert_eq!(commands, [Command::ReadSession("child-1".into())]);
+    assert_eq!(app.layer(), Layer::TaskTranscript);
+}
