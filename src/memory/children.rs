@@ -130,7 +130,13 @@ mod tests {
             .await
             .unwrap();
         let child = store
-            .create_child(new_session(), &parent.id, "call-7", "explore", "find the parser")
+            .create_child(
+                new_session(),
+                &parent.id,
+                "call-7",
+                "explore",
+                "find the parser",
+            )
             .await
             .unwrap();
         store
