@@ -3,6 +3,7 @@
 //! one copy of the loop. Mode and session can be changed while a run is going; the loop reads
 //! the mode at the start of each turn and the session at the start of each run.
 
+mod background;
 mod compaction;
 mod continuation;
 mod emitter;
@@ -145,6 +146,8 @@ pub struct AgentEngine {
     chain: crate::hooks::ToolChain,
     /// Sessions whose `SessionStart` hooks have run in this process.
     started_sessions: Mutex<HashSet<String>>,
+    /// Sub-agents started with `background: true`, still running or not yet reported.
+    background: Arc<background::BackgroundTasks>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -287,6 +290,7 @@ impl AgentEngineBuilder {
             hooks,
             chain,
             started_sessions: Mutex::new(HashSet::new()),
+            background: Arc::default(),
         }
     }
 }
@@ -542,6 +546,8 @@ impl AgentEngine {
     }
 }
 
+#[cfg(test)]
+mod background_tests;
 #[cfg(test)]
 mod compaction_tests;
 #[cfg(test)]

@@ -274,6 +274,7 @@ async fn show(
         todos,
         queue,
         problems,
+        child_sessions,
         ..
     } = loaded;
     app.handle_async(AppEvent::SessionLoaded {
@@ -283,6 +284,7 @@ async fn show(
         todos,
         queue,
     });
+    app.handle_async(AppEvent::ChildSessions(child_sessions));
     app.flash = None;
     // Unreadable stored state is reported and left in sessions.db until the user changes it.
     for problem in problems {

@@ -159,6 +159,10 @@ impl AgentEngine {
             .turns(prompt, cancel, em, &mut state, &span)
             .instrument(span.clone())
             .await;
+        if cancel.is_cancelled() {
+            // Esc, SIGINT: background children stop with the run that was interrupted.
+            self.background.cancel_all();
+        }
         self.keep_unsaved(&mut state, em).await;
         let error_text = outcome.as_ref().err().map(ToString::to_string);
         if let Some(error) = &error_text
@@ -266,6 +270,8 @@ impl AgentEngine {
                 return Err(EngineError::Cancelled);
             }
             state.turns = turn;
+            // Background children's events so far, and the answers of those that finished.
+            self.drain_background(turn, false, cancel, em, state).await;
             let turn_mode = self.mode();
             if turn_mode != mode {
                 mode = turn_mode;
@@ -285,6 +291,14 @@ impl AgentEngine {
             }
             if !has_tool_calls {
                 match self.continuation(state) {
+                    Continuation::Finished if self.background.running() > 0 => {
+                        // The answer is not the end while background children run: their
+                        // answers come to the model with one more turn.
+                        if !self.drain_background(turn, true, cancel, em, state).await {
+                            return Err(EngineError::Cancelled);
+                        }
+                        self.save(state, em).await;
+                    }
                     Continuation::Finished => {
                         if !self
                             .keep_going_for_stop_hooks(turn, cancel, em, state)

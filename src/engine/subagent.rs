@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::background::BackgroundMessage;
 use super::emitter::{Emitter, GenerateFailure, generate_streamed, log_retry};
 use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, SubagentEvent};
 use super::{AgentEngine, EngineError};
@@ -42,6 +43,8 @@ pub(crate) struct AgentLink {
     /// The provider of the parent's current model (an agent that inherits the model uses it).
     pub provider: Arc<dyn LlmProvider>,
     pub sink: mpsc::Sender<ChildMessage>,
+    /// Where a background child (`background: true`) reports once the call has returned.
+    pub background: Arc<super::background::BackgroundTasks>,
 }
 
 tokio::task_local! {
@@ -197,7 +200,13 @@ impl SubagentLauncher {
             mode: mode.to_string(),
         };
         let record = store
-            .create_child(new, parent, &request.agent, &request.description)
+            .create_child(
+                new,
+                parent,
+                &link.call_id,
+                &request.agent,
+                &request.description,
+            )
             .await
             .map_err(|e| {
                 ToolError::new(format!(
@@ -226,39 +235,96 @@ impl SubagentRunner for SubagentLauncher {
             .child_session(&request, &link, provider.as_ref(), ctx.mode)
             .await?;
         let engine = self.child_engine(agent, provider, ctx.mode, session);
+        let agent_name = agent.name.clone();
+        if request.background {
+            let slot = link.background.start();
+            let mut emitter = ChildEmitter {
+                task_id: link.call_id.clone(),
+                agent: agent_name.clone(),
+                sink: ChildSink::Background(slot.sink.clone()),
+                cancel: slot.cancel.clone(),
+            };
+            let task_id = link.call_id.clone();
+            let (prompt, description) = (request.prompt, request.description);
+            let answer_agent = agent_name.clone();
+            tokio::spawn(async move {
+                let outcome = engine.run_loop(&prompt, &slot.cancel, &mut emitter).await;
+                let result = child_answer(&answer_agent, outcome).map_err(|e| e.0);
+                let _ = slot.sink.send(BackgroundMessage::Finished {
+                    task_id,
+                    agent: answer_agent,
+                    description,
+                    result,
+                });
+            });
+            return Ok(format!(
+                "The `{agent_name}` sub-agent runs in the background as task `{}`. Its answer \
+                 comes in a later message naming this task id; go on with other work meanwhile, \
+                 and do not start the same job again.",
+                link.call_id
+            ));
+        }
         let mut emitter = ChildEmitter {
             task_id: link.call_id.clone(),
-            agent: agent.name.clone(),
-            sink: link.sink.clone(),
+            agent: agent_name.clone(),
+            sink: ChildSink::Phase(link.sink.clone()),
             cancel: ctx.cancel.clone(),
         };
-        match engine
+        let outcome = engine
             .run_loop(&request.prompt, &ctx.cancel, &mut emitter)
-            .await
-        {
-            Ok(summary) => {
-                let answer = summary.final_text.trim();
-                let answer = if answer.is_empty() {
-                    "(the sub-agent ended without an answer)"
-                } else {
-                    answer
-                };
-                Ok(format!(
-                    "{answer}\n\n[{} sub-agent: {} turn{}, {} input and {} output tokens]",
-                    agent.name,
-                    summary.turns,
-                    if summary.turns == 1 { "" } else { "s" },
-                    summary.usage.prompt_tokens(),
-                    summary.usage.output_tokens
-                ))
+            .await;
+        child_answer(&agent_name, outcome)
+    }
+}
+
+/// A child run's result as the `task` call's (or a background task's) answer.
+fn child_answer(
+    agent: &str,
+    outcome: Result<super::RunSummary, EngineError>,
+) -> Result<String, ToolError> {
+    match outcome {
+        Ok(summary) => {
+            let answer = summary.final_text.trim();
+            let answer = if answer.is_empty() {
+                "(the sub-agent ended without an answer)"
+            } else {
+                answer
+            };
+            Ok(format!(
+                "{answer}\n\n[{agent} sub-agent: {} turn{}, {} input and {} output tokens]",
+                summary.turns,
+                if summary.turns == 1 { "" } else { "s" },
+                summary.usage.prompt_tokens(),
+                summary.usage.output_tokens
+            ))
+        }
+        Err(EngineError::Cancelled) => Err(ToolError::new(
+            "cancelled: the run was interrupted before the sub-agent finished",
+        )),
+        Err(error) => Err(ToolError::new(format!(
+            "the `{agent}` sub-agent did not finish: {error}"
+        ))),
+    }
+}
+
+/// Where a child's messages go: the tool phase that runs its call, or (background) the engine.
+enum ChildSink {
+    Phase(mpsc::Sender<ChildMessage>),
+    Background(mpsc::UnboundedSender<BackgroundMessage>),
+}
+
+impl ChildSink {
+    /// Hands a message on; gives it back when nobody listens any more.
+    async fn send(&self, message: ChildMessage) -> Result<(), Option<ChildMessage>> {
+        match self {
+            ChildSink::Phase(tx) => tx.send(message).await.map_err(|e| Some(e.0)),
+            ChildSink::Background(tx) => {
+                tx.send(BackgroundMessage::Child(message))
+                    .map_err(|e| match e.0 {
+                        BackgroundMessage::Child(message) => Some(message),
+                        BackgroundMessage::Finished { .. } => None,
+                    })
             }
-            Err(EngineError::Cancelled) => Err(ToolError::new(
-                "cancelled: the run was interrupted before the sub-agent finished",
-            )),
-            Err(error) => Err(ToolError::new(format!(
-                "the `{}` sub-agent did not finish: {error}",
-                agent.name
-            ))),
         }
     }
 }
@@ -267,7 +333,7 @@ impl SubagentRunner for SubagentLauncher {
 struct ChildEmitter {
     task_id: String,
     agent: String,
-    sink: mpsc::Sender<ChildMessage>,
+    sink: ChildSink,
     /// The child's: fired when the parent stopped listening.
     cancel: CancellationToken,
 }
@@ -332,7 +398,7 @@ impl Emitter for ChildEmitter {
 
     async fn forward_approval(&mut self, _turn: u32, request: ApprovalRequest) {
         // A child has no children (it has no `task`); should one ever ask, it goes up too.
-        if let Err(mpsc::error::SendError(ChildMessage::Approval(request))) =
+        if let Err(Some(ChildMessage::Approval(request))) =
             self.sink.send(ChildMessage::Approval(request)).await
         {
             request.respond(ApprovalDecision::NoApprover);

@@ -199,6 +199,7 @@ impl AgentEngine {
                     parent_session: self.session().map(|s| s.id().to_owned()),
                     provider: self.provider(),
                     sink: child_tx.clone(),
+                    background: Arc::clone(&self.background),
                 };
                 let handle = tasks.spawn(
                     self.tool_task(index, chain_call, passed, semaphore.clone(), link)

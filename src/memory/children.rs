@@ -15,23 +15,25 @@ pub struct ChildSession {
 }
 
 impl SessionStore {
-    /// Creates the session of a sub-agent of `parent_id`, titled `title` (the task's
-    /// description).
+    /// Creates the session of a sub-agent of `parent_id`, for its `task` call `task_call_id`,
+    /// titled `title` (the task's description).
     pub async fn create_child(
         &self,
         new: NewSession,
         parent_id: &str,
+        task_call_id: &str,
         agent: &str,
         title: &str,
     ) -> Result<SessionRecord, MemoryError> {
         let id = super::new_session_id();
         let (parent_id, agent, title) = (parent_id.to_owned(), agent.to_owned(), title.to_owned());
+        let task_call_id = task_call_id.to_owned();
         self.call(move |conn| {
             let now = now_ms();
             conn.execute(
                 "INSERT INTO sessions (id, workdir, provider, model, mode, created_at, updated_at,
-                     parent_id, agent, title)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
+                     parent_id, agent, title, task_call_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     id,
                     new.workdir,
@@ -41,7 +43,8 @@ impl SessionStore {
                     now,
                     parent_id,
                     agent,
-                    title
+                    title,
+                    task_call_id
                 ],
             )?;
             get(conn, &id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
@@ -63,6 +66,23 @@ impl SessionStore {
                     agent: row.get::<_, Option<String>>(15)?.unwrap_or_default(),
                 })
             })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The sub-agents' sessions of `parent_id` by the `task` call each answers:
+    /// (call id, child session id), oldest first. Children stored before the call id was kept
+    /// are left out.
+    pub async fn child_links(&self, parent_id: &str) -> Result<Vec<(String, String)>, MemoryError> {
+        let parent_id = parent_id.to_owned();
+        self.call(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT task_call_id, id FROM sessions
+                 WHERE parent_id = ?1 AND task_call_id IS NOT NULL
+                 ORDER BY created_at, id",
+            )?;
+            let rows = stmt.query_map(params![parent_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
             rows.collect()
         })
         .await
@@ -110,7 +130,13 @@ mod tests {
             .await
             .unwrap();
         let child = store
-            .create_child(new_session(), &parent.id, "explore", "find the parser")
+            .create_child(
+                new_session(),
+                &parent.id,
+                "call-7",
+                "explore",
+                "find the parser",
+            )
             .await
             .unwrap();
         store
@@ -122,6 +148,10 @@ mod tests {
         assert_eq!(children.len(), 1);
         assert_eq!(children[0].agent, "explore");
         assert_eq!(children[0].session.id, child.id);
+        assert_eq!(
+            store.child_links(&parent.id).await.unwrap(),
+            [("call-7".to_owned(), child.id.clone())]
+        );
         assert_eq!(
             store.parent_of(&child.id).await.unwrap(),
             Some(parent.id.clone())

@@ -116,6 +116,9 @@ const STEPS: &[&str] = &[
          created_at INTEGER NOT NULL,
          UNIQUE(session_id, after_seq)
      );",
+    // The `task` call a sub-agent's session answers, so a resumed parent's task block finds
+    // its child's transcript.
+    "ALTER TABLE sessions ADD COLUMN task_call_id TEXT;",
 ];
 
 /// The version a fully migrated database has.

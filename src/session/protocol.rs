@@ -184,6 +184,9 @@ pub struct LoadedSession {
     pub mode: Mode,
     /// The whole stored conversation (empty when the core was told not to load it).
     pub messages: Vec<Message>,
+    /// Its sub-agents' sessions by the `task` call each answers (call id, child session id),
+    /// so a task block read back from the store opens its child's transcript.
+    pub child_sessions: Vec<(String, String)>,
     pub todos: Vec<TodoItem>,
     pub queue: Vec<String>,
     /// What could not be read: it is left in `sessions.db` as stored, and the user is told.

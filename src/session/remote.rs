@@ -145,6 +145,8 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         name: None,
         mode: Mode::parse(&text("mode")).unwrap_or_default(),
         messages,
+        // A served session's children are the server's.
+        child_sessions: Vec::new(),
         todos: Vec::new(),
         queue: Vec::new(),
         problems: Vec::new(),

@@ -38,16 +38,34 @@ pub(super) async fn load_current(
             problems.push(Failure::from(&error));
             Vec::new()
         });
+    let child_sessions = if load_transcript {
+        child_sessions(&assembly.store, &id, &mut problems).await
+    } else {
+        Vec::new()
+    };
     LoadedSession {
         session_id: id,
         name: assembly.session.name.clone(),
         mode,
         messages,
+        child_sessions,
         todos: assembly.todos.snapshot(),
         queue,
         problems,
         notices: Vec::new(),
     }
+}
+
+/// The session's children by task call id; a store that cannot say leaves them unopenable.
+pub(super) async fn child_sessions(
+    store: &SessionStore,
+    id: &str,
+    problems: &mut Vec<Failure>,
+) -> Vec<(String, String)> {
+    store.child_links(id).await.unwrap_or_else(|error| {
+        problems.push(Failure::from(&error));
+        Vec::new()
+    })
 }
 
 async fn read_messages(
@@ -134,6 +152,11 @@ impl Core {
         } else {
             Vec::new()
         };
+        let child_sessions = if self.options.load_transcript {
+            child_sessions(&store, &record.id, &mut problems).await
+        } else {
+            Vec::new()
+        };
         let queue = store.load_queue(&record.id).await.unwrap_or_else(|error| {
             problems.push(Failure::from(&error));
             Vec::new()
@@ -145,6 +168,7 @@ impl Core {
             name: record.name,
             mode,
             messages,
+            child_sessions,
             todos,
             queue,
             problems,

@@ -518,6 +518,7 @@ async fn a_stored_session_is_read_without_switching_to_it() {
     close(&mut opened).await;
 }
 
+mod children;
 mod failures;
 
 #[cfg(test)]

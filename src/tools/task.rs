@@ -21,6 +21,9 @@ pub struct TaskRequest {
     /// A few words, for the user's view of the task.
     pub description: String,
     pub prompt: String,
+    /// Return at once with a task id; the answer comes with a later turn.
+    #[serde(default)]
+    pub background: bool,
 }
 
 /// Runs a sub-agent to its end; `Ok` is its final answer with a line of totals, `Err` a failed
@@ -82,6 +85,10 @@ impl Tool for TaskTool {
                 "prompt": {
                     "type": "string",
                     "description": "The whole task for the sub-agent, with the context it needs."
+                },
+                "background": {
+                    "type": "boolean",
+                    "description": "Return at once with a task id and go on working; the sub-agent's answer comes in a later message naming that id."
                 }
             },
             "required": ["agent", "description", "prompt"],

@@ -115,6 +115,8 @@ pub enum AppEvent {
         queue: Vec<String>,
     },
     Flash(String),
+    /// The loaded session's sub-agents' sessions by task call id (after `SessionLoaded`).
+    ChildSessions(Vec<(String, String)>),
     /// A stored session's conversation, as `Command::ReadSession` asked (or why it could not be
     /// read).
     SessionRead {
@@ -193,6 +195,8 @@ pub struct App {
     pub spend: Spend,
     /// The same by model, in the order first used (`/cost` lists it when there is more than one).
     pub spend_by_model: Vec<(String, Spend)>,
+    /// Each sub-agent's model, by task id (from its nested `SessionStarted`), for `/cost`.
+    pub child_models: std::collections::HashMap<String, String>,
     pub retry: Option<String>,
     /// The command hook that runs now (its event and command).
     pub hook_running: Option<String>,
@@ -337,6 +341,7 @@ impl App {
             tokens: None,
             spend: Spend::default(),
             spend_by_model: Vec::new(),
+            child_models: Default::default(),
             retry: None,
             hook_running: None,
             flash: None,

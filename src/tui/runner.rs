@@ -160,6 +160,7 @@ impl Runner {
                     todos: loaded.todos,
                     queue: loaded.queue,
                 });
+                commands.extend(app.handle_async(AppEvent::ChildSessions(loaded.child_sessions)));
                 // Left in sessions.db as stored; the user is told why the list or queue is
                 // empty.
                 let mut said: Vec<String> = Vec::new();

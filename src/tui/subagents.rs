@@ -35,6 +35,24 @@ pub struct ChildView {
 impl App {
     /// One of a child's events, into its task block.
     pub(super) fn subagent_event(&mut self, event: SubagentEvent) {
+        // A child's model calls are counted here, once: the parent's own `token_update`s never
+        // include them (only its `done` does, and the status line does not add `done`).
+        match &event.event.kind {
+            crate::engine::EventKind::SessionStarted(info) => {
+                self.child_models
+                    .insert(event.task_id.clone(), info.model.clone());
+            }
+            crate::engine::EventKind::TokenUpdate(update) => {
+                self.spend.add(update);
+                let model = self
+                    .child_models
+                    .get(&event.task_id)
+                    .unwrap_or(&self.session.model)
+                    .clone();
+                super::commands::add_by_model(&mut self.spend_by_model, &model, update);
+            }
+            _ => {}
+        }
         let now = self.clock.now();
         self.transcript
             .task_event(&event.task_id, &event.agent, &event.event, now);

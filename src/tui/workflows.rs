@@ -504,6 +504,11 @@ impl App {
                 self.transcript
                     .notice(format!("compaction failed: {error}"), Tone::Error);
             }
+            AppEvent::ChildSessions(links) => {
+                for (task_id, session_id) in links {
+                    self.transcript.link_child_session(&task_id, session_id);
+                }
+            }
             AppEvent::SessionLoaded {
                 session_id,
                 mode,

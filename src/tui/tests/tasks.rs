@@ -410,3 +410,86 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
     assert!(app.handle_key(ctrl('o')).is_empty());
     assert!(app.expanded && app.child_view.is_none());
 }
+
+/// A child's model calls count in the status line's totals and `/cost`'s models, once each:
+/// the parent's own `token_update`s do not hold them, and `done` (which does) is not added.
+#[test]
+fn a_childs_token_updates_count_once_in_the_spend() {
+    let (mut app, _now) = running_app();
+    app.session.model = "claude-sonnet".into();
+    let update = |input: u64, output: u64, cost: f64| {
+        EventKind::TokenUpdate(TokenUpdate {
+            input_tokens: input,
+            output_tokens: output,
+            cost_usd: Some(cost),
+            ..TokenUpdate::default()
+        })
+    };
+    app.handle_engine(event(1, update(1_000, 100, 0.01)));
+    app.handle_engine(event(
+        1,
+        EventKind::ToolStart(task_call("t1", "explore", "find it", false)),
+    ));
+    app.handle_engine(child_started("t1", "explore", "s1"));
+    app.handle_engine(child(
+        "t1",
+        "explore",
+        EventKind::TokenUpdate(TokenUpdate {
+            estimated: true,
+            input_tokens: 99_999,
+            ..TokenUpdate::default()
+        }),
+    ));
+    app.handle_engine(child("t1", "explore", update(500, 50, 0.002)));
+    app.handle_engine(child("t1", "explore", update(700, 70, 0.003)));
+    app.handle_engine(child_done("t1", "explore", 2, 1_320));
+    app.handle_engine(result("t1", "found", false, 1));
+    app.handle_engine(event(2, update(2_000, 200, 0.02)));
+    app.handle_engine(event(
+        2,
+        EventKind::Done(DoneInfo {
+            turns: 2,
+            input_tokens: 4_200,
+            output_tokens: 420,
+            cost_usd: Some(0.035),
+            ..DoneInfo::default()
+        }),
+    ));
+    assert_eq!(app.spend.input, 4_200);
+    assert_eq!(app.spend.output, 420);
+    assert!((app.spend.cost_usd - 0.035).abs() < 1e-9);
+    let models: Vec<(&str, u64)> = app
+        .spend_by_model
+        .iter()
+        .map(|(model, spend)| (model.as_str(), spend.input))
+        .collect();
+    assert_eq!(models, [("claude-sonnet", 3_000), ("claude-haiku", 1_200)]);
+}
+
+/// A resumed session's task block opens its child's transcript: the core's `Loaded` carries the
+/// store's link from the `task` call to the child's session.
+#[test]
+fn a_resumed_task_block_opens_its_childs_transcript() {
+    let mut asked = Message::assistant("");
+    asked.tool_calls = vec![task_call("t1", "explore", "find the callers", false)];
+    let messages = vec![
+        Message::user("where is split called?"),
+        asked,
+        Message::tool_result(&ToolResult::ok("t1", "One caller.")),
+    ];
+    let mut app = app();
+    app.handle_async(AppEvent::SessionLoaded {
+        session_id: "parent".into(),
+        mode: Mode::Default,
+        messages,
+        todos: Vec::new(),
+        queue: Vec::new(),
+    });
+    app.handle_async(AppEvent::ChildSessions(vec![
+        ("t1".into(), "child-1".into()),
+        ("gone".into(), "child-2".into()),
+    ]));
+    let commands = app.handle_key(ctrl('o'));
+    assert_eq!(commands, [Command::ReadSession("child-1".into())]);
+    assert_eq!(app.layer(), Layer::TaskTranscript);
+}

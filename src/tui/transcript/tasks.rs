@@ -53,6 +53,17 @@ impl Transcript {
         true
     }
 
+    /// A task block read back from the store learns its child's session (the store's link).
+    pub fn link_child_session(&mut self, task_id: &str, session_id: String) {
+        if let Some(entry) = self.task_entry(task_id)
+            && let EntryKind::Task(task) = &mut entry.kind
+            && task.child_session.is_none()
+        {
+            task.child_session = Some(session_id);
+            entry.touch();
+        }
+    }
+
     fn task_entry(&mut self, task_id: &str) -> Option<&mut Entry> {
         let index = *self.tasks.get(task_id)?;
         self.entries.get_mut(index)
