@@ -133,6 +133,7 @@ fn base(registry: &Registry, provider: Arc<dyn LlmProvider>, store: &SessionStor
         rules: Arc::new(harness9::permission::rules::PermissionRules::none()),
         store: Some(store.clone()),
         observer: Arc::new(harness9::observe::NoopObserver),
+        checkpoints: None,
     }
 }
 

@@ -260,6 +260,11 @@ pub async fn assemble_with(
         )
         .with_run_rules(settings.run_rules.clone()),
     );
+    let checkpoints = Arc::new(crate::checkpoint::Checkpoints::new(
+        &settings.home,
+        settings.workdir.clone(),
+        Some(store.clone()),
+    ));
     // `task` last: its children get every tool registered before it, and never `task`.
     let agents = Arc::new(crate::agents::AgentCatalog::discover(
         &settings.workdir,
@@ -284,13 +289,9 @@ pub async fn assemble_with(
             rules: Arc::clone(&rules),
             store: Some(store.clone()),
             observer: Arc::new(TracingObserver),
+            checkpoints: Some(Arc::clone(&checkpoints)),
         },
     );
-    let checkpoints = Arc::new(crate::checkpoint::Checkpoints::new(
-        &settings.home,
-        settings.workdir.clone(),
-        Some(store.clone()),
-    ));
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())
         .checkpoints(Arc::clone(&checkpoints))
         .max_turns(settings.max_turns)

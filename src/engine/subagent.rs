@@ -103,6 +103,9 @@ pub struct SubagentBase {
     /// Where children's sessions are stored (none in tests that store nothing).
     pub store: Option<SessionStore>,
     pub observer: Arc<dyn EngineObserver>,
+    /// The session's checkpoints: a child's changes belong to the parent's prompt, so `/undo`
+    /// takes them back with the rest (none in tests that keep none).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// Starts sub-agents for the `task` tool.
@@ -177,6 +180,9 @@ impl SubagentLauncher {
             .observer(Arc::clone(&base.observer))
             .hooks(Arc::clone(&base.hooks))
             .permission_rules(Arc::clone(&base.rules));
+        if let Some(checkpoints) = &base.checkpoints {
+            builder = builder.checkpoints(Arc::clone(checkpoints));
+        }
         if let Some(session) = session {
             builder = builder.session(session);
         }

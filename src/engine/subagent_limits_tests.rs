@@ -219,6 +219,7 @@ fn parent_engine_with_rules(
             rules: Arc::clone(&rules),
             store: None,
             observer: Arc::new(crate::observe::NoopObserver),
+            checkpoints: None,
         },
     );
     Arc::new(

@@ -178,6 +178,7 @@ pub(crate) fn parent_engine(
         rules: Arc::new(crate::permission::rules::PermissionRules::none()),
         store,
         observer: Arc::new(crate::observe::NoopObserver),
+        checkpoints: None,
     };
     SubagentLauncher::register(&mut registry, Arc::new(agents), base);
     AgentEngine::builder(dyn_provider, Arc::new(registry), std::env::temp_dir())

@@ -402,3 +402,40 @@ async fn an_image_for_a_model_the_catalogue_marks_text_only_is_refused_before_th
     prompt(&mut opened, "hello").await;
     close(&mut opened).await;
 }
+
+/// A sub-agent's change belongs to the prompt that started it: `/undo` takes it back too.
+#[tokio::test]
+async fn undo_puts_back_what_a_sub_agent_wrote() {
+    let fixture = yolo_fixture();
+    let dir = fixture.workdir();
+    std::fs::write(dir.join("notes.txt"), "the parent's notes\n").unwrap();
+    let provider = scripted([
+        call(
+            "t1",
+            "task",
+            serde_json::json!({"agent": "general", "description": "rewrite the notes",
+                               "prompt": "Rewrite notes.txt"}),
+        ),
+        call(
+            "w1",
+            "write_file",
+            serde_json::json!({"path": "notes.txt", "content": "the child's notes\n"}),
+        ),
+        text("rewritten"),
+        text("the child rewrote them"),
+    ]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    prompt(&mut opened, "have a sub-agent rewrite the notes").await;
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "the child's notes\n"
+    );
+    let restored = restore(&mut opened, Restore::Undo, Conflicts::Ask).await;
+    assert!(!restored.report.asking, "{restored:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "the parent's notes\n"
+    );
+}
