@@ -8,7 +8,6 @@
 //! `task`), and the child runs under the parent's mode, rules, sandbox and hooks. A project's
 //! agents are the repository's content, so they are read only in a trusted folder.
 
-mod front_matter;
 pub mod prompt;
 
 use std::collections::BTreeMap;
@@ -215,9 +214,9 @@ fn read_agent(path: &Path, source: AgentSource) -> Result<AgentDefinition, Strin
 
 /// An agent file's text as a definition.
 pub fn parse_agent(text: &str, source: AgentSource) -> Result<AgentDefinition, String> {
-    let (front, body) =
-        front_matter::split(text).ok_or("no front matter (a block between --- lines)")?;
-    let fields = front_matter::parse(front)?;
+    let (front, body) = crate::context::front_matter::split(text)
+        .ok_or("no front matter (a block between --- lines)")?;
+    let fields = crate::context::front_matter::parse(front)?;
     let text_field = |key: &str| fields.get(key).and_then(|v| v.text()).map(str::trim);
     let name = text_field("name")
         .filter(|n| !n.is_empty())

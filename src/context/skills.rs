@@ -90,7 +90,7 @@ impl SkillIndex {
         })?;
         let text = std::fs::read_to_string(&skill.path)
             .map_err(|e| format!("cannot read {}: {e}", skill.path.display()))?;
-        Ok(split_front_matter(&text)
+        Ok(super::front_matter::split(&text)
             .map(|(_, body)| body)
             .unwrap_or(&text)
             .trim()
@@ -101,7 +101,7 @@ impl SkillIndex {
 fn read_skill(path: &Path) -> Result<Skill, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let (front, _) =
-        split_front_matter(&text).ok_or("no front matter (a block between --- lines)")?;
+        super::front_matter::split(&text).ok_or("no front matter (a block between --- lines)")?;
     let fields = parse_front_matter(front);
     let name = fields
         .get("name")
@@ -123,21 +123,10 @@ fn read_skill(path: &Path) -> Result<Skill, String> {
     })
 }
 
-/// The front matter and the body of a `---`-fenced document.
-fn split_front_matter(text: &str) -> Option<(&str, &str)> {
-    let rest = text.strip_prefix("---")?.trim_start_matches([' ', '\t']);
-    let rest = rest
-        .strip_prefix('\n')
-        .or_else(|| rest.strip_prefix("\r\n"))?;
-    let end = rest.find("\n---")?;
-    let front = &rest[..end];
-    let after = &rest[end + 4..];
-    let body = after.split_once('\n').map(|(_, b)| b).unwrap_or("");
-    Some((front, body))
-}
-
 /// `key: value` lines of the front matter (the subset SKILL.md uses): quoted values, and
-/// indented continuation lines (YAML `>` / `|` blocks) folded into one line.
+/// indented continuation lines (YAML `>` / `|` blocks) folded into one line. Lenient where
+/// `front_matter::parse` is strict: a line it cannot read is skipped, never an error, as skills
+/// always were.
 fn parse_front_matter(front: &str) -> BTreeMap<String, String> {
     let mut fields = BTreeMap::new();
     let mut current: Option<String> = None;
@@ -163,11 +152,7 @@ fn parse_front_matter(front: &str) -> BTreeMap<String, String> {
         if matches!(value, ">" | "|" | ">-" | "|-") {
             value = "";
         }
-        let value = value
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-            .unwrap_or(value);
+        let value = super::front_matter::unquote(value);
         fields.insert(key.trim().to_owned(), value.to_owned());
         current = Some(key.trim().to_owned());
     }

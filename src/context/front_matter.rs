@@ -1,6 +1,6 @@
-//! The front matter of an agent file: the small part of YAML that Claude Code's agent files use
-//! (`key: value` lines, quoted values, folded `>`/`|` blocks, and lists written `[a, b]` or as
-//! `- item` lines). Anything else in it is a problem the caller reports.
+//! The `---`-fenced front matter of a Markdown file (agent files, `SKILL.md`): the small part of
+//! YAML those files use (`key: value` lines, quoted values, folded `>`/`|` blocks, and lists
+//! written `[a, b]` or as `- item` lines). Anything else in it is a problem the caller reports.
 
 use std::collections::BTreeMap;
 
@@ -110,7 +110,7 @@ pub fn parse(front: &str) -> Result<BTreeMap<String, Value>, String> {
     Ok(fields)
 }
 
-fn unquote(value: &str) -> &str {
+pub fn unquote(value: &str) -> &str {
     value
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
