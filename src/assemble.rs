@@ -265,6 +265,7 @@ pub async fn assemble_with(
         settings.workdir.clone(),
         Some(store.clone()),
     ));
+    let _ = crate::checkpoint::cleanup::clean_in_background(&settings.home, &store);
     // `task` last: its children get every tool registered before it, and never `task`.
     let agents = Arc::new(crate::agents::AgentCatalog::discover(
         &settings.workdir,

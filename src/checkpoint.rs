@@ -10,6 +10,7 @@
 //! Restoring (`restore`) never overwrites silently: a file whose content is no longer what the
 //! prompt left is named, and the caller asks the user before anything is written.
 
+pub mod cleanup;
 pub mod objects;
 mod recorder;
 pub mod restore;

@@ -1,9 +1,13 @@
 //! The kept contents: one file per content, named by its SHA-256, in
 //! `$HARNESS9_HOME/checkpoints/`. The same content is kept once, whatever session or prompt
 //! keeps it, and a crash never leaves half a file under a hash (written beside, then renamed).
+//! An object's modification time is when it was last kept or relied on: the cleanup
+//! (`cleanup`) only removes objects no checkpoint refers to that nobody used for a while.
 
+use std::collections::HashSet;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::{Before, MAX_KEPT, hash_of};
 
@@ -71,13 +75,57 @@ impl Objects {
     pub fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
         let hash = hash_of(bytes);
         let path = self.dir.join(&hash);
-        if !path.exists() {
+        // An object kept already is marked as in use again, so a cleanup's grace covers it.
+        if !touch(&path) {
             std::fs::create_dir_all(&self.dir)?;
             let mut partial = tempfile::NamedTempFile::new_in(&self.dir)?;
             std::io::Write::write_all(&mut partial, bytes)?;
             partial.persist(&path).map_err(|e| e.error)?;
         }
         Ok(hash)
+    }
+
+    /// Marks the object `hash` as in use now (so a cleanup leaves it for its grace period);
+    /// false when it is not kept (any more).
+    pub fn retain(&self, hash: &str) -> bool {
+        valid(hash) && touch(&self.dir.join(hash))
+    }
+
+    /// Removes every object not in `referenced` that was last used before `unused_since`, and
+    /// temporary files a crashed write left that old; anything else in the directory is left
+    /// alone. Returns the objects removed and their bytes.
+    pub fn sweep(
+        &self,
+        referenced: &HashSet<String>,
+        unused_since: SystemTime,
+    ) -> std::io::Result<(usize, u64)> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok((0, 0)),
+            Err(e) => return Err(e),
+        };
+        let (mut removed, mut bytes) = (0, 0);
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // `tempfile`'s names start with `.tmp`.
+            let ours = (valid(&name) && !referenced.contains(&name)) || name.starts_with(".tmp");
+            if !ours {
+                continue;
+            }
+            // Looked at again right before removing: a session that used it since keeps it.
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            let last_used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            if meta.is_file()
+                && last_used < unused_since
+                && std::fs::remove_file(entry.path()).is_ok()
+            {
+                removed += 1;
+                bytes += meta.len();
+            }
+        }
+        Ok((removed, bytes))
     }
 
     /// The content kept as `hash`, checked against it.
@@ -97,6 +145,15 @@ impl Objects {
         }
         Ok(bytes)
     }
+}
+
+/// Sets `path`'s modification time to now; false when it does not exist.
+fn touch(path: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|file| file.set_modified(SystemTime::now()))
+        .is_ok()
 }
 
 /// The hash of `path`'s content now; `None` when it does not exist (or is not a file).

@@ -238,7 +238,7 @@ impl Checkpoints {
             for path in &changed {
                 let before = walk
                     .get(path)
-                    .map(|seen| seen.before.clone())
+                    .map(|seen| self.relied_on(&seen.before))
                     .unwrap_or(Before::Absent);
                 open.changes
                     .files
@@ -250,6 +250,18 @@ impl Checkpoints {
             }
         }
         self.after_write(&changed);
+    }
+
+    /// `before` from an earlier walk, now that a checkpoint relies on it: its kept content is
+    /// marked as used, or, when a cleanup removed it while the session sat idle, it is said
+    /// not to be restorable rather than found missing at `/undo`.
+    fn relied_on(&self, before: &Before) -> Before {
+        match before {
+            Before::Kept { hash, .. } if !self.objects.retain(hash) => Before::NotKept {
+                reason: "its copy was cleaned up while the session was idle".into(),
+            },
+            other => other.clone(),
+        }
     }
 
     /// A plain note for the user on what this prompt's checkpoint cannot cover.
@@ -304,5 +316,31 @@ mod tests {
             panic!("kept: {changes:?}");
         };
         assert_eq!(checkpoints.objects().get(hash).unwrap(), b"before\n");
+    }
+
+    #[tokio::test]
+    async fn a_copy_cleaned_up_while_the_session_was_idle_is_said_not_restorable() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let file = work.path().join("notes.txt");
+        std::fs::write(&file, "before\n").unwrap();
+        let checkpoints = Checkpoints::new(home.path(), work.path().to_path_buf(), None);
+        checkpoints.begin("s", "change the notes").await;
+        checkpoints.before_command("c");
+        // Another harness9's cleanup removed the copy the walk made.
+        std::fs::remove_file(
+            checkpoints
+                .objects()
+                .dir()
+                .join(crate::checkpoint::hash_of(b"before\n")),
+        )
+        .unwrap();
+        std::fs::write(&file, "after\n").unwrap();
+        checkpoints.after_command("c", true);
+        let changes = checkpoints.open_changes().unwrap();
+        let Before::NotKept { reason } = &changes.files[&file].before else {
+            panic!("not kept: {changes:?}");
+        };
+        assert!(reason.contains("cleaned up"), "{reason}");
     }
 }

@@ -95,6 +95,28 @@ impl SessionStore {
         .await
     }
 
+    /// Forgets the checkpoints stored before `cutoff_ms` (milliseconds since the epoch);
+    /// returns how many went.
+    pub async fn forget_checkpoints_before(&self, cutoff_ms: i64) -> Result<usize, MemoryError> {
+        self.call(move |conn| {
+            conn.execute(
+                "DELETE FROM checkpoints WHERE created_at < ?1",
+                params![cutoff_ms],
+            )
+        })
+        .await
+    }
+
+    /// The files JSON of every checkpoint that can still be restored, in any session: what
+    /// the kept contents must still hold.
+    pub async fn restorable_checkpoints(&self) -> Result<Vec<String>, MemoryError> {
+        self.call(|conn| {
+            let mut stmt = conn.prepare("SELECT files FROM checkpoints WHERE undone = 0")?;
+            stmt.query_map([], |r| r.get(0))?.collect()
+        })
+        .await
+    }
+
     /// Marks checkpoints as restored: they are not restored again.
     pub async fn mark_undone(&self, ids: Vec<i64>) -> Result<(), MemoryError> {
         self.call(move |conn| {
