@@ -2,6 +2,7 @@
 //! never stored: base prompt, then `AGENTS.md`, then the skills index), the skills themselves,
 //! and how many tokens a prompt costs.
 
+pub mod clipboard;
 pub mod front_matter;
 pub mod images;
 pub mod mentions;

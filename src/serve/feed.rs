@@ -119,6 +119,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Memories { .. }
         | Update::Attached(_)
         | Update::Images(_)
+        | Update::PastedImage(_)
         | Update::Mcp { .. }
         | Update::McpPrompt { .. } => return None,
     };

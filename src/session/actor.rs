@@ -271,6 +271,13 @@ impl Core {
                     hub.publish(Update::McpPrompt { command, result });
                 });
             }
+            Request::PasteImage => {
+                let home = self.assembly.engine.rules().home().to_path_buf();
+                tokio::spawn(async move {
+                    let image = crate::context::clipboard::read_image(&home).await;
+                    hub.publish(Update::PastedImage(image.map_err(|e| e.to_string())));
+                });
+            }
             Request::ListPrompts => self.list_prompts(),
             Request::ListJobs => self.hub.publish(Update::Jobs(self.assembly.jobs.list())),
             Request::Restore { what, conflicts } => self.restore(what, conflicts).await,

@@ -89,6 +89,9 @@ pub enum Request {
         command: String,
         args: String,
     },
+    /// An image from the system clipboard, for the prompt being written (answered with
+    /// `Update::PastedImage`).
+    PasteImage,
     /// The session's background commands (answered with `Update::Jobs`).
     ListJobs,
     /// The prompts of the conversation, for `/rewind` (answered with `Update::Prompts`).
@@ -165,6 +168,8 @@ pub enum Update {
     /// The session's background commands, oldest first: on `Request::ListJobs`, and after
     /// every tool result and run.
     Jobs(Vec<crate::tools::JobSummary>),
+    /// The answer to `Request::PasteImage`: the image's file and size, or why there is none.
+    PastedImage(Result<crate::context::clipboard::ClipboardImage, String>),
     /// The conversation's prompts, oldest first.
     Prompts(Vec<PromptPoint>),
     /// What a `Request::Restore` did, or (`report.asking`) what it must ask first.

@@ -250,6 +250,8 @@ async fn serve_requests(
             }
             // The HTTP API has no route for checkpoints (CONTRACT "HTTP API").
             Request::ListJobs => Err(unavailable_failure("/ps")),
+            // The image would be kept where this front end runs, out of the server's reach.
+            Request::PasteImage => Err(unavailable_failure("pasting an image")),
             Request::ListPrompts | Request::Restore { .. } => {
                 Err(unavailable_failure("undoing or rewinding"))
             }

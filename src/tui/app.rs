@@ -66,6 +66,8 @@ pub enum Command {
     ListPrompts,
     /// The session's background commands (`/ps`).
     ListJobs,
+    /// An image from the system clipboard for the prompt (`Ctrl+V`).
+    PasteImage,
     /// Restore files or the conversation (`/undo`, `/rewind`).
     Restore {
         what: crate::session::Restore,
@@ -133,6 +135,8 @@ pub enum AppEvent {
     Attached(Vec<(String, usize)>),
     /// The images the prompt just sent carries.
     Images(Vec<crate::schema::ImageRef>),
+    /// The clipboard's image asked for with `Command::PasteImage`, or why there is none.
+    PastedImage(Result<crate::context::clipboard::ClipboardImage, String>),
     /// An answer to `Command::ListMemories` or `Command::ChangeMemory`.
     Memories {
         generation: u64,

@@ -166,7 +166,12 @@ impl App {
         self.set_input(&text);
         self.history_index = next;
     }
-    pub fn handle_paste(&mut self, text: &str) {
+    /// A paste from the terminal. An empty one is what a terminal sends when the clipboard holds
+    /// an image and no text: the clipboard is then asked for the image.
+    pub fn handle_paste(&mut self, text: &str) -> Vec<Command> {
+        if text.is_empty() && self.deny_reason.is_none() {
+            return vec![Command::PasteImage];
+        }
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
         match &mut self.deny_reason {
@@ -188,6 +193,26 @@ impl App {
             None => {
                 self.input.insert_str(&text);
             }
+        }
+        Vec::new()
+    }
+
+    /// The clipboard's image, as `Command::PasteImage` asked: shown in the input as
+    /// `[image #N WxH]`, sent as a mention of the file the core kept it in (as a pasted image
+    /// path is), or why there is none.
+    pub(super) fn attach_pasted_image(
+        &mut self,
+        image: Result<crate::context::clipboard::ClipboardImage, String>,
+    ) {
+        match image {
+            Ok(image) => {
+                let number = self.pastes.len() + 1;
+                let placeholder = format!("[image #{number} {}x{}]", image.width, image.height);
+                self.input.insert_str(format!("{placeholder} "));
+                self.pastes
+                    .push((placeholder, format!("@{}", image.path.display())));
+            }
+            Err(why) => self.flash = Some(why),
         }
     }
 

@@ -61,6 +61,8 @@ pub enum Action {
     PickerToggleAll,
     PickerResume,
     CopyLast,
+    /// Attach an image from the system clipboard (`Ctrl+V`, `Alt+V`).
+    PasteImage,
     ToggleMouse,
     /// Take the last queued prompt back into the input.
     EditQueued,
@@ -122,6 +124,10 @@ pub const KEY_HINTS: &[(&str, &str)] = &[
     ("Ctrl+T", "show or hide the todo list"),
     ("Ctrl+R", "resume another session"),
     ("Ctrl+Y", "copy the last answer (OSC 52)"),
+    (
+        "Ctrl+V, Alt+V",
+        "attach an image from the clipboard (wl-paste, xclip or macOS)",
+    ),
     (
         "F2",
         "mouse: wheel scrolling / the terminal's own text selection",
@@ -224,6 +230,7 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,
             KeyCode::Char('r') if ctrl => Action::OpenPicker,
             KeyCode::Char('y') if ctrl => Action::CopyLast,
+            KeyCode::Char('v') if ctrl || alt => Action::PasteImage,
             KeyCode::F(2) => Action::ToggleMouse,
             KeyCode::BackTab => Action::CycleMode,
             KeyCode::Tab if shift => Action::CycleMode,

@@ -176,6 +176,15 @@ impl App {
             }
             return Vec::new();
         }
+        // The transcript shows a clipboard image as it was in the input (`[image #1 WxH]`);
+        // the prompt mentions its file.
+        let shown = self
+            .pastes
+            .iter()
+            .filter(|(placeholder, _)| !placeholder.starts_with("[image #"))
+            .fold(typed.clone(), |t, (placeholder, whole)| {
+                t.replace(placeholder, whole)
+            });
         let text = self.expand_pastes(&typed);
         self.history.push(text.clone());
         self.history_index = None;
@@ -192,7 +201,7 @@ impl App {
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
             return vec![Command::QueueChanged(self.queue.clone())];
         }
-        self.start_run(text)
+        self.start_run_shown(shown, text)
     }
 
     /// Sends `text` as a prompt now, or queues it while a run is going.

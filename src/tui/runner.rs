@@ -87,7 +87,7 @@ impl Runner {
                     Some(Ok(event)) => {
                         match event {
                             TermEvent::Key(key) => commands = app.handle_key(key),
-                            TermEvent::Paste(text) => app.handle_paste(&text),
+                            TermEvent::Paste(text) => commands = app.handle_paste(&text),
                             TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
                             TermEvent::FocusGained => self.notify.focused = true,
                             TermEvent::FocusLost => self.notify.focused = false,
@@ -206,6 +206,7 @@ impl Runner {
             Update::Failed(failure) => AppEvent::Failed(failure),
             Update::Attached(files) => AppEvent::Attached(files),
             Update::Images(images) => AppEvent::Images(images),
+            Update::PastedImage(image) => AppEvent::PastedImage(image),
             Update::Memories {
                 generation,
                 memories,
@@ -261,6 +262,7 @@ impl Runner {
             Command::ClearTodos => Request::ClearTodos,
             Command::ListPrompts => Request::ListPrompts,
             Command::ListJobs => Request::ListJobs,
+            Command::PasteImage => Request::PasteImage,
             Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
             Command::Export { file, markdown } => {
                 // The session's directory when it is on this machine (an attached server's

@@ -125,6 +125,7 @@ impl App {
                 }
             }
             Action::CopyLast => self.copy(""),
+            Action::PasteImage => vec![Command::PasteImage],
             Action::ToggleMouse => {
                 self.mouse_captured = !self.mouse_captured;
                 self.flash = Some(if self.mouse_captured {
@@ -447,6 +448,7 @@ impl App {
             AppEvent::Attached(files) => self
                 .transcript
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
+            AppEvent::PastedImage(image) => self.attach_pasted_image(image),
             AppEvent::Images(images) => {
                 for image in &images {
                     self.transcript

@@ -113,3 +113,61 @@ fn a_mentioned_image_reaches_every_provider_as_image_content() {
         assert!(!db.windows(needle.len()).any(|w| w == needle), "{provider}");
     }
 }
+
+/// Ctrl+V in the TUI under X11: the clipboard (a stand-in `xclip` offering a PNG, as the real one
+/// answers) becomes `[image #1 3x2]` in the input, and the prompt carries the image.
+#[test]
+fn an_image_pasted_from_the_clipboard_is_sent_as_image_content() {
+    use crate::exec::wait_for;
+    use crate::tui::{Pty, env, harness9};
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(PNG)
+        .unwrap();
+    let mock = MockLlm::start_in_background();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("A tiny image."),
+        split: Split::Whole,
+    });
+    let run = Run::new();
+    let bin = run.home.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let shot = run.home.join("copied.png");
+    std::fs::write(&shot, &png).unwrap();
+    let xclip = bin.join("xclip");
+    std::fs::write(
+        &xclip,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in\n*TARGETS*) printf 'TARGETS\\ntext/plain\\nimage/png\\n' ;;\n\
+             *'-t image/png'*) cat '{}' ;;\n*) exit 1 ;;\nesac\n",
+            shot.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&xclip, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut environment = env(&run, &mock);
+    environment.push((
+        "PATH",
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    ));
+    environment.push(("DISPLAY", ":0".into()));
+    let mut pty = Pty::spawn(harness9(), &[], &run.workdir, &environment);
+    pty.wait_for("Ask harness9 to do something");
+    pty.send("what is ");
+    pty.send("\x16");
+    pty.wait_for("[image #1 3x2]");
+    pty.send("\r");
+    pty.wait_for("A tiny image.");
+    wait_for("the request", || !mock.requests().is_empty());
+    let body = &mock.requests()[0].body;
+    assert_eq!(
+        images_sent("openai", body),
+        [("image/png".to_owned(), PNG.to_owned())]
+    );
+    let screen = pty.screen();
+    assert!(screen.contains("what is [image #1 3x2]"), "{screen}");
+    assert!(screen.contains("[image: clipboard-"), "{screen}");
+}

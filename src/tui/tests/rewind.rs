@@ -250,3 +250,37 @@ fn a_pasted_image_path_becomes_a_mention_and_a_sent_or_resumed_image_shows_its_s
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("[image: diagram.png, 1024x768]"), "{shown}");
 }
+
+#[test]
+fn ctrl_v_asks_for_the_clipboards_image_which_is_sent_as_a_mention_and_shown_as_pasted() {
+    let mut app = app();
+    assert_eq!(app.handle_key(ctrl('v')), [Command::PasteImage]);
+    // What a terminal sends for Cmd+V / Ctrl+Shift+V when the clipboard holds only an image.
+    assert_eq!(app.handle_paste(""), [Command::PasteImage]);
+    app.set_input("what is ");
+    app.handle_async(AppEvent::PastedImage(Ok(
+        crate::context::clipboard::ClipboardImage {
+            path: "/h/clipboard/clipboard-1-ab.png".into(),
+            width: 800,
+            height: 600,
+        },
+    )));
+    assert_eq!(app.input_text(), "what is [image #1 800x600] ");
+    let commands = app.handle_key(key(KeyCode::Enter));
+    assert!(
+        commands.iter().any(|c| matches!(c, Command::Submit(p)
+            if p.trim_end() == "what is @/h/clipboard/clipboard-1-ab.png")),
+        "{commands:?}"
+    );
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("what is [image #1 800x600]"), "{shown}");
+    assert!(!shown.contains("clipboard-1-ab"), "{shown}");
+
+    let mut app = super::app();
+    app.handle_async(AppEvent::PastedImage(Err(
+        "the clipboard holds no image".into()
+    )));
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("the clipboard holds no image"), "{shown}");
+    assert_eq!(app.input_text(), "");
+}
