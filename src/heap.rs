@@ -1,13 +1,15 @@
-//! Handing the heap's free pages back to the system once a run has ended.
+//! Keeping freed memory from staying resident: glibc's thresholds fixed at the start, and the
+//! heap's free pages handed back once a run has ended.
 //!
 //! A run's transient memory grows with the conversation: the history loaded from `sessions.db`
 //! and the request body written from it are megabytes each by the end of a long session, made
 //! for every model call and freed after it. glibc's allocator keeps what is freed in its arenas
 //! for reuse, and since each call's copies are larger than the last, the kept pages add up:
 //! in a 1,000-turn soak the resident memory grew about four times faster than what was still
-//! allocated (docs/PERFORMANCE.md). `malloc_trim` gives every free page of every arena back, so
-//! the resident memory between runs follows the live heap. It runs once per run, off the async
-//! threads, so it costs nothing a prompt waits for.
+//! allocated (docs/PERFORMANCE.md). `configure` keeps large buffers in mappings of their own
+//! (returned when freed) and arenas' free tops small; `malloc_trim` then gives the free pages
+//! inside the arenas back, so the resident memory between runs follows the live heap. It runs
+//! once per run, off the async threads, so it costs nothing a prompt waits for.
 
 /// Buffers at least this large get mappings of their own, returned to the system when freed.
 const OWN_MAPPING_BYTES: i32 = 128 * 1024;
