@@ -5,7 +5,9 @@
 //! `-- paint` measures only the first paint at 120x40 (a fresh home each run, then a home whose
 //! sessions.db holds 10,000 sessions); `-- soak` runs 1,000 turns, each with a tool call of a
 //! few KB, and reports resident memory and keystroke-to-echo time at the start and the end.
-//! `HARNESS9_BENCH_BIN` runs another build of the binary (to compare two commits).
+//! `HARNESS9_BENCH_BIN` runs another build of the binary (to compare two commits). For the
+//! soak, `SOAK_TURNS` shortens it and `SOAK_HOLD=N` keeps the process N seconds after the last
+//! measure (its pid is printed), to read its `/proc/PID/smaps` or attach a debugger.
 
 #[path = "../tests/it/support.rs"]
 #[allow(dead_code)]
@@ -504,6 +506,10 @@ fn soak() {
     let rss_end = session.rss_mb();
     eprintln!("at the end: {}", session.rss_parts());
     let echo_end = echo_ms(&mut session, 20);
+    if let Some(hold) = std::env::var("SOAK_HOLD").ok().and_then(|s| s.parse().ok()) {
+        eprintln!("holding pid {} for {hold} s", session.pid);
+        std::thread::sleep(Duration::from_secs(hold));
+    }
     println!(
         "| {turns} turns (prompt, read_file of 4 KB, answer) | {wall:.1} s wall, {cpu:.1} s CPU |"
     );

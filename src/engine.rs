@@ -541,6 +541,8 @@ impl AgentEngine {
         tokio::spawn(async move {
             let mut emitter = emitter::StreamEmitter::new(tx, cancel.clone());
             let _ = engine.run_loop(&prompt, &cancel, &mut emitter).await;
+            // The run's copies of the history are freed now; give their pages back.
+            crate::heap::release_free_pages_later();
         });
         rx
     }

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod eval;
 pub mod exec;
 pub mod hardening;
+pub mod heap;
 pub mod hooks;
 pub mod mcp;
 pub mod memory;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     // First, while the process has one thread: nothing may copy the keys before they are taken
     // out of the environment, and no thread may read the environment while it changes.
     let hardened = harness9::hardening::harden();
+    harness9::heap::configure();
     let cli = Cli::parse();
     for problem in &hardened.problems {
         eprintln!("harness9: {problem}");

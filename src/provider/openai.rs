@@ -77,8 +77,12 @@ impl OpenAiProvider {
             envelope: &envelope,
             messages: wire::Messages(messages),
         };
+        let mut json = Vec::with_capacity(wire::capacity_hint(&envelope, messages));
         // Writing plain data into a Vec cannot fail; were it to, the server says what is wrong.
-        Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+        if serde_json::to_writer(&mut json, &body).is_err() {
+            json.clear();
+        }
+        Bytes::from(json)
     }
 }
 

@@ -100,6 +100,9 @@ pub struct FileLogs {
     _otel: Option<crate::observe::otel::Guard>,
 }
 
+/// Log lines waiting for the file writer's thread at most.
+const LOG_QUEUE_LINES: usize = 8192;
+
 /// File logs in `<home>/logs/` (the TUI never logs to the terminal), and with the `otel`
 /// feature and `OTEL_EXPORTER_OTLP_ENDPOINT` set, the engine's spans exported as `exec` does.
 pub fn init_file_logging(home: &Path) -> Option<FileLogs> {
@@ -109,7 +112,12 @@ pub fn init_file_logging(home: &Path) -> Option<FileLogs> {
     let dir = home.join("logs");
     std::fs::create_dir_all(&dir).ok()?;
     let appender = tracing_appender::rolling::daily(&dir, "harness9.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The writer's queue is allocated (and touched) whole at the start: the default of 128,000
+    // lines is 4 MB resident for the whole session. A TUI logs a few lines a turn, and a file
+    // drains them in microseconds; a burst beyond the queue drops lines, as it did before.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
     let layer = tracing_subscriber::fmt::layer()

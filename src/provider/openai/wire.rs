@@ -30,6 +30,30 @@ impl Serialize for Messages<'_> {
     }
 }
 
+/// Room for the body `envelope` and `messages` make: a little more than its length, so it is
+/// written into one allocation. Grown by doubling instead, a long session's body (megabytes)
+/// is copied through a chain of ever larger buffers for every call, and the allocator keeps the
+/// freed ones. Text is counted with a sixteenth more for escapes (newlines, quotes); images,
+/// which are rare, are not counted (their buffer grows as before).
+pub(super) fn capacity_hint(envelope: &Map<String, Value>, messages: &[Message]) -> usize {
+    // Keys, roles, quotes and commas of one message, and of one tool call.
+    const PER_MESSAGE: usize = 64;
+    const PER_CALL: usize = 96;
+    let envelope = serde_json::to_vec(envelope).map_or(0, |json| json.len());
+    let text: usize = messages
+        .iter()
+        .map(|m| {
+            let calls: usize = m
+                .tool_calls
+                .iter()
+                .map(|c| c.id.len() + c.name.len() + wire_arguments(c).len() + PER_CALL)
+                .sum();
+            m.content.len() + m.tool_call_id.as_ref().map_or(0, String::len) + calls
+        })
+        .sum();
+    envelope + text + text / 16 + messages.len() * PER_MESSAGE + 64
+}
+
 /// One message, its keys in the order `json!` gives them (sorted), borrowing its text.
 struct Wire<'a>(&'a Message);
 
@@ -119,10 +143,13 @@ mod tests {
             messages: Messages(&messages),
         })
         .unwrap();
-        let mut expected = Value::Object(envelope);
+        let mut expected = Value::Object(envelope.clone());
         expected["messages"] = Value::Array(super::super::convert_messages(&messages));
-        let written: Value = serde_json::from_slice(&written).unwrap();
-        assert_eq!(written, expected);
+        let parsed: Value = serde_json::from_slice(&written).unwrap();
+        assert_eq!(parsed, expected);
+        // The body fits the room made for it, with little to spare.
+        let hint = capacity_hint(&envelope, &messages);
+        assert!(hint >= written.len() && hint < written.len() * 2, "{hint}");
         // Byte for byte, message by message (a cached prefix stays the same).
         for message in &messages {
             assert_eq!(
@@ -130,5 +157,46 @@ mod tests {
                 convert_message(message).to_string()
             );
         }
+    }
+    /// A long history's body is written into the one buffer made for it: no reallocation.
+    #[test]
+    fn a_long_body_is_written_without_growing_its_buffer() {
+        let notes: String = (0..80)
+            .map(|i| format!("line {i:03}: \"fields\" split on commas\tand trimmed\n"))
+            .collect();
+        let mut messages = vec![Message::system("be brief")];
+        for i in 0..200 {
+            messages.push(Message::user(format!("turn {i}")));
+            let mut call = Message::assistant("");
+            call.tool_calls = vec![ToolCall {
+                id: format!("call_{i}"),
+                name: "read_file".into(),
+                arguments: r#"{"path":"notes.txt"}"#.into(),
+            }];
+            messages.push(call);
+            let mut result = Message::user(notes.clone());
+            result.tool_call_id = Some(format!("call_{i}"));
+            messages.push(result);
+            messages.push(Message::assistant(format!("ANSWER-{i} read the notes.")));
+        }
+        let mut envelope = Map::new();
+        envelope.insert("model".into(), json!("gpt-4o"));
+        let hint = capacity_hint(&envelope, &messages);
+        let mut buffer = Vec::with_capacity(hint);
+        serde_json::to_writer(
+            &mut buffer,
+            &Body {
+                envelope: &envelope,
+                messages: Messages(&messages),
+            },
+        )
+        .unwrap();
+        assert_eq!(buffer.capacity(), hint, "the buffer grew");
+        // Not much more than needed either.
+        assert!(
+            hint < buffer.len() + buffer.len() / 8,
+            "{hint} for {}",
+            buffer.len()
+        );
     }
 }
