@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::output::HeadTail;
-use super::shell_process::{GroupGuard, Spawned, spawn};
+use super::shell_process::{GroupGuard, Reaping, Spawned, spawn};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::sandbox::Prepared;
 
@@ -115,6 +115,7 @@ impl Jobs {
         command: &str,
         workdir: &Path,
         sandbox: Option<Prepared>,
+        reaping: Option<Reaping<'_>>,
     ) -> Result<String, ToolError> {
         let running = self
             .table
@@ -132,7 +133,7 @@ impl Jobs {
             guard,
             stdout,
             stderr,
-        } = spawn(command, workdir, sandbox.as_ref())?;
+        } = spawn(command, workdir, sandbox.as_ref(), reaping)?;
         let id = {
             let mut next = self
                 .next
