@@ -4,7 +4,8 @@
 //! programs named by repositories it merely finds (`GIT_GUARDS`). stdout and stderr
 //! come back merged in order, capped to head and tail; a command the sandbox stopped says so
 //! and how to ask to leave it. When the command ends, times out, is cancelled or the call is
-//! dropped, the whole group is killed, so background children never outlive the call.
+//! dropped, the whole group is killed, so background children never outlive the call; outside
+//! the sandbox on Linux the reaper (`reaper`) also kills those that left the group.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -21,6 +21,10 @@
 //! outrun the rounds. Signalling only its own children, whose zombies only it reaps, means no
 //! pid it signals can have been reused by an unrelated process.
 //!
+//! The reaper keeps leftovers from outliving their command; it is no confinement (that is the
+//! sandbox's job): a command outside the sandbox can kill the reaper, or ask another service to
+//! start a process for it.
+//!
 //! macOS has no subreaper: there commands keep to their process group (`shell_process`).
 
 use std::ffi::{OsStr, OsString};
@@ -150,6 +154,9 @@ mod linux {
             // async-signal-safe calls and no allocation.
             unsafe {
                 libc::sigprocmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
+                // A group of its own: a command signalling its group (`kill 0`) must not end
+                // the reaper, whose death would hand the orphans to init.
+                libc::setpgid(0, 0);
                 // Rust ignores SIGPIPE in its own processes; commands expect the default.
                 libc::signal(libc::SIGPIPE, libc::SIG_DFL);
                 libc::execvp(pointers[0], pointers.as_ptr());

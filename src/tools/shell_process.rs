@@ -164,7 +164,13 @@ pub(super) fn spawn(
     let spawned = child.spawn();
     // The builder holds harness9's copy of the reaper pipe's read end; only the reaper needs it.
     drop(child);
-    let mut child = spawned.map_err(|e| ToolError::new(format!("could not start {shell}: {e}")))?;
+    let mut child = spawned.map_err(|e| match reaping {
+        Some(reaping) => ToolError::new(format!(
+            "could not start the reaper {} for {shell}: {e}",
+            reaping.helper.display()
+        )),
+        None => ToolError::new(format!("could not start {shell}: {e}")),
+    })?;
     let guard = GroupGuard(match (stop_pipe, child.id()) {
         (Some(pipe), _) => Stop::Reaper(pipe),
         (None, Some(pid)) => Stop::Group(pid as i32),

@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader, PipeWriter, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 
 use super::{Escaped, binary, escaping, fifo, read_pid};
@@ -13,6 +13,8 @@ fn reaper(until: &str, script: &str) -> (Child, PipeWriter) {
     let (read, write) = std::io::pipe().unwrap();
     let child = Command::new(binary())
         .args(["__reap", until, "--", "/bin/sh", "-c", script])
+        // As harness9 starts it: a process group of its own.
+        .process_group(0)
         .stdin(read)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -81,6 +83,7 @@ fn a_killed_harness9_takes_the_escaped_processes_with_it() {
     let mut child = Command::new(binary())
         .args(["__reap", "descendants", "--", "/bin/sh", "-c"])
         .arg(format!("echo $$; {}", escaping(&fifo)))
+        .process_group(0)
         .stdin(read)
         .stdout(Stdio::piped())
         .spawn()
@@ -152,4 +155,20 @@ fn the_control_pipe_does_not_reach_the_command() {
     );
     assert!(reaper.contains(&pipe), "{text}");
     drop(write);
+}
+
+#[test]
+fn a_command_signalling_its_group_does_not_end_the_reaper() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = fifo(dir.path());
+    let script = format!("echo $$; {} kill -TERM 0", escaping(&fifo));
+    let (mut child, control) = reaper("descendants", &script);
+    let shell = first_line_pid(&mut child);
+    let escaped = Escaped(read_pid(&fifo));
+    assert!(process_ended(shell));
+    // The shell's `kill 0` reached its own group only: the reaper still holds the escaped one.
+    assert!(child.try_wait().unwrap().is_none());
+    drop(control);
+    assert!(escaped.ended(), "the escaped process outlived the stop");
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
 }
