@@ -217,7 +217,7 @@ pub async fn assemble_with(
         flag: settings.sandbox,
         workdir: settings.workdir.clone(),
         home: settings.home.clone(),
-        helper: helper.clone(),
+        helper,
     }));
     let loaded_hooks = crate::hooks::settings::load(&crate::hooks::HookSources {
         home: &settings.home,
@@ -230,8 +230,11 @@ pub async fn assemble_with(
         loaded_hooks.hooks,
         settings.workdir.clone(),
     ));
-    // The same binary is the reaper of commands run outside the sandbox.
-    let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout).with_reaper(helper);
+    let mut bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
+    // harness9's own binary is the reaper of commands run outside the sandbox.
+    if let Some(reaper) = tools::reaper::this_binary() {
+        bash = bash.with_reaper(reaper);
+    }
     let jobs = bash.jobs();
     let mut registry = tools::standard_registry(Arc::clone(&skills), bash);
     let (mcp, pending_mcp, mcp_notices) = crate::mcp::start(settings);

@@ -29,6 +29,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The hidden first argument that makes `harness9` act as the reaper.
 pub const REAPER_ARG: &str = "__reap";
@@ -76,10 +77,15 @@ pub fn wrap(
     (helper.to_owned(), argv)
 }
 
+/// Set by `dispatch`: this process's binary answers `__reap`.
+static ANSWERS: AtomicBool = AtomicBool::new(false);
+
 /// If `args` are the reaper's (`harness9 __reap ...`), runs it and returns the exit status to
-/// leave with; `main` calls this first, before any thread exists.
+/// leave with; `main` calls this first, before any thread exists. Otherwise notes that this
+/// binary answers `__reap` (see `this_binary`).
 pub fn dispatch(args: &[OsString]) -> Option<i32> {
     if args.get(1).map(OsString::as_os_str) != Some(OsStr::new(REAPER_ARG)) {
+        ANSWERS.store(true, Ordering::Relaxed);
         return None;
     }
     #[cfg(target_os = "linux")]
@@ -91,6 +97,15 @@ pub fn dispatch(args: &[OsString]) -> Option<i32> {
         eprintln!("harness9 reaper: the reaper only exists on Linux");
         Some(125)
     }
+}
+
+/// The binary to run as the reaper: this process's own when its `main` answers `__reap`
+/// (called `dispatch`), on Linux; `None` in test binaries and embedders, whose commands then keep
+/// to their process group. `/proc/self/exe` rather than a path: it still names this binary after
+/// an upgrade replaced or removed the file.
+pub fn this_binary() -> Option<PathBuf> {
+    (cfg!(target_os = "linux") && ANSWERS.load(Ordering::Relaxed))
+        .then(|| PathBuf::from("/proc/self/exe"))
 }
 
 /// The status the reaper leaves with when it could not run the command (like `env`'s 125).

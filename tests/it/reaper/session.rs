@@ -64,6 +64,43 @@ async fn dropping_the_registry_stops_what_a_job_started_outside_its_group() {
     assert!(ended, "the escaped process outlived the session");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreground_command_whose_escaped_child_holds_its_output_still_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = Bash::new(Arc::new(Sandbox::disabled(dir.path())), None).with_reaper(binary());
+    let registry = builtin_registry_with(bash);
+    let ctx = ToolContext {
+        workdir: dir.path().to_owned(),
+        cancel: Default::default(),
+        mode: Mode::Yolo,
+        todos: Arc::default(),
+        read_guard: Default::default(),
+    };
+    // The escaped process keeps the output pipe open: without the reaper, the call would wait
+    // for its end (1000 s), past any timeout.
+    let command = format!(
+        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' & {}",
+        await_file("escaped.pid")
+    );
+    let call = ToolCall {
+        id: "1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": command}).to_string(),
+    };
+    let returned = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        registry.execute(&call, &ctx),
+    )
+    .await;
+    let escaped = Escaped(read_pid_file(&dir.path().join("escaped.pid")));
+    let result = returned.expect("the call did not return");
+    assert!(!result.is_error, "{}", result.output);
+    let ended = tokio::task::spawn_blocking(move || escaped.ended())
+        .await
+        .unwrap();
+    assert!(ended, "the escaped process outlived the call");
+}
+
 /// Leaves the process group and session, writes its pid into `escaped.pid` and runs on.
 const ESCAPE: &str = "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' >/dev/null 2>&1 &";
 
