@@ -4,8 +4,9 @@
 //! programs named by repositories it merely finds (`GIT_GUARDS`). stdout and stderr
 //! come back merged in order, capped to head and tail; a command the sandbox stopped says so
 //! and how to ask to leave it. When the command ends, times out, is cancelled or the call is
-//! dropped, the whole group is killed, so background children never outlive the call; outside
-//! the sandbox on Linux the reaper (`reaper`) also kills those that left the group.
+//! dropped, the whole group is killed, so background children never outlive the call (inside
+//! the sandbox, neither do those that left the group; outside it, those do: only background
+//! jobs run under the reaper, see `reaper`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -218,11 +219,9 @@ impl Tool for Bash {
         }
         let limit = self.limit(args.timeout_secs);
         let network = prepared.as_ref().is_some_and(|p| p.spec.network);
-        let reaping = self.reaper.as_deref().map(|helper| Reaping {
-            helper,
-            until: Until::Command,
-        });
-        let ran = run(&args.command, ctx, limit, prepared.as_ref(), reaping).await?;
+        // Foreground calls keep to their process group: the reaper's exec of harness9's binary
+        // would add about 3 ms to every call (docs/PERFORMANCE.md), doubling a plain one.
+        let ran = run(&args.command, ctx, limit, prepared.as_ref(), None).await?;
         // Only now is every process of the command gone: nothing can race the guard.
         let undone = prepared
             .as_ref()

@@ -1,5 +1,5 @@
-//! The reaper as sessions use it: `bash` outside the sandbox, in the background and in the
-//! foreground, through the registry and through the real binary in `exec` mode.
+//! The reaper as sessions use it: background `bash` jobs outside the sandbox, through the
+//! registry and through the real binary in `exec` mode.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -62,43 +62,6 @@ async fn dropping_the_registry_stops_what_a_job_started_outside_its_group() {
         .await
         .unwrap();
     assert!(ended, "the escaped process outlived the session");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_foreground_command_whose_escaped_child_holds_its_output_still_returns() {
-    let dir = tempfile::tempdir().unwrap();
-    let bash = Bash::new(Arc::new(Sandbox::disabled(dir.path())), None).with_reaper(binary());
-    let registry = builtin_registry_with(bash);
-    let ctx = ToolContext {
-        workdir: dir.path().to_owned(),
-        cancel: Default::default(),
-        mode: Mode::Yolo,
-        todos: Arc::default(),
-        read_guard: Default::default(),
-    };
-    // The escaped process keeps the output pipe open: without the reaper, the call would wait
-    // for its end (1000 s), past any timeout.
-    let command = format!(
-        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' & {}",
-        await_file("escaped.pid")
-    );
-    let call = ToolCall {
-        id: "1".into(),
-        name: "bash".into(),
-        arguments: json!({"command": command}).to_string(),
-    };
-    let returned = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        registry.execute(&call, &ctx),
-    )
-    .await;
-    let escaped = Escaped(read_pid_file(&dir.path().join("escaped.pid")));
-    let result = returned.expect("the call did not return");
-    assert!(!result.is_error, "{}", result.output);
-    let ended = tokio::task::spawn_blocking(move || escaped.ended())
-        .await
-        .unwrap();
-    assert!(ended, "the escaped process outlived the call");
 }
 
 /// Leaves the process group and session, writes its pid into `escaped.pid` and runs on.
@@ -247,26 +210,4 @@ fn a_sigkilled_harness9_takes_an_escaped_process_with_it() {
     harness9.kill().unwrap();
     harness9.wait().unwrap();
     assert!(escaped.ended(), "the escaped process outlived harness9");
-}
-
-#[test]
-fn a_foreground_command_leaves_no_escaped_process_behind() {
-    let mock = MockLlm::start_in_background();
-    let run = Run::new();
-    let command = format!("{ESCAPE} {}; exit 4", await_file("escaped.pid"));
-    call(&mock, "c1", "bash", json!({"command": command}));
-    mock.push(Reply::Sse {
-        body: openai_text_sse("Done."),
-        split: Split::Whole,
-    });
-    let out = run.exec(&mock, OUTSIDE);
-    let pid = read_pid_file(&run.workdir.join("escaped.pid"));
-    let escaped = Escaped(pid);
-    let results = results(&json_lines(&out.stdout));
-    let text = results[0]["output"].as_str().unwrap();
-    assert!(text.contains(&format!("{pid}\nexit status: 4")), "{text}");
-    assert!(
-        escaped.ended(),
-        "a foreground command's escaped child outlived the call"
-    );
 }
