@@ -1,4 +1,4 @@
-//! The reaper: outside the sandbox on Linux, a `bash` command runs under
+//! The reaper: outside the sandbox on Linux, a background `bash` command runs under
 //! `harness9 __reap UNTIL -- PROGRAM ARGS...`, a fresh single-threaded process (dispatched in
 //! `main` before any thread exists) that keeps everything the command starts from outliving it.
 //! A process group is not enough: `setsid`, a double fork or a daemonising server leaves the
@@ -37,7 +37,8 @@ pub const REAPER_ARG: &str = "__reap";
 /// When the reaper ends by itself (no stop asked).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Until {
-    /// When the command ends: what it left running is killed (a foreground call).
+    /// When the command ends: what it left running is killed. For foreground calls, which do
+    /// not use the reaper today: its exec would double a plain call (docs/PERFORMANCE.md).
     Command,
     /// When the command and everything it started have ended (a background job).
     Descendants,

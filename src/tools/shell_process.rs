@@ -2,9 +2,9 @@
 //! background: inside the session's sandbox (or, outside it, without the capability to read
 //! harness9's memory), in a process group of its own that a `GroupGuard` kills, stdin closed,
 //! the API keys out of its environment and git told not to run programs named by repositories
-//! it merely finds (`GIT_GUARDS`). Outside the sandbox on Linux, given the helper binary, the
-//! command runs under the `reaper`, which also stops what left the group (`setsid`, double
-//! forks, daemons); the sandbox's PID namespace does that for sandboxed commands.
+//! it merely finds (`GIT_GUARDS`). Outside the sandbox on Linux, given the reaper binary (the
+//! background jobs), the command runs under the `reaper`, which also stops what left the group
+//! (`setsid`, double forks, daemons); the sandbox's PID namespace does that for sandboxed ones.
 
 use std::ffi::OsString;
 use std::path::Path;
