@@ -1,6 +1,6 @@
 //! The sandbox's cost per `bash` call: `true` through the `bash` tool with and without the
 //! sandbox (workspace-write, the real helper: namespaces, mounts, Landlock, capabilities,
-//! seccomp), 100 runs each. Run with `cargo bench --bench sandbox`; the numbers are in
+//! seccomp), and outside it under the reaper (`harness9 __reap`), 100 runs each. Run with `cargo bench --bench sandbox`; the numbers are in
 //! docs/PERFORMANCE.md.
 
 use std::path::PathBuf;
@@ -24,7 +24,15 @@ struct Setup {
     _dir: tempfile::TempDir,
 }
 
-fn setup(sandboxed: bool) -> Setup {
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Plain,
+    Sandboxed,
+    Reaped,
+}
+
+fn setup(kind: Kind) -> Setup {
+    let sandboxed = kind == Kind::Sandboxed;
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
     let workdir = dir.path().canonicalize().unwrap();
     let sandbox = if sandboxed {
@@ -44,7 +52,11 @@ fn setup(sandboxed: bool) -> Setup {
             .enable_all()
             .build()
             .unwrap(),
-        registry: builtin_registry_with(Bash::new(Arc::new(sandbox), None)),
+        registry: builtin_registry_with(match kind {
+            Kind::Reaped => Bash::new(Arc::new(sandbox), None)
+                .with_reaper(PathBuf::from(env!("CARGO_BIN_EXE_harness9"))),
+            _ => Bash::new(Arc::new(sandbox), None),
+        }),
         ctx: ToolContext {
             workdir,
             cancel: Default::default(),
@@ -56,8 +68,8 @@ fn setup(sandboxed: bool) -> Setup {
     }
 }
 
-fn run_true(bencher: Bencher, sandboxed: bool) {
-    let s = setup(sandboxed);
+fn run_true(bencher: Bencher, kind: Kind) {
+    let s = setup(kind);
     let call = ToolCall {
         id: "b".into(),
         name: "bash".into(),
@@ -71,10 +83,15 @@ fn run_true(bencher: Bencher, sandboxed: bool) {
 
 #[divan::bench(sample_count = 100, sample_size = 1)]
 fn bash_true_unsandboxed(bencher: Bencher) {
-    run_true(bencher, false);
+    run_true(bencher, Kind::Plain);
+}
+
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn bash_true_reaped(bencher: Bencher) {
+    run_true(bencher, Kind::Reaped);
 }
 
 #[divan::bench(sample_count = 100, sample_size = 1)]
 fn bash_true_sandboxed(bencher: Bencher) {
-    run_true(bencher, true);
+    run_true(bencher, Kind::Sandboxed);
 }

@@ -230,7 +230,11 @@ pub async fn assemble_with(
         loaded_hooks.hooks,
         settings.workdir.clone(),
     ));
-    let bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
+    let mut bash = tools::Bash::new(Arc::clone(&sandbox), settings.tool_timeout);
+    // harness9's own binary is the reaper of commands run outside the sandbox.
+    if let Some(reaper) = tools::reaper::this_binary() {
+        bash = bash.with_reaper(reaper);
+    }
     let jobs = bash.jobs();
     let mut registry = tools::standard_registry(Arc::clone(&skills), bash);
     let (mcp, pending_mcp, mcp_notices) = crate::mcp::start(settings);

@@ -9,8 +9,11 @@ use harness9::config::{self, Cli, Command, Environment};
 use harness9::{exec, memory_cmd, sessions_cmd, tui};
 
 fn main() -> ExitCode {
-    // The sandbox helper must start before any thread exists (see `harness9::sandbox`).
-    if let Some(code) = harness9::sandbox::dispatch_helper(&std::env::args_os().collect::<Vec<_>>())
+    // The sandbox helper and the reaper must start before any thread exists (see
+    // `harness9::sandbox`, `harness9::tools::reaper`).
+    let args: Vec<_> = std::env::args_os().collect();
+    if let Some(code) = harness9::sandbox::dispatch_helper(&args)
+        .or_else(|| harness9::tools::reaper::dispatch(&args))
     {
         return ExitCode::from(code.clamp(0, 255) as u8);
     }

@@ -16,6 +16,7 @@ mod path_locks;
 pub mod paths;
 pub mod preview;
 mod read_file;
+pub mod reaper;
 mod shell_process;
 pub mod task;
 mod todo_write;

@@ -2,8 +2,10 @@
 //! watcher) the way every `bash` call starts one (sandbox, process group, no keys) and returns
 //! at once with an id; `bash_output {id}` returns what it printed since the last look and whether
 //! it still runs; `bash_kill {id}` stops it with everything it started. The jobs belong to the
-//! session's tools: when the session ends (its registry is dropped) every job's process group is
-//! killed. Output is kept in a bounded buffer (the newest `KEPT` bytes), so a chatty server
+//! session's tools: when the session ends (its registry is dropped) every job is stopped: its
+//! process group killed or, under the reaper (outside the sandbox on Linux), the reaper told to
+//! kill everything the job started, which it also does when harness9 dies. Under the reaper a
+//! job runs until the last process it started has ended (`reaper::Until::Descendants`). Output is kept in a bounded buffer (the newest `KEPT` bytes), so a chatty server
 //! cannot grow the process.
 
 use std::collections::BTreeMap;
@@ -17,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::output::HeadTail;
-use super::shell_process::{GroupGuard, Spawned, spawn};
+use super::shell_process::{GroupGuard, Reaping, Spawned, spawn};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::sandbox::Prepared;
 
@@ -115,6 +117,7 @@ impl Jobs {
         command: &str,
         workdir: &Path,
         sandbox: Option<Prepared>,
+        reaping: Option<Reaping<'_>>,
     ) -> Result<String, ToolError> {
         let running = self
             .table
@@ -132,7 +135,7 @@ impl Jobs {
             guard,
             stdout,
             stderr,
-        } = spawn(command, workdir, sandbox.as_ref())?;
+        } = spawn(command, workdir, sandbox.as_ref(), reaping)?;
         let id = {
             let mut next = self
                 .next

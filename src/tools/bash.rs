@@ -4,9 +4,11 @@
 //! programs named by repositories it merely finds (`GIT_GUARDS`). stdout and stderr
 //! come back merged in order, capped to head and tail; a command the sandbox stopped says so
 //! and how to ask to leave it. When the command ends, times out, is cancelled or the call is
-//! dropped, the whole group is killed, so background children never outlive the call.
+//! dropped, the whole group is killed, so background children never outlive the call (inside
+//! the sandbox, neither do those that left the group; outside it, those do: only background
+//! jobs run under the reaper, see `reaper`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +18,8 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::output::HeadTail;
-use super::shell_process::{Spawned, spawn};
+use super::reaper::Until;
+use super::shell_process::{Reaping, Spawned, spawn};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::planning::Mode;
 use crate::sandbox::{Outcome, Prepared, Sandbox, SandboxRequest, denial_hint};
@@ -39,6 +42,9 @@ pub struct Bash {
     /// The session's background commands (`"background": true`), shared with `bash_output`
     /// and `bash_kill`.
     jobs: Arc<super::background::Jobs>,
+    /// harness9's own binary, run as the reaper for commands outside the sandbox (Linux);
+    /// `None`: they keep to their process group alone.
+    reaper: Option<PathBuf>,
 }
 
 impl Default for Bash {
@@ -58,7 +64,15 @@ impl Bash {
             timeout,
             plan_classifier: true,
             jobs: Arc::default(),
+            reaper: None,
         }
+    }
+
+    /// Runs commands outside the sandbox under the reaper found at `helper` (harness9's own
+    /// binary, which answers `__reap`), so nothing they start outlives them (`reaper`).
+    pub fn with_reaper(mut self, helper: PathBuf) -> Bash {
+        self.reaper = Some(helper);
+        self
     }
 
     /// Test builds only: plan mode without its command check, to show the sandbox alone keeps
@@ -195,11 +209,19 @@ impl Tool for Bash {
         }
         let prepared = self.sandbox.prepare(sandbox_mode);
         if args.background {
-            return self.jobs.start(&args.command, &ctx.workdir, prepared);
+            let reaping = self.reaper.as_deref().map(|helper| Reaping {
+                helper,
+                until: Until::Descendants,
+            });
+            return self
+                .jobs
+                .start(&args.command, &ctx.workdir, prepared, reaping);
         }
         let limit = self.limit(args.timeout_secs);
         let network = prepared.as_ref().is_some_and(|p| p.spec.network);
-        let ran = run(&args.command, ctx, limit, prepared.as_ref()).await?;
+        // Foreground calls keep to their process group: the reaper's exec of harness9's binary
+        // would add about 3 ms to every call (docs/PERFORMANCE.md), doubling a plain one.
+        let ran = run(&args.command, ctx, limit, prepared.as_ref(), None).await?;
         // Only now is every process of the command gone: nothing can race the guard.
         let undone = prepared
             .as_ref()
@@ -240,13 +262,14 @@ async fn run(
     ctx: &ToolContext,
     limit: Option<Duration>,
     sandbox: Option<&Prepared>,
+    reaping: Option<Reaping<'_>>,
 ) -> Result<Ran, ToolError> {
     let Spawned {
         mut child,
         mut guard,
         stdout,
         stderr,
-    } = spawn(command, &ctx.workdir, sandbox)?;
+    } = spawn(command, &ctx.workdir, sandbox, reaping)?;
 
     let reader = tokio::spawn(async move {
         let mut output = HeadTail::new(OUTPUT_LIMIT);

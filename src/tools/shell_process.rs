@@ -2,7 +2,9 @@
 //! background: inside the session's sandbox (or, outside it, without the capability to read
 //! harness9's memory), in a process group of its own that a `GroupGuard` kills, stdin closed,
 //! the API keys out of its environment and git told not to run programs named by repositories
-//! it merely finds (`GIT_GUARDS`).
+//! it merely finds (`GIT_GUARDS`). Outside the sandbox on Linux, given the reaper binary (the
+//! background jobs), the command runs under the `reaper`, which also stops what left the group
+//! (`setsid`, double forks, daemons); the sandbox's PID namespace does that for sandboxed ones.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -11,6 +13,7 @@ use std::process::Stdio;
 use tokio::process::Command;
 
 use super::ToolError;
+use super::reaper::{self, Until};
 use crate::sandbox::Prepared;
 
 /// Variables a command must never see: the model could read them back.
@@ -27,16 +30,28 @@ const GIT_GUARDS: &[(&str, &str)] = &[
     ("core.fsmonitor", "false"),
 ];
 
-/// Kills a process group when dropped: the call ended, timed out, or its future was dropped.
-pub(super) struct GroupGuard(Option<i32>);
+/// Stops a command and everything it started when dropped: the call ended, timed out, or its
+/// future was dropped.
+pub(super) struct GroupGuard(Stop);
+
+enum Stop {
+    /// Kill this process group.
+    Group(i32),
+    /// Close the reaper's control pipe: the reaper then kills every descendant and exits (it
+    /// must not be killed itself, or the orphans it holds would go to init).
+    Reaper(std::io::PipeWriter),
+    Done,
+}
 
 impl GroupGuard {
     pub fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
+        match std::mem::replace(&mut self.0, Stop::Done) {
             // SAFETY: killpg only sends a signal; a group that already ended gives ESRCH.
-            unsafe {
+            Stop::Group(pgid) => unsafe {
                 libc::killpg(pgid, libc::SIGKILL);
-            }
+            },
+            Stop::Reaper(pipe) => drop(pipe),
+            Stop::Done => {}
         }
     }
 }
@@ -45,6 +60,13 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Where the reaper binary is and when it should end by itself (see `reaper`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reaping<'a> {
+    pub helper: &'a Path,
+    pub until: Until,
 }
 
 /// A started shell command: its process, the guard that kills its group, and its two pipes.
@@ -56,12 +78,14 @@ pub(super) struct Spawned {
 }
 
 /// Starts `command` with `bash -c` (or `sh`) in `workdir`: inside `sandbox` when given (else
-/// without `CAP_SYS_PTRACE`), in a process group of its own, stdin closed, stderr merged into
-/// stdout, the API keys removed and git's guards set.
+/// without `CAP_SYS_PTRACE`, and under the reaper when `reaping` is given on Linux), in a
+/// process group of its own, stdin closed, stderr merged into stdout, the API keys removed and
+/// git's guards set.
 pub(super) fn spawn(
     command: &str,
     workdir: &Path,
     sandbox: Option<&Prepared>,
+    reaping: Option<Reaping<'_>>,
 ) -> Result<Spawned, ToolError> {
     let shell = if std::path::Path::new("/bin/bash").exists() {
         "/bin/bash"
@@ -71,6 +95,11 @@ pub(super) fn spawn(
     // `exec 2>&1` merges stderr into the one pipe, so the two keep their relative order.
     let script = format!("exec 2>&1\n{command}");
     let shell_args: Vec<OsString> = vec!["-c".into(), script.into()];
+    let reaping = match sandbox {
+        Some(_) => None,
+        None => reaping.filter(|r| cfg!(target_os = "linux") && !r.helper.as_os_str().is_empty()),
+    };
+    let mut control = None;
     let mut child = match sandbox {
         Some(prepared) => {
             let (program, argv) = prepared
@@ -81,8 +110,26 @@ pub(super) fn spawn(
             child
         }
         None => {
-            let mut child = Command::new(shell);
-            child.args(&shell_args);
+            let mut child = match reaping {
+                Some(reaping) => {
+                    let (program, argv) =
+                        reaper::wrap(reaping.helper, reaping.until, shell.as_ref(), &shell_args);
+                    // The reaper's stdin: the pipe whose closing stops it. Both ends are
+                    // close-on-exec, so no other child of harness9 keeps the write end.
+                    let (read, write) = std::io::pipe().map_err(|e| {
+                        ToolError::new(format!("could not make the reaper's pipe: {e}"))
+                    })?;
+                    control = Some((read, write));
+                    let mut child = Command::new(program);
+                    child.args(argv);
+                    child
+                }
+                None => {
+                    let mut child = Command::new(shell);
+                    child.args(&shell_args);
+                    child
+                }
+            };
             // SAFETY: the closure only makes one system call, which is async-signal-safe.
             unsafe {
                 child.pre_exec(|| {
@@ -93,25 +140,42 @@ pub(super) fn spawn(
             child
         }
     };
+    let (stdin, stop_pipe) = match control {
+        // The reaper gives the command /dev/null in its place.
+        Some((read, write)) => (Stdio::from(read), Some(write)),
+        None => (Stdio::null(), None),
+    };
     child
         .current_dir(workdir)
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         // The sandbox helper reports its own failures on stderr; a plain shell has already
         // sent stderr to stdout.
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
+        // A killed reaper would leave its orphans to init: it is stopped through its pipe.
+        .kill_on_drop(stop_pipe.is_none());
     for name in HIDDEN_VARIABLES {
         child.env_remove(name);
     }
     child.envs(git_guard_env(
         std::env::var("GIT_CONFIG_COUNT").ok().as_deref(),
     ));
-    let mut child = child
-        .spawn()
-        .map_err(|e| ToolError::new(format!("could not start {shell}: {e}")))?;
-    let guard = GroupGuard(child.id().map(|pid| pid as i32));
+    let spawned = child.spawn();
+    // The builder holds harness9's copy of the reaper pipe's read end; only the reaper needs it.
+    drop(child);
+    let mut child = spawned.map_err(|e| match reaping {
+        Some(reaping) => ToolError::new(format!(
+            "could not start the reaper {} for {shell}: {e}",
+            reaping.helper.display()
+        )),
+        None => ToolError::new(format!("could not start {shell}: {e}")),
+    })?;
+    let guard = GroupGuard(match (stop_pipe, child.id()) {
+        (Some(pipe), _) => Stop::Reaper(pipe),
+        (None, Some(pid)) => Stop::Group(pid as i32),
+        (None, None) => Stop::Done,
+    });
     let stdout = child
         .stdout
         .take()

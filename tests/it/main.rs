@@ -12,6 +12,7 @@ mod memory;
 mod observe;
 mod permissions;
 mod providers;
+mod reaper;
 mod sandbox;
 mod serve;
 mod serve_client;

@@ -199,6 +199,11 @@ fn exec_in_an_untrusted_folder_says_what_was_ignored_until_it_is_trusted() {
 
 // Item 3: the keys cannot be read back from harness9's own process.
 
+/// Sets `P` to harness9's pid: the command's parent, or the parent of the reaper that runs
+/// commands outside the sandbox on Linux (`harness9 __reap`), whose parent is harness9.
+const HARNESS9_PID: &str = "P=$PPID; if tr '\\\\0' ' ' < /proc/$P/cmdline | grep -q ' __reap '; \
+     then P=$(cut -d' ' -f4 /proc/$P/stat); fi;";
+
 #[test]
 fn a_command_cannot_read_the_key_from_harness9s_environment() {
     let mock = MockLlm::start_in_background();
@@ -207,7 +212,9 @@ fn a_command_cannot_read_the_key_from_harness9s_environment() {
         body: openai_tool_sse(
             "call_env",
             "bash",
-            r#"{"command":"cat /proc/$PPID/environ | tr '\\0' '\\n'; echo; cat /proc/$PPID/cmdline | tr '\\0' ' '"}"#,
+            &format!(
+                r#"{{"command":"{HARNESS9_PID} cat /proc/$P/environ | tr '\\0' '\\n'; echo; cat /proc/$P/cmdline | tr '\\0' ' '"}}"#
+            ),
         ),
         split: Split::Whole,
     });
@@ -231,6 +238,7 @@ fn a_command_cannot_read_the_key_from_harness9s_environment() {
     let requests = mock.requests();
     let tool = first_tool_result(&requests);
     assert!(tool.contains("exec"), "the parent is harness9: {tool}");
+    assert!(!tool.contains("__reap"), "that was the reaper: {tool}");
     assert!(!tool.contains(KEY), "the key leaked: {tool}");
     assert!(
         !tool.contains("trust-test-key"),
@@ -255,7 +263,9 @@ fn even_root_outside_the_sandbox_cannot_open_harness9s_memory() {
         body: openai_tool_sse(
             "call_mem",
             "bash",
-            r#"{"command":"if exec 3</proc/$PPID/mem; then echo OPENED; else echo REFUSED; fi"}"#,
+            &format!(
+                r#"{{"command":"{HARNESS9_PID} if exec 3</proc/$P/mem; then echo OPENED; else echo REFUSED; fi; tr '\\0' ' ' < /proc/$P/cmdline"}}"#
+            ),
         ),
         split: Split::Whole,
     });
@@ -274,6 +284,10 @@ fn even_root_outside_the_sandbox_cannot_open_harness9s_memory() {
     let requests = mock.requests();
     let tool = first_tool_result(&requests);
     assert!(tool.contains("REFUSED"), "{tool}");
+    assert!(
+        tool.contains(" exec ") && !tool.contains("__reap"),
+        "not harness9's memory: {tool}"
+    );
     assert!(!tool.contains("OPENED"), "{tool}");
 }
 
