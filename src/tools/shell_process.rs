@@ -2,12 +2,13 @@
 //! background: inside the session's sandbox (or, outside it, without the capability to read
 //! harness9's memory), in a process group of its own that a `GroupGuard` kills, stdin closed,
 //! the API keys out of its environment and git told not to run programs named by repositories
-//! it merely finds (`GIT_GUARDS`). Outside the sandbox on Linux, given the reaper binary (the
-//! background jobs), the command runs under the `reaper`, which also stops what left the group
-//! (`setsid`, double forks, daemons); the sandbox's PID namespace does that for sandboxed ones.
+//! it merely finds (`GIT_GUARDS`). On Linux, given the reaper binary (the background jobs), the
+//! command runs under the `reaper`, which also stops what left the group (`setsid`, double
+//! forks, daemons) and outlives harness9 to stop everything when harness9 dies; a sandboxed
+//! command runs inside it too (its PID namespace ends with the sandbox's helper).
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use tokio::process::Command;
@@ -95,51 +96,38 @@ pub(super) fn spawn(
     // `exec 2>&1` merges stderr into the one pipe, so the two keep their relative order.
     let script = format!("exec 2>&1\n{command}");
     let shell_args: Vec<OsString> = vec!["-c".into(), script.into()];
-    let reaping = match sandbox {
-        Some(_) => None,
-        None => reaping.filter(|r| cfg!(target_os = "linux") && !r.helper.as_os_str().is_empty()),
+    let reaping = reaping.filter(|r| cfg!(target_os = "linux") && !r.helper.as_os_str().is_empty());
+    let (program, argv) = match sandbox {
+        Some(prepared) => prepared
+            .wrap(shell.as_ref(), &shell_args)
+            .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?,
+        None => (PathBuf::from(shell), shell_args),
     };
+    // Under the reaper, a sandboxed command too: the sandbox's namespace ends with its helper
+    // when harness9 stops it, but only the reaper outlives harness9 itself to stop it.
     let mut control = None;
-    let mut child = match sandbox {
-        Some(prepared) => {
-            let (program, argv) = prepared
-                .wrap(shell.as_ref(), &shell_args)
-                .map_err(|e| ToolError::new(format!("could not set up the sandbox: {e}")))?;
-            let mut child = Command::new(program);
-            child.args(argv);
-            child
+    let (program, argv) = match reaping {
+        Some(reaping) => {
+            // The reaper's stdin: the pipe whose closing stops it. Both ends are close-on-exec,
+            // so no other child of harness9 keeps the write end.
+            let (read, write) = std::io::pipe()
+                .map_err(|e| ToolError::new(format!("could not make the reaper's pipe: {e}")))?;
+            control = Some((read, write));
+            reaper::wrap(reaping.helper, reaping.until, program.as_os_str(), &argv)
         }
-        None => {
-            let mut child = match reaping {
-                Some(reaping) => {
-                    let (program, argv) =
-                        reaper::wrap(reaping.helper, reaping.until, shell.as_ref(), &shell_args);
-                    // The reaper's stdin: the pipe whose closing stops it. Both ends are
-                    // close-on-exec, so no other child of harness9 keeps the write end.
-                    let (read, write) = std::io::pipe().map_err(|e| {
-                        ToolError::new(format!("could not make the reaper's pipe: {e}"))
-                    })?;
-                    control = Some((read, write));
-                    let mut child = Command::new(program);
-                    child.args(argv);
-                    child
-                }
-                None => {
-                    let mut child = Command::new(shell);
-                    child.args(&shell_args);
-                    child
-                }
-            };
-            // SAFETY: the closure only makes one system call, which is async-signal-safe.
-            unsafe {
-                child.pre_exec(|| {
-                    drop_ptrace_capability();
-                    Ok(())
-                });
-            }
-            child
-        }
+        None => (program, argv),
     };
+    let mut child = Command::new(program);
+    child.args(argv);
+    if sandbox.is_none() {
+        // SAFETY: the closure only makes one system call, which is async-signal-safe.
+        unsafe {
+            child.pre_exec(|| {
+                drop_ptrace_capability();
+                Ok(())
+            });
+        }
+    }
     let (stdin, stop_pipe) = match control {
         // The reaper gives the command /dev/null in its place.
         Some((read, write)) => (Stdio::from(read), Some(write)),

@@ -211,3 +211,75 @@ fn a_sigkilled_harness9_takes_an_escaped_process_with_it() {
     harness9.wait().unwrap();
     assert!(escaped.ended(), "the escaped process outlived harness9");
 }
+
+/// The host pid of the process whose `argv[0]` is `marker` (a sandboxed process knows only its
+/// pid inside the sandbox's namespace), looked for until it has exec'd, for 10 s at most.
+fn pid_named(marker: &str) -> i32 {
+    let find = || {
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+            .find(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                    cmdline.split(|b| *b == 0).next() == Some(marker.as_bytes())
+                })
+            })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Some(pid) = find() {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no process named {marker}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_sigkilled_harness9_takes_a_sandboxed_jobs_processes_with_it() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    // Inside the working directory, which the sandbox lets the command write.
+    let fifo = fifo(&run.workdir);
+    let marker = format!("h9-sandboxed-job-{}", std::process::id());
+    let command = format!(
+        "echo $$ > {fifo}; exec -a {marker} sleep 1000",
+        fifo = fifo.display()
+    );
+    call(
+        &mock,
+        "c1",
+        "bash",
+        json!({"command": command, "background": true}),
+    );
+    mock.push(Reply::Hang);
+    let mut harness9 = run
+        .command(
+            &mock,
+            &[
+                "exec",
+                "--json",
+                "--mode",
+                "yolo",
+                "--sandbox",
+                "workspace-write",
+                "go",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    read_pid(&fifo);
+    let sandboxed = Escaped(pid_named(&marker));
+    harness9.kill().unwrap();
+    harness9.wait().unwrap();
+    assert!(
+        sandboxed.ended(),
+        "the sandboxed job outlived the SIGKILLed harness9"
+    );
+}
