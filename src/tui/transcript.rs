@@ -4,6 +4,7 @@
 //! the viewport shows, so the cost of a frame does not grow with the transcript.
 
 mod tasks;
+mod window;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -255,6 +256,8 @@ pub struct Transcript {
     tasks: HashMap<String, usize>,
     /// The time running blocks count their time to (`set_now`, before a draw).
     now: Option<Instant>,
+    /// How many entries were written into the terminal's scrollback (inline mode, `window`).
+    flushed: usize,
 }
 
 impl Transcript {
@@ -273,6 +276,7 @@ impl Transcript {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.tasks.clear();
+        self.flushed = 0;
     }
 
     /// The time a draw shows running blocks at.
@@ -504,56 +508,6 @@ impl Transcript {
             );
         }
         transcript
-    }
-
-    /// The lines of the viewport: `height` lines ending `offset` lines above the bottom. Only
-    /// the entries that reach into the window are laid out. Also returns whether the top of the
-    /// transcript was reached (so scrolling up further is pointless).
-    pub fn window(
-        &mut self,
-        width: u16,
-        height: usize,
-        offset: usize,
-        expanded: bool,
-        spinner: usize,
-    ) -> (Vec<Line<'static>>, bool) {
-        let want = height + offset;
-        let mut collected: Vec<Line<'static>> = Vec::with_capacity(want);
-        let mut reached_top = true;
-        let now = self.now.unwrap_or_else(Instant::now);
-        for (i, entry) in self.entries.iter_mut().enumerate().rev() {
-            let lines = entry.lines(width, expanded, spinner, now);
-            // Newest first: this entry's lines in reverse, then the gap above it.
-            collected.extend(lines.iter().rev().cloned());
-            if i > 0 {
-                collected.push(Line::default());
-            }
-            if collected.len() >= want {
-                reached_top = i == 0 && collected.len() <= want;
-                break;
-            }
-        }
-        let skip = offset.min(collected.len());
-        let window: Vec<Line<'static>> = collected
-            .into_iter()
-            .skip(skip)
-            .take(height)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        (window, reached_top)
-    }
-
-    /// Every line of the transcript's height at `width` (lays out everything; for Home).
-    pub fn total_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
-        let gaps = self.entries.len().saturating_sub(1);
-        let now = self.now.unwrap_or_else(Instant::now);
-        self.entries
-            .iter_mut()
-            .map(|e| e.lines(width, expanded, spinner, now).len())
-            .sum::<usize>()
-            + gaps
     }
 }
 

@@ -1,0 +1,237 @@
+//! The transcript laid out for a screen: the viewport's window of lines (walking back from the
+//! bottom, so only what shows is laid out), the whole height, and for inline mode
+//! (`--no-alt-screen`) the split into what is finished, written once into the terminal's
+//! scrollback, and what still changes, drawn in the live area below it.
+
+use std::time::Instant;
+
+use ratatui::text::Line;
+
+use super::{EntryKind, Transcript};
+use super::super::tool_view::ToolStatus;
+
+impl Transcript {
+    /// The lines of the viewport: `height` lines ending `offset` lines above the bottom. Only
+    /// the entries that reach into the window are laid out. Also returns whether the top of the
+    /// transcript was reached (so scrolling up further is pointless).
+    pub fn window(
+        &mut self,
+        width: u16,
+        height: usize,
+        offset: usize,
+        expanded: bool,
+        spinner: usize,
+    ) -> (Vec<Line<'static>>, bool) {
+        self.window_from(0, width, height, offset, expanded, spinner)
+    }
+
+    /// The window of the entries not yet written into the scrollback (inline mode), with the
+    /// gap above the first of them when something was written before it.
+    pub fn live_window(
+        &mut self,
+        width: u16,
+        height: usize,
+        expanded: bool,
+        spinner: usize,
+    ) -> Vec<Line<'static>> {
+        let first = self.flushed.min(self.entries.len());
+        self.window_from(first, width, height, 0, expanded, spinner)
+            .0
+    }
+
+    /// The height of `live_window` with no limit.
+    pub fn live_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
+        let first = self.flushed.min(self.entries.len());
+        self.height_from(first, width, expanded, spinner)
+    }
+
+    fn window_from(
+        &mut self,
+        first: usize,
+        width: u16,
+        height: usize,
+        offset: usize,
+        expanded: bool,
+        spinner: usize,
+    ) -> (Vec<Line<'static>>, bool) {
+        let want = height + offset;
+        let mut collected: Vec<Line<'static>> = Vec::with_capacity(want);
+        let mut reached_top = true;
+        let now = self.now.unwrap_or_else(Instant::now);
+        for (i, entry) in self.entries.iter_mut().enumerate().skip(first).rev() {
+            let lines = entry.lines(width, expanded, spinner, now);
+            // Newest first: this entry's lines in reverse, then the gap above it.
+            collected.extend(lines.iter().rev().cloned());
+            if i > 0 {
+                collected.push(Line::default());
+            }
+            if collected.len() >= want {
+                reached_top = i == first && collected.len() <= want;
+                break;
+            }
+        }
+        let skip = offset.min(collected.len());
+        let window: Vec<Line<'static>> = collected
+            .into_iter()
+            .skip(skip)
+            .take(height)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        (window, reached_top)
+    }
+
+    /// Every line of the transcript's height at `width` (lays out everything; for Home).
+    pub fn total_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
+        self.height_from(0, width, expanded, spinner)
+    }
+
+    fn height_from(&mut self, first: usize, width: u16, expanded: bool, spinner: usize) -> usize {
+        let now = self.now.unwrap_or_else(Instant::now);
+        // A gap above every entry but the very first.
+        let gaps = (first..self.entries.len()).filter(|&i| i > 0).count();
+        self.entries
+            .iter_mut()
+            .skip(first)
+            .map(|e| e.lines(width, expanded, spinner, now).len())
+            .sum::<usize>()
+            + gaps
+    }
+
+    /// The lines of the entries that finished since the last call, in order, each with the gap
+    /// above it, folded as on screen; they are counted as written and never returned again.
+    /// Entries finish in order: a running tool keeps everything after it back, so the
+    /// scrollback reads as the conversation did.
+    pub fn take_finished(
+        &mut self,
+        width: u16,
+        expanded: bool,
+        spinner: usize,
+    ) -> Vec<Line<'static>> {
+        let first = self.flushed.min(self.entries.len());
+        let finished = self.entries[first..]
+            .iter()
+            .take_while(|e| is_finished(&e.kind))
+            .count();
+        self.take(first, first + finished, width, expanded, spinner)
+    }
+
+    /// The lines of every entry not written yet, finished or not (the session is ending).
+    pub fn take_rest(&mut self, width: u16, expanded: bool, spinner: usize) -> Vec<Line<'static>> {
+        let first = self.flushed.min(self.entries.len());
+        self.take(first, self.entries.len(), width, expanded, spinner)
+    }
+
+    fn take(
+        &mut self,
+        first: usize,
+        end: usize,
+        width: u16,
+        expanded: bool,
+        spinner: usize,
+    ) -> Vec<Line<'static>> {
+        let now = self.now.unwrap_or_else(Instant::now);
+        let mut lines = Vec::new();
+        for i in first..end {
+            if i > 0 {
+                lines.push(Line::default());
+            }
+            lines.extend_from_slice(self.entries[i].lines(width, expanded, spinner, now));
+        }
+        self.flushed = end;
+        lines
+    }
+}
+
+/// Whether an entry will not change any more (so it can leave the live area).
+fn is_finished(kind: &EntryKind) -> bool {
+    match kind {
+        EntryKind::User(_) | EntryKind::Notice { .. } => true,
+        EntryKind::Assistant { streaming, .. } | EntryKind::Thinking { streaming, .. } => {
+            !streaming
+        }
+        EntryKind::Tool { status, .. } => *status != ToolStatus::Running,
+        EntryKind::Task(task) => !task.is_running(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{ToolCall, ToolResult};
+
+    fn text(lines: &[Line<'static>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: format!(r#"{{"path": "{id}.rs"}}"#),
+        }
+    }
+
+    fn done(id: &str) -> ToolResult {
+        ToolResult {
+            tool_call_id: id.into(),
+            output: "fine".into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn finished_entries_are_taken_in_order_and_once() {
+        let mut transcript = Transcript::default();
+        transcript.push(EntryKind::User("fix it".into()));
+        transcript.append_text("Looking");
+        // The prompt is finished; the streaming answer is not.
+        assert_eq!(text(&transcript.take_finished(80, false, 0)), ["› fix it"]);
+        assert!(transcript.take_finished(80, false, 0).is_empty());
+        assert_eq!(text(&transcript.live_window(80, 10, false, 0)), ["", "Looking"]);
+        transcript.finish_streaming();
+        assert_eq!(
+            text(&transcript.take_finished(80, false, 0)),
+            ["", "Looking"]
+        );
+        assert!(transcript.take_finished(80, false, 0).is_empty());
+        assert_eq!(transcript.live_height(80, false, 0), 0);
+    }
+
+    #[test]
+    fn a_running_tool_holds_back_what_comes_after_it() {
+        let mut transcript = Transcript::default();
+        transcript.push(EntryKind::User("read both".into()));
+        transcript.tool_started(call("a"));
+        transcript.tool_started(call("b"));
+        transcript.tool_finished(&done("b"), None);
+        assert_eq!(transcript.take_finished(80, false, 0).len(), 1);
+        // b finished first, but a comes before it: neither leaves until a has.
+        assert!(transcript.take_finished(80, false, 0).is_empty());
+        transcript.tool_finished(&done("a"), None);
+        let lines = text(&transcript.take_finished(80, false, 0));
+        let a = lines.iter().position(|l| l.contains("a.rs")).unwrap();
+        let b = lines.iter().position(|l| l.contains("b.rs")).unwrap();
+        assert!(a < b, "{lines:?}");
+        assert!(transcript.take_finished(80, false, 0).is_empty());
+    }
+
+    #[test]
+    fn a_cleared_transcript_starts_over_and_the_rest_is_taken_at_the_end() {
+        let mut transcript = Transcript::default();
+        transcript.push(EntryKind::User("one".into()));
+        assert_eq!(transcript.take_finished(80, false, 0).len(), 1);
+        transcript.clear();
+        transcript.push(EntryKind::User("two".into()));
+        transcript.tool_started(call("a"));
+        // The first entry of a new transcript has no gap above it.
+        assert_eq!(text(&transcript.take_finished(80, false, 0)), ["› two"]);
+        let rest = text(&transcript.take_rest(80, false, 0));
+        assert!(rest[0].is_empty() && rest[1].contains("a.rs"), "{rest:?}");
+        assert!(transcript.take_rest(80, false, 0).is_empty());
+    }
+}
