@@ -157,7 +157,7 @@ impl Screen {
         let rows = self.size.height;
         for line in lines {
             if self.top >= rows {
-                self.scroll(term, 1)?;
+                self.push_up(term, 1)?;
             }
             paint(term, line, self.top, self.size.width)?;
             self.top += 1;
@@ -186,6 +186,11 @@ impl Screen {
     /// so only conversation rows go there).
     fn scroll(&mut self, term: &mut Term, n: u16) -> io::Result<()> {
         self.uncover(term)?;
+        self.push_up(term, n)
+    }
+
+    /// Newlines at the last row: the top `n` rows go into the scrollback.
+    fn push_up(&mut self, term: &mut Term, n: u16) -> io::Result<()> {
         let last = self.size.height.saturating_sub(1);
         queue!(term.backend_mut(), MoveTo(0, last))?;
         term.backend_mut()
@@ -213,6 +218,11 @@ impl Screen {
     }
 
     fn clear_from(&self, term: &mut Term, row: u16) -> io::Result<()> {
+        // Below the last row there is nothing to clear (a cursor sent there stops at the last
+        // row, which is the conversation's).
+        if row >= self.size.height {
+            return Ok(());
+        }
         queue!(
             term.backend_mut(),
             MoveTo(0, row),

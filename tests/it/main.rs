@@ -23,6 +23,7 @@ mod tools;
 mod trust;
 mod tui;
 mod tui_finish;
+mod tui_inline;
 mod tui_notify;
 mod web;
 mod web_charset;

@@ -114,6 +114,11 @@ impl Pty {
         lines.join("\n")
     }
 
+    /// The cursor's (row, column) on the screen.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.parser.lock().unwrap().screen().cursor_position()
+    }
+
     pub fn alternate_screen(&self) -> bool {
         self.parser.lock().unwrap().screen().alternate_screen()
     }

@@ -1,0 +1,127 @@
+//! `--no-alt-screen` (issue 14): the TUI inline in the main screen, as Codex runs. Finished
+//! entries go into the terminal's own scrollback while the session runs, once each, with the
+//! live area (the input, the status line) at the bottom; a dialog gets the room it needs.
+
+use crate::exec::Run;
+use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
+use crate::tui::{Pty, env, harness9, press_until};
+
+const ROWS: u16 = 32;
+
+fn inline(run: &Run, mock: &MockLlm) -> Pty {
+    let pty = Pty::spawn(
+        harness9(),
+        &["--no-alt-screen"],
+        &run.workdir,
+        &env(run, mock),
+    );
+    pty.wait_for("Ask harness9 to do something");
+    assert!(!pty.alternate_screen());
+    pty
+}
+
+/// An answer of 40 paragraphs, taller than the screen.
+fn long_answer(tag: &str) -> Reply {
+    let text: Vec<String> = (1..=40).map(|i| format!("{tag} line {i:02}.")).collect();
+    Reply::Sse {
+        body: openai_text_sse(&text.join("\n\n")),
+        split: Split::Whole,
+    }
+}
+
+fn quit(pty: &mut Pty) {
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again");
+    pty.send("\x03");
+    pty.wait_for("Resume this session with");
+}
+
+#[test]
+fn finished_answers_go_into_the_scrollback_once_while_the_session_runs() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(long_answer("alpha"));
+    mock.push(long_answer("beta"));
+    let mut pty = inline(&run, &mock);
+    pty.send("first question\r");
+    pty.wait_for("alpha line 40.");
+    pty.wait_idle();
+    pty.send("second question\r");
+    pty.wait_for("beta line 40.");
+    let screen = pty.wait_idle();
+    let all = pty.all_text();
+    // The first answer left the screen for the scrollback, every line of it exactly once.
+    assert!(!screen.contains("alpha line 01."), "{screen}");
+    for i in 1..=40 {
+        for tag in ["alpha", "beta"] {
+            let line = format!("{tag} line {i:02}.");
+            assert_eq!(all.matches(&line).count(), 1, "{line} in:\n{all}");
+        }
+    }
+    let order: Vec<usize> = ["› first question", "alpha line 01.", "alpha line 40."]
+        .iter()
+        .chain(&["› second question", "beta line 01.", "beta line 40."])
+        .map(|text| all.find(text).unwrap_or_else(|| panic!("{text} in:\n{all}")))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{all}");
+    // The live area is at the bottom: the input on the row above the status line.
+    let (row, _) = pty.cursor();
+    assert_eq!(row, ROWS - 2, "{screen}");
+    let rows: Vec<&str> = screen.lines().collect();
+    assert_eq!(rows.len(), usize::from(ROWS), "{screen}");
+    assert!(rows[usize::from(ROWS) - 2].starts_with("› "), "{screen}");
+    quit(&mut pty);
+    let all = pty.all_text();
+    assert_eq!(all.matches("beta line 40.").count(), 1, "{all}");
+    assert!(!all.contains("Ask harness9 to do something"), "{all}");
+}
+
+#[test]
+fn an_approval_inline_shows_all_its_options_and_its_answer_works() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(long_answer("before"));
+    mock.push(Reply::Sse {
+        body: openai_tool_sse(
+            "call_b",
+            "bash",
+            r#"{"command":"echo hello-inline && touch made"}"#,
+        ),
+        split: Split::Whole,
+    });
+    mock.push(Reply::Sse {
+        body: openai_text_sse("It printed the greeting."),
+        split: Split::Whole,
+    });
+    let mut pty = inline(&run, &mock);
+    // A conversation taller than the screen first, so the dialog has to take room from it.
+    pty.send("warm up\r");
+    pty.wait_for("before line 40.");
+    pty.wait_idle();
+    pty.send("say hello\r");
+    let dialog = pty.wait_for_all(&[
+        "Approve bash?",
+        "$ echo hello-inline",
+        "allow once",
+        "allow for the rest of this session",
+        "deny (Esc)",
+        "deny and tell the model",
+    ]);
+    assert!(dialog.contains("allow once"), "{dialog}");
+    press_until(&mut pty, "y", "✓ bash");
+    pty.wait_for_all(&["It printed the greeting.", "│ hello-inline"]);
+    let screen = pty.wait_idle();
+    assert!(!screen.contains("Approve bash?"), "{screen}");
+    assert!(run.workdir.join("made").exists());
+    quit(&mut pty);
+    let all = pty.all_text();
+    // The rows the dialog covered are the conversation's again, and nothing of the dialog
+    // stays in the scrollback.
+    for i in 1..=40 {
+        let line = format!("before line {i:02}.");
+        assert_eq!(all.matches(&line).count(), 1, "{line} in:\n{all}");
+    }
+    assert!(!all.contains("Approve bash?"), "{all}");
+    assert_eq!(all.matches("It printed the greeting.").count(), 1, "{all}");
+    assert!(all.contains("✓ bash  echo hello-inline"), "{all}");
+}
