@@ -37,6 +37,10 @@ pub struct Screen {
     recent: VecDeque<Line<'static>>,
     /// The live area as drawn last (`y < top` while it covers conversation rows).
     drawn: Rect,
+    /// The cursor's row after the last frame: a terminal that gets shorter keeps it on screen.
+    cursor_row: u16,
+    /// Lines known to be in the scrollback: a terminal that gets taller brings them back.
+    scrolled: usize,
 }
 
 impl Screen {
@@ -47,6 +51,9 @@ impl Screen {
             top: 0,
             recent: VecDeque::new(),
             drawn: Rect::new(0, 0, size.width, 0),
+            cursor_row: 0,
+            // `terminal::enter` pushed a screenful into the scrollback.
+            scrolled: usize::from(size.height),
         }
     }
 }
@@ -141,6 +148,15 @@ impl Screen {
             self.drawn = area;
         }
         term.draw(|frame| super::view::draw(app, frame))?;
+        // A hidden cursor is put on a known row (a resize is judged by it).
+        self.cursor_row = match app.cursor {
+            Some((_, row)) => row,
+            None => {
+                let last = area.bottom().saturating_sub(1);
+                queue!(term.backend_mut(), MoveTo(0, last))?;
+                last
+            }
+        };
         crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)
     }
 
@@ -195,23 +211,39 @@ impl Screen {
         queue!(term.backend_mut(), MoveTo(0, last))?;
         term.backend_mut()
             .write_all("\n".repeat(usize::from(n)).as_bytes())?;
+        self.scrolled += usize::from(n);
         self.top = self.top.saturating_sub(n);
         self.drawn = Rect::new(0, self.top, self.size.width, 0);
         Ok(())
     }
 
-    /// The terminal changed size and has rewrapped or cut what it shows: the conversation on
-    /// screen is the terminal's from now (laid out for the old width, it is never painted
-    /// again); the live area starts again below it.
+    /// The terminal changed size. Rows move as xterm moves them (vt100 does the same): a
+    /// shorter screen drops blank rows below the cursor, then pushes top rows into the
+    /// scrollback to keep the cursor's row; a taller one brings rows back from the scrollback.
+    /// The live area is cleared where that put it and drawn again below the conversation, whose
+    /// rows are the terminal's from now (laid out for the old width, they are not painted again).
     fn resized(&mut self, term: &mut Term, size: Size) -> io::Result<()> {
-        let last = size.height.saturating_sub(1);
+        let (old, new) = (self.size.height, size.height);
+        let shift = if new < old {
+            let below = old.saturating_sub(self.cursor_row + 1);
+            -i32::from((old - new).saturating_sub(below))
+        } else {
+            let back = usize::from(new - old).min(self.scrolled);
+            self.scrolled -= back;
+            back as i32
+        };
+        let moved = |row: u16| (i32::from(row) + shift).clamp(0, i32::from(new)) as u16;
+        let covered = moved(self.drawn.y.min(self.top));
+        self.top = moved(self.top);
+        self.size = size;
         // Rows a dialog covered get their lines back first.
-        for row in self.drawn.y.min(self.top)..self.top.min(size.height) {
+        for row in covered..self.top {
             self.repaint(term, row)?;
         }
-        self.top = self.top.min(last);
-        self.size = size;
         self.recent.clear();
+        if self.top >= new {
+            self.push_up(term, 1)?;
+        }
         self.clear_from(term, self.top)?;
         self.drawn = Rect::new(0, self.top, size.width, 0);
         Ok(())

@@ -51,7 +51,7 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
         frame.render_widget(Clear, overlay);
         draw_todos(app, frame, overlay);
     }
-    draw_input(app, frame, input_area);
+    app.cursor = draw_input(app, frame, input_area);
     draw_status(app, frame, status_area);
 
     super::layers::draw_over(app, frame, body);
@@ -280,7 +280,8 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
     lines
 }
 
-fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
+/// Draws the input; returns where the terminal's cursor is put, if anywhere.
+fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
     let [rule, text] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let hint = app.hints();
     let fill = "─".repeat(rule.width as usize);
@@ -310,9 +311,12 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
         let row = (cursor.row as u16).saturating_sub(top);
         let col = (cursor.col as u16).saturating_sub(left);
         if row < field.height && col < field.width {
-            frame.set_cursor_position((field.x + col, field.y + row));
+            let at = (field.x + col, field.y + row);
+            frame.set_cursor_position(at);
+            return Some(at);
         }
     }
+    None
 }
 
 fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {

@@ -114,6 +114,24 @@ impl Pty {
         lines.join("\n")
     }
 
+    /// Changes the terminal's size, as a user dragging the window does (the program gets
+    /// SIGWINCH).
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(NonZeroU16::new(rows).unwrap(), NonZeroU16::new(cols).unwrap());
+        self._master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
     /// The cursor's (row, column) on the screen.
     pub fn cursor(&self) -> (u16, u16) {
         self.parser.lock().unwrap().screen().cursor_position()

@@ -29,6 +29,21 @@ fn long_answer(tag: &str) -> Reply {
     }
 }
 
+/// Waits until the frame that follows a run is on screen whole: `last` is the conversation's
+/// last line, with the blank body row, the rule, the input (with the cursor) and the status
+/// line below it. Returns the screen.
+fn settled(pty: &Pty, rows: u16, last: &str) -> String {
+    let rows = usize::from(rows);
+    pty.wait_until(&format!("{last:?} above the live area"), |screen| {
+        let lines: Vec<&str> = screen.lines().collect();
+        lines.len() == rows
+            && lines[rows - 5] == last
+            && lines[rows - 4].is_empty()
+            && lines[rows - 2].starts_with("› ")
+            && usize::from(pty.cursor().0) == rows - 2
+    })
+}
+
 fn quit(pty: &mut Pty) {
     pty.send("\x03");
     pty.wait_for("press Ctrl+C again");
@@ -48,7 +63,9 @@ fn finished_answers_go_into_the_scrollback_once_while_the_session_runs() {
     pty.wait_idle();
     pty.send("second question\r");
     pty.wait_for("beta line 40.");
-    let screen = pty.wait_idle();
+    pty.wait_idle();
+    // The live area is at the bottom: the input on the row above the status line.
+    let screen = settled(&pty, ROWS, "beta line 40.");
     let all = pty.all_text();
     // The first answer left the screen for the scrollback, every line of it exactly once.
     assert!(!screen.contains("alpha line 01."), "{screen}");
@@ -64,12 +81,6 @@ fn finished_answers_go_into_the_scrollback_once_while_the_session_runs() {
         .map(|text| all.find(text).unwrap_or_else(|| panic!("{text} in:\n{all}")))
         .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{all}");
-    // The live area is at the bottom: the input on the row above the status line.
-    let (row, _) = pty.cursor();
-    assert_eq!(row, ROWS - 2, "{screen}");
-    let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows.len(), usize::from(ROWS), "{screen}");
-    assert!(rows[usize::from(ROWS) - 2].starts_with("› "), "{screen}");
     quit(&mut pty);
     let all = pty.all_text();
     assert_eq!(all.matches("beta line 40.").count(), 1, "{all}");
@@ -124,4 +135,43 @@ fn an_approval_inline_shows_all_its_options_and_its_answer_works() {
     assert!(!all.contains("Approve bash?"), "{all}");
     assert_eq!(all.matches("It printed the greeting.").count(), 1, "{all}");
     assert!(all.contains("✓ bash  echo hello-inline"), "{all}");
+}
+
+#[test]
+fn after_a_resize_the_live_area_is_drawn_again_at_the_bottom() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(long_answer("alpha"));
+    mock.push(Reply::Sse {
+        body: openai_text_sse("After the resize."),
+        split: Split::Whole,
+    });
+    let mut pty = inline(&run, &mock);
+    pty.send("first question\r");
+    pty.wait_for("alpha line 40.");
+    pty.wait_idle();
+    // The answer has left the live area (a frame still on its way would be drawn for the old
+    // size, as in any terminal).
+    settled(&pty, ROWS, "alpha line 40.");
+    pty.resize(20, 80);
+    // The status line fits the new width: it is drawn again, on the last row.
+    let screen = pty.wait_until("the live area at 80 columns", |screen| {
+        let rows: Vec<&str> = screen.lines().collect();
+        rows.len() == 20 && rows[19].contains("default") && rows[18].starts_with("› ")
+    });
+    assert_eq!(screen.matches("Enter send").count(), 1, "{screen}");
+    pty.send("second\r");
+    pty.wait_for("After the resize.");
+    pty.wait_idle();
+    settled(&pty, 20, "After the resize.");
+    // Taller again: the terminal brings rows back from the scrollback above the live area.
+    pty.resize(ROWS, 110);
+    let screen = settled(&pty, ROWS, "After the resize.");
+    assert_eq!(screen.matches("Enter send").count(), 1, "{screen}");
+    assert!(screen.contains("After the resize."), "{screen}");
+    quit(&mut pty);
+    let all = pty.all_text();
+    assert_eq!(all.matches("After the resize.").count(), 1, "{all}");
+    assert_eq!(all.matches("› second").count(), 1, "{all}");
+    assert!(!all.contains("Enter send"), "no live area is left behind: {all}");
 }
