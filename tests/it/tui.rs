@@ -117,11 +117,10 @@ impl Pty {
     /// Changes the terminal's size, as a user dragging the window does (the program gets
     /// SIGWINCH).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.parser
-            .lock()
-            .unwrap()
-            .screen_mut()
-            .set_size(NonZeroU16::new(rows).unwrap(), NonZeroU16::new(cols).unwrap());
+        self.parser.lock().unwrap().screen_mut().set_size(
+            NonZeroU16::new(rows).unwrap(),
+            NonZeroU16::new(cols).unwrap(),
+        );
         self._master
             .resize(PtySize {
                 rows,

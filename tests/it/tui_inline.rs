@@ -78,7 +78,10 @@ fn finished_answers_go_into_the_scrollback_once_while_the_session_runs() {
     let order: Vec<usize> = ["› first question", "alpha line 01.", "alpha line 40."]
         .iter()
         .chain(&["› second question", "beta line 01.", "beta line 40."])
-        .map(|text| all.find(text).unwrap_or_else(|| panic!("{text} in:\n{all}")))
+        .map(|text| {
+            all.find(text)
+                .unwrap_or_else(|| panic!("{text} in:\n{all}"))
+        })
         .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{all}");
     quit(&mut pty);
@@ -173,5 +176,8 @@ fn after_a_resize_the_live_area_is_drawn_again_at_the_bottom() {
     let all = pty.all_text();
     assert_eq!(all.matches("After the resize.").count(), 1, "{all}");
     assert_eq!(all.matches("› second").count(), 1, "{all}");
-    assert!(!all.contains("Enter send"), "no live area is left behind: {all}");
+    assert!(
+        !all.contains("Enter send"),
+        "no live area is left behind: {all}"
+    );
 }

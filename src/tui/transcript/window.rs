@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use ratatui::text::Line;
 
-use super::{EntryKind, Transcript};
 use super::super::tool_view::ToolStatus;
+use super::{EntryKind, Transcript};
 
 impl Transcript {
     /// The lines of the viewport: `height` lines ending `offset` lines above the bottom. Only
@@ -192,7 +192,10 @@ mod tests {
         // The prompt is finished; the streaming answer is not.
         assert_eq!(text(&transcript.take_finished(80, false, 0)), ["› fix it"]);
         assert!(transcript.take_finished(80, false, 0).is_empty());
-        assert_eq!(text(&transcript.live_window(80, 10, false, 0)), ["", "Looking"]);
+        assert_eq!(
+            text(&transcript.live_window(80, 10, false, 0)),
+            ["", "Looking"]
+        );
         transcript.finish_streaming();
         assert_eq!(
             text(&transcript.take_finished(80, false, 0)),
