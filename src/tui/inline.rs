@@ -86,6 +86,8 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
         screen.resized(term, size)?;
     }
     app.transcript.set_now(app.clock.now());
+    // Nothing runs on once the TUI has gone: what still ran is written as cut off.
+    app.transcript.interrupt_running();
     let lines = app
         .transcript
         .take_rest(text_width(size.width), app.expanded, app.spinner);

@@ -181,3 +181,41 @@ fn after_a_resize_the_live_area_is_drawn_again_at_the_bottom() {
         "no live area is left behind: {all}"
     );
 }
+
+#[test]
+fn a_signal_writes_what_the_live_area_held_below_the_conversation() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Kept in the scrollback."),
+        split: Split::Whole,
+    });
+    let mut pty = inline(&run, &mock);
+    pty.send("keep this\r");
+    pty.wait_for("Kept in the scrollback.");
+    pty.wait_idle();
+    // A `!` command still running: its block is in the live area when the signal comes.
+    pty.send("!sleep 30\r");
+    pty.wait_for("sleep 30");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pty.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    pty.wait_for("Resume this session with");
+    let all = pty.all_text();
+    for text in ["› keep this", "Kept in the scrollback.", "› !sleep 30"] {
+        assert_eq!(all.matches(text).count(), 1, "{text} in:\n{all}");
+    }
+    // The prompt and the block, which is written as cut off.
+    assert_eq!(all.matches("sleep 30").count(), 2, "{all}");
+    assert!(!all.contains("Running"), "{all}");
+    assert!(!all.contains("Enter send"), "no live area is left: {all}");
+    let resume = all.find("Resume this session with").unwrap();
+    assert!(all.find("sleep 30").unwrap() < resume, "{all}");
+    // The mouse was the terminal's all along.
+    assert!(
+        !pty.raw_contains(b"\x1b[?1000h"),
+        "mouse capture was asked for"
+    );
+}
