@@ -5,7 +5,8 @@
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
 //! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
 //! while something is dirty, animating or about to time out, so an idle screen costs nothing.
-//! Every frame is one synchronized update.
+//! Every frame is one synchronized update. With `--no-alt-screen` the same app runs inline in
+//! the main screen (`inline`): finished entries go into the terminal's scrollback.
 
 mod app;
 mod commands;
