@@ -219,3 +219,49 @@ fn a_signal_writes_what_the_live_area_held_below_the_conversation() {
         "mouse capture was asked for"
     );
 }
+
+#[test]
+fn ctrl_c_twice_leaves_the_conversation_then_the_shell_below_it_in_cooked_mode() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Hello inline."),
+        split: Split::Whole,
+    });
+    // The shell shows the terminal's modes once harness9 has exited.
+    let script = format!(
+        "'{}' --no-alt-screen; stty -a; printf 'SHELL-DONE'; sleep 30",
+        harness9().display()
+    );
+    let mut pty = Pty::spawn(
+        std::path::Path::new("/bin/sh"),
+        &["-c", &script],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    pty.wait_for("Ask harness9 to do something");
+    pty.send("say hello\r");
+    pty.wait_for("Hello inline.");
+    pty.wait_idle();
+    pty.send("\x03");
+    pty.wait_for("press Ctrl+C again to quit");
+    pty.send("\x03");
+    pty.wait_for("SHELL-DONE");
+    let all = pty.all_text();
+    let at = |text: &str| {
+        all.find(text)
+            .unwrap_or_else(|| panic!("{text} in:\n{all}"))
+    };
+    assert!(at("› say hello") < at("Hello inline."), "{all}");
+    assert!(
+        at("Hello inline.") < at("Resume this session with"),
+        "{all}"
+    );
+    assert!(at("Resume this session with") < at("icanon"), "{all}");
+    assert_eq!(all.matches("Hello inline.").count(), 1, "{all}");
+    let words: Vec<&str> = all.split_whitespace().collect();
+    assert!(
+        words.contains(&"icanon") && words.contains(&"echo"),
+        "cooked mode again: {all}"
+    );
+}
