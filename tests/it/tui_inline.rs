@@ -265,3 +265,39 @@ fn ctrl_c_twice_leaves_the_conversation_then_the_shell_below_it_in_cooked_mode()
         "cooked mode again: {all}"
     );
 }
+
+#[test]
+fn a_rewound_conversation_is_not_written_again() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    for answer in ["Answer one.", "Answer two."] {
+        mock.push(Reply::Sse {
+            body: openai_text_sse(answer),
+            split: Split::Whole,
+        });
+    }
+    let mut pty = inline(&run, &mock);
+    pty.send("first\r");
+    pty.wait_for("Answer one.");
+    pty.wait_idle();
+    pty.send("second\r");
+    pty.wait_for("Answer two.");
+    pty.wait_idle();
+    pty.send("/rewind");
+    pty.wait_for("/rewind");
+    pty.send("\r");
+    pty.wait_for("Rewind to before a prompt");
+    // `c`: back to before the last prompt, the conversation only.
+    press_until(&mut pty, "c", "rewound to before");
+    pty.wait_idle();
+    quit(&mut pty);
+    let all = pty.all_text();
+    // What was said stays in the scrollback once; the rewind is said after it.
+    for text in ["› first", "Answer one.", "Answer two."] {
+        assert_eq!(all.matches(text).count(), 1, "{text} in:\n{all}");
+    }
+    assert!(
+        all.find("Answer two.") < all.find("rewound to before"),
+        "{all}"
+    );
+}

@@ -117,6 +117,12 @@ impl Transcript {
         self.take(first, first + finished, width, expanded, spinner)
     }
 
+    /// Counts every entry as written (a conversation reloaded after a rewind is the start of
+    /// the one already in the scrollback).
+    pub fn mark_written(&mut self) {
+        self.flushed = self.entries.len();
+    }
+
     /// The lines of every entry not written yet, finished or not (the session is ending).
     pub fn take_rest(&mut self, width: u16, expanded: bool, spinner: usize) -> Vec<Line<'static>> {
         let first = self.flushed.min(self.entries.len());
