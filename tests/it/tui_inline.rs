@@ -4,7 +4,7 @@
 
 use crate::exec::Run;
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
-use crate::tui::{Pty, env, harness9, press_until};
+use crate::tui::{Pty, env, harness9, press_until, press_until_screen, untrusted_env};
 
 const ROWS: u16 = 32;
 
@@ -300,4 +300,32 @@ fn a_rewound_conversation_is_not_written_again() {
         all.find("Answer two.") < all.find("rewound to before"),
         "{all}"
     );
+}
+
+#[test]
+fn the_folder_question_inline_takes_the_screen_and_leaves_nothing_behind() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(Reply::Sse {
+        body: openai_text_sse("Trusted and answering."),
+        split: Split::Whole,
+    });
+    let mut pty = Pty::spawn(
+        harness9(),
+        &["--no-alt-screen"],
+        &run.workdir,
+        &untrusted_env(&run, &mock),
+    );
+    pty.wait_for_all(&["Trust this folder?", "do not trust it for now"]);
+    press_until_screen(&mut pty, "t", |screen| {
+        !screen.contains("Trust this folder?")
+    });
+    // A `t` pressed after the answer went into the input.
+    pty.send("\x15go\r");
+    pty.wait_for("Trusted and answering.");
+    pty.wait_idle();
+    quit(&mut pty);
+    let all = pty.all_text();
+    assert!(!all.contains("Trust this folder?"), "{all}");
+    assert_eq!(all.matches("Trusted and answering.").count(), 1, "{all}");
 }
