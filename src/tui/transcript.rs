@@ -78,6 +78,9 @@ pub struct Entry {
     pub kind: EntryKind,
     revision: u64,
     layout: Option<Layout>,
+    /// Inline mode: how much of a streaming answer's source is in the scrollback already (its
+    /// completed blocks); only the rest is laid out here.
+    written: usize,
 }
 
 impl Entry {
@@ -86,6 +89,7 @@ impl Entry {
             kind,
             revision: 0,
             layout: None,
+            written: 0,
         }
     }
 
@@ -122,7 +126,15 @@ impl Entry {
             layout.width = width;
             layout.expanded = expanded;
             layout.revision = self.revision;
-            layout.lines = render(&self.kind, width, expanded, spinner, now, layout);
+            layout.lines = render(
+                &self.kind,
+                width,
+                expanded,
+                spinner,
+                now,
+                layout,
+                self.written,
+            );
         }
         &layout.lines
     }
@@ -135,6 +147,7 @@ fn render(
     spinner: usize,
     now: Instant,
     layout: &mut Layout,
+    written: usize,
 ) -> Vec<Line<'static>> {
     match kind {
         EntryKind::User(text) => {
@@ -160,15 +173,18 @@ fn render(
             lines
         }
         EntryKind::Assistant { text, streaming } => {
-            // Completed blocks are rendered once and kept; only the open tail is redone.
+            // Completed blocks are rendered once and kept; only the open tail is redone. What
+            // is in the scrollback already (inline) is not laid out again.
+            let from = written.min(text.len());
             let stable = if *streaming {
                 markdown::stable_prefix(text)
             } else {
                 text.len()
-            };
-            if stable < layout.stable_upto {
+            }
+            .max(from);
+            if stable < layout.stable_upto || layout.stable_upto < from {
                 layout.stable.clear();
-                layout.stable_upto = 0;
+                layout.stable_upto = from;
             }
             if stable > layout.stable_upto {
                 let chunk = &text[layout.stable_upto..stable];

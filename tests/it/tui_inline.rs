@@ -329,3 +329,34 @@ fn the_folder_question_inline_takes_the_screen_and_leaves_nothing_behind() {
     assert!(!all.contains("Trust this folder?"), "{all}");
     assert_eq!(all.matches("Trusted and answering.").count(), 1, "{all}");
 }
+
+#[test]
+fn a_long_answer_goes_into_the_scrollback_while_it_streams() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    // 40 paragraphs in one delta, then the stream stays open.
+    let words: Vec<String> = (1..=40).map(|i| format!("gamma line {i:02}.")).collect();
+    let words = words.join("\n\n");
+    let body = openai_text_sse(&words);
+    let text = String::from_utf8(body.clone()).unwrap();
+    let at = text.find("gamma line 01.").unwrap();
+    let stall_at = at + text[at..].find("\n\n").unwrap() + 2;
+    mock.push(Reply::Stall { body, stall_at });
+    let mut pty = inline(&run, &mock);
+    pty.send("tell me a lot\r");
+    // The last paragraph may still grow: it stays in the live area; the ones before it are
+    // in the scrollback already, while the run goes on.
+    let screen = pty.wait_for("gamma line 40.");
+    assert!(!screen.contains("gamma line 01."), "{screen}");
+    let all = pty.all_text();
+    assert_eq!(all.matches("gamma line 01.").count(), 1, "{all}");
+    pty.send("\x03");
+    pty.wait_for("interrupted");
+    pty.wait_idle();
+    quit(&mut pty);
+    let all = pty.all_text();
+    for i in 1..=40 {
+        let line = format!("gamma line {i:02}.");
+        assert_eq!(all.matches(&line).count(), 1, "{line} in:\n{all}");
+    }
+}

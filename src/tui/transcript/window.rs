@@ -59,10 +59,11 @@ impl Transcript {
         let mut reached_top = true;
         let now = self.now.unwrap_or_else(Instant::now);
         for (i, entry) in self.entries.iter_mut().enumerate().skip(first).rev() {
+            let partial = entry.written > 0;
             let lines = entry.lines(width, expanded, spinner, now);
             // Newest first: this entry's lines in reverse, then the gap above it.
             collected.extend(lines.iter().rev().cloned());
-            if i > 0 {
+            if has_gap(i, partial, lines.len()) {
                 collected.push(Line::default());
             }
             if collected.len() >= want {
@@ -89,14 +90,16 @@ impl Transcript {
 
     fn height_from(&mut self, first: usize, width: u16, expanded: bool, spinner: usize) -> usize {
         let now = self.now.unwrap_or_else(Instant::now);
-        // A gap above every entry but the very first.
-        let gaps = (first..self.entries.len()).filter(|&i| i > 0).count();
         self.entries
             .iter_mut()
+            .enumerate()
             .skip(first)
-            .map(|e| e.lines(width, expanded, spinner, now).len())
-            .sum::<usize>()
-            + gaps
+            .map(|(i, e)| {
+                let partial = e.written > 0;
+                let lines = e.lines(width, expanded, spinner, now).len();
+                lines + usize::from(has_gap(i, partial, lines))
+            })
+            .sum()
     }
 
     /// The lines of the entries that finished since the last call, in order, each with the gap
@@ -114,7 +117,43 @@ impl Transcript {
             .iter()
             .take_while(|e| is_finished(&e.kind))
             .count();
-        self.take(first, first + finished, width, expanded, spinner)
+        let mut lines = self.take(first, first + finished, width, expanded, spinner);
+        lines.extend(self.take_completed_blocks(width));
+        lines
+    }
+
+    /// The completed blocks of the streaming answer that is next in order, not written yet
+    /// (as Codex does: a long answer goes into the scrollback while it streams).
+    fn take_completed_blocks(&mut self, width: u16) -> Vec<Line<'static>> {
+        let index = self.flushed;
+        let Some(entry) = self.entries.get_mut(index) else {
+            return Vec::new();
+        };
+        let EntryKind::Assistant {
+            text,
+            streaming: true,
+        } = &entry.kind
+        else {
+            return Vec::new();
+        };
+        let stable = crate::tui::markdown::stable_prefix(text);
+        if stable <= entry.written {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        // The gap above the entry, or between its blocks, as on screen.
+        if index > 0 || entry.written > 0 {
+            lines.push(Line::default());
+        }
+        lines.extend(crate::tui::markdown::render(
+            &text[entry.written..stable],
+            width,
+        ));
+        entry.written = stable;
+        // Laid out again from what is left.
+        entry.layout = None;
+        entry.touch();
+        lines
     }
 
     /// Counts every entry as written (a conversation reloaded after a rewind is the start of
@@ -140,14 +179,23 @@ impl Transcript {
         let now = self.now.unwrap_or_else(Instant::now);
         let mut lines = Vec::new();
         for i in first..end {
-            if i > 0 {
+            let entry = &mut self.entries[i];
+            let partial = entry.written > 0;
+            let these = entry.lines(width, expanded, spinner, now);
+            if has_gap(i, partial, these.len()) {
                 lines.push(Line::default());
             }
-            lines.extend_from_slice(self.entries[i].lines(width, expanded, spinner, now));
+            lines.extend_from_slice(these);
         }
         self.flushed = end;
         lines
     }
+}
+
+/// Whether entry `i` has a blank line above it: every entry but the very first, and the rest
+/// of an answer whose first blocks were written (unless nothing is left of it).
+fn has_gap(i: usize, partial: bool, lines: usize) -> bool {
+    if partial { lines > 0 } else { i > 0 }
 }
 
 /// Whether an entry will not change any more (so it can leave the live area).
@@ -208,6 +256,33 @@ mod tests {
             ["", "Looking"]
         );
         assert!(transcript.take_finished(80, false, 0).is_empty());
+        assert_eq!(transcript.live_height(80, false, 0), 0);
+    }
+
+    #[test]
+    fn a_streaming_answer_leaves_its_completed_blocks_once() {
+        let mut transcript = Transcript::default();
+        transcript.push(EntryKind::User("explain".into()));
+        transcript.append_text("First part.\n\nSecond");
+        let taken = text(&transcript.take_finished(80, false, 0));
+        assert_eq!(taken, ["› explain", "", "First part."]);
+        assert_eq!(
+            text(&transcript.live_window(80, 10, false, 0)),
+            ["", "Second"]
+        );
+        assert_eq!(transcript.live_height(80, false, 0), 2);
+        transcript.append_text(" part.\n\nThird");
+        assert_eq!(
+            text(&transcript.take_finished(80, false, 0)),
+            ["", "Second part."]
+        );
+        assert!(transcript.take_finished(80, false, 0).is_empty());
+        transcript.append_text(" part.");
+        transcript.finish_streaming();
+        assert_eq!(
+            text(&transcript.take_finished(80, false, 0)),
+            ["", "Third part."]
+        );
         assert_eq!(transcript.live_height(80, false, 0), 0);
     }
 
