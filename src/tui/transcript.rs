@@ -372,6 +372,7 @@ impl Transcript {
 
     /// Drops the partial output of a turn that is being restarted.
     pub fn discard_streaming(&mut self) {
+        let mut cut = false;
         while self.entries.last().is_some_and(|e| {
             matches!(
                 e.kind,
@@ -384,7 +385,14 @@ impl Transcript {
                 }
             )
         }) {
-            self.entries.pop();
+            cut |= self.entries.pop().is_some_and(|e| e.written > 0);
+        }
+        // Inline, its first blocks are in the scrollback already: say they were cut off.
+        if cut {
+            self.notice(
+                "the answer above was cut off; it is asked for again",
+                Tone::Quiet,
+            );
         }
     }
 

@@ -287,6 +287,22 @@ mod tests {
     }
 
     #[test]
+    fn a_retried_answer_whose_start_was_written_says_it_was_cut_off() {
+        let mut transcript = Transcript::default();
+        transcript.push(EntryKind::User("explain".into()));
+        transcript.append_text("First part.\n\nSecond");
+        assert_eq!(transcript.take_finished(80, false, 0).len(), 3);
+        transcript.discard_streaming();
+        let said = text(&transcript.take_finished(80, false, 0));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[1].contains("cut off"), "{said:?}");
+        // Nothing was written: nothing to say.
+        transcript.append_text("Again");
+        transcript.discard_streaming();
+        assert!(transcript.take_finished(80, false, 0).is_empty());
+    }
+
+    #[test]
     fn a_running_tool_holds_back_what_comes_after_it() {
         let mut transcript = Transcript::default();
         transcript.push(EntryKind::User("read both".into()));
