@@ -320,8 +320,12 @@ fn the_folder_question_inline_takes_the_screen_and_leaves_nothing_behind() {
     press_until_screen(&mut pty, "t", |screen| {
         !screen.contains("Trust this folder?")
     });
-    // A `t` pressed after the answer went into the input.
-    pty.send("\x15go\r");
+    // A `t` pressed after the answer went into the input (Ctrl+U clears it); the prompt is
+    // typed again until the session's input shows it.
+    press_until_screen(&mut pty, "\x15go", |screen| {
+        screen.lines().any(|l| l.trim_end() == "› go")
+    });
+    pty.send("\r");
     pty.wait_for("Trusted and answering.");
     pty.wait_idle();
     quit(&mut pty);
