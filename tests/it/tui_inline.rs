@@ -364,3 +364,27 @@ fn a_long_answer_goes_into_the_scrollback_while_it_streams() {
         assert_eq!(all.matches(&line).count(), 1, "{line} in:\n{all}");
     }
 }
+
+#[test]
+fn a_continued_session_writes_its_conversation_into_the_scrollback() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(long_answer("stored"));
+    let mut pty = inline(&run, &mock);
+    pty.send("remember this\r");
+    pty.wait_for("stored line 40.");
+    pty.wait_idle();
+    quit(&mut pty);
+    drop(pty);
+    let mut pty = Pty::spawn(
+        harness9(),
+        &["--no-alt-screen", "--continue"],
+        &run.workdir,
+        &env(&run, &mock),
+    );
+    settled(&pty, ROWS, "stored line 40.");
+    let all = pty.all_text();
+    assert_eq!(all.matches("› remember this").count(), 1, "{all}");
+    assert_eq!(all.matches("stored line 01.").count(), 1, "{all}");
+    quit(&mut pty);
+}
