@@ -7,7 +7,9 @@
 //! live area right below it. The live area grows downwards; when it reaches the bottom, the
 //! conversation's top rows are pushed into the scrollback by newlines at the last row (no
 //! scrolling regions, no cursor-position query: `terminal::enter` leaves the screen blank with
-//! the cursor at its top, so every position is known). A dialog or popup that needs more room
+//! the cursor at its top, so every position is known). Rows are erased one line at a time,
+//! never the display (tmux keeps an erased screen in the scrollback: `terminal::clear_rows`),
+//! so nothing but conversation lines reaches the scrollback. A dialog or popup that needs more room
 //! than that covers conversation rows, which are painted again from `recent` when it closes;
 //! rows that could not be painted again are pushed into the scrollback first, never lost.
 
@@ -254,14 +256,7 @@ impl Screen {
     fn clear_from(&self, term: &mut Term, row: u16) -> io::Result<()> {
         // Below the last row there is nothing to clear (a cursor sent there stops at the last
         // row, which is the conversation's).
-        if row >= self.size.height {
-            return Ok(());
-        }
-        queue!(
-            term.backend_mut(),
-            MoveTo(0, row),
-            Clear(ClearType::FromCursorDown)
-        )
+        super::terminal::clear_rows(term.backend_mut(), row, self.size.height)
     }
 
     /// Paints conversation row `row` (above `top`) from `recent`.

@@ -128,14 +128,27 @@ pub fn restore() {
     } else {
         // The live area goes; the conversation above it stays, and what comes next (the
         // resume line, a panic's message) is printed below it.
-        let _ = execute!(
-            stdout,
-            crossterm::cursor::MoveTo(0, LIVE_TOP.load(Ordering::SeqCst)),
-            crossterm::terminal::Clear(crossterm::terminal::ClearType::FromCursorDown)
-        );
+        let top = LIVE_TOP.load(Ordering::SeqCst);
+        let rows = crossterm::terminal::size().map_or(top, |(_, rows)| rows);
+        let _ = clear_rows(&mut stdout, top, rows);
+        let _ = execute!(stdout, crossterm::cursor::MoveTo(0, top));
     }
     let _ = disable_raw_mode();
     let _ = stdout.flush();
+}
+
+/// Erases rows `from..to` of the main screen, one line erase each. Never an erase of the
+/// display: from the top left (or `ESC [ 2 J` anywhere) tmux first moves the screen into the
+/// scrollback (its `scroll-on-clear`), which would leave the live area there.
+pub(super) fn clear_rows(out: &mut impl Write, from: u16, to: u16) -> io::Result<()> {
+    for row in from..to {
+        crossterm::queue!(
+            out,
+            crossterm::cursor::MoveTo(0, row),
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::CurrentLine)
+        )?;
+    }
+    Ok(())
 }
 
 /// Restores the terminal before the default hook prints a panic, then says where the log is.
@@ -186,5 +199,17 @@ pub fn init_file_logging(home: &Path) -> Option<FileLogs> {
     {
         registry.try_init().ok()?;
         Some(FileLogs { _writer: guard })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rows_are_erased_line_by_line_never_the_display() {
+        let mut out = Vec::new();
+        super::clear_rows(&mut out, 0, 3).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        // Each row: the cursor to its start, then an erase of that line only.
+        assert_eq!(out, "\x1b[1;1H\x1b[2K\x1b[2;1H\x1b[2K\x1b[3;1H\x1b[2K");
     }
 }
