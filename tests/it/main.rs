@@ -13,6 +13,7 @@ mod observe;
 mod permissions;
 mod providers;
 mod sandbox;
+mod scroll_on_clear;
 mod serve;
 mod serve_client;
 mod sessions;

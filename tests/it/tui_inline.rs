@@ -3,7 +3,7 @@
 //! live area (the input, the status line) at the bottom; a dialog gets the room it needs.
 
 use crate::exec::Run;
-use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
+use crate::support::{MockLlm, Reply, Split, openai_text_chunk, openai_text_sse, openai_tool_sse};
 use crate::tui::{Pty, env, harness9, press_until, press_until_screen, untrusted_env};
 
 const ROWS: u16 = 32;
@@ -386,5 +386,88 @@ fn a_continued_session_writes_its_conversation_into_the_scrollback() {
     let all = pty.all_text();
     assert_eq!(all.matches("› remember this").count(), 1, "{all}");
     assert_eq!(all.matches("stored line 01.").count(), 1, "{all}");
+    quit(&mut pty);
+}
+
+/// An answer that is one markdown list of 40 items, streamed 40 bytes at a time, 20 ms apart.
+fn list_answer(n: usize) -> Reply {
+    let items: Vec<String> = (0..40).map(|i| format!("- {}", item(n, i))).collect();
+    let text = format!("Answer {n}.\n\n{}", items.join("\n"));
+    let mut body = Vec::new();
+    let mut pieces = 1;
+    for piece in text.as_bytes().chunks(40) {
+        body.extend(openai_text_chunk(std::str::from_utf8(piece).unwrap()));
+        pieces += 1;
+    }
+    body.extend(openai_text_sse(""));
+    Reply::Paced {
+        body,
+        pieces,
+        gap: std::time::Duration::from_millis(20),
+    }
+}
+
+fn item(n: usize, i: usize) -> String {
+    format!("line {i} of answer {n} with some words to wrap around")
+}
+
+#[test]
+fn a_streamed_list_taller_than_the_screen_is_written_once_in_order() {
+    list_written_once_in_order(30);
+}
+
+#[test]
+fn a_streamed_list_on_a_screen_12_rows_high_is_written_once_in_order() {
+    list_written_once_in_order(12);
+}
+
+/// Two prompts, each answered by one list taller than a screen of `rows` rows, under tmux's
+/// way of erasing (`scroll_on_clear`): the scrollback holds each line once, in order, and the
+/// live area only ever on the last rows.
+fn list_written_once_in_order(rows: u16) {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(list_answer(1));
+    mock.push(list_answer(2));
+    let mut pty = Pty::spawn_sized(
+        harness9(),
+        &["--no-alt-screen"],
+        &run.workdir,
+        &env(&run, &mock),
+        (rows, 100),
+    );
+    pty.wait_for("Ask harness9 to do something");
+    for (n, prompt) in [(1, "first question"), (2, "second question")] {
+        pty.send(&format!("{prompt}\r"));
+        pty.wait_for(&item(n, 39));
+        pty.wait_idle();
+    }
+    settled(&pty, rows, &format!("• {}", item(2, 39)));
+    let all = pty.all_text();
+    let lines: Vec<&str> = all.lines().collect();
+    let mut expected = Vec::new();
+    for (n, prompt) in [(1, "› first question"), (2, "› second question")] {
+        expected.push(prompt.to_owned());
+        expected.push(format!("Answer {n}."));
+        expected.extend((0..40).map(|i| format!("• {}", item(n, i))));
+    }
+    // Every line of the conversation once, in order: nothing but finished lines went into the
+    // scrollback.
+    let mut at = Vec::new();
+    for line in &expected {
+        let found: Vec<usize> = (0..lines.len()).filter(|&i| lines[i] == line).collect();
+        assert_eq!(found.len(), 1, "{line:?} in:\n{all}");
+        at.push(found[0]);
+    }
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?} in:\n{all}");
+    // The rule, the input and the status line only in the last rows: no live area was left
+    // behind in the scrollback.
+    let last = lines.len() - 3;
+    for (i, line) in lines.iter().enumerate() {
+        let live = line.starts_with("─ ")
+            || line.starts_with(" default ")
+            || (line.starts_with("› ") && !expected.iter().any(|e| e == line));
+        assert!(!live || i >= last, "row {i} {line:?} in:\n{all}");
+    }
     quit(&mut pty);
 }
