@@ -343,27 +343,35 @@ fn main() {
 }
 
 /// First paint in a 120x40 terminal: the welcome screen with its input line, from process
-/// start; 9 runs each with a fresh home, then 9 with a sessions.db of 10,000 sessions.
+/// start; 9 runs each with a fresh home, alternating with 9 inline (`--no-alt-screen`), then 9
+/// with a sessions.db of 10,000 sessions.
 fn first_paint() {
     let mock = MockLlm::start_in_background();
     let dir = tempfile::tempdir().unwrap();
     let workdir = dir.path().join("repo");
     std::fs::create_dir_all(&workdir).unwrap();
-    let paint = |home: &Path| {
+    let paint_with = |home: &Path, args: &[&str]| {
         let (session, took) = Session::start_sized(
             home,
             &workdir,
             &mock,
-            &[],
+            args,
             "Ask harness9 to do something",
             (120, 40),
         );
         drop(session);
         took.as_secs_f64() * 1000.0
     };
-    let fresh: Vec<f64> = (0..9)
-        .map(|i| paint(&dir.path().join(format!("fresh-{i}"))))
-        .collect();
+    let paint = |home: &Path| paint_with(home, &[]);
+    // Alternating, so both modes see the same load.
+    let (mut fresh, mut inline) = (Vec::new(), Vec::new());
+    for i in 0..9 {
+        fresh.push(paint(&dir.path().join(format!("fresh-{i}"))));
+        inline.push(paint_with(
+            &dir.path().join(format!("inline-{i}")),
+            &["--no-alt-screen"],
+        ));
+    }
     let big = dir.path().join("big");
     std::fs::create_dir_all(&big).unwrap();
     let made = Instant::now();
@@ -384,6 +392,10 @@ fn first_paint() {
     println!(
         "| first paint at 120x40, fresh home (median of 9) | {} |",
         show(&fresh)
+    );
+    println!(
+        "| first paint at 120x40 inline (--no-alt-screen), fresh home (median of 9) | {} |",
+        show(&inline)
     );
     println!(
         "| first paint at 120x40, sessions.db with 10,000 sessions (median of 9) | {} |",

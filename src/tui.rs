@@ -5,7 +5,8 @@
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
 //! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
 //! while something is dirty, animating or about to time out, so an idle screen costs nothing.
-//! Every frame is one synchronized update.
+//! Every frame is one synchronized update. With `--no-alt-screen` the same app runs inline in
+//! the main screen (`inline`): finished entries go into the terminal's scrollback.
 
 mod app;
 mod commands;
@@ -265,6 +266,7 @@ async fn show(
     app.hooks = facts.hooks;
     app.models = facts.models;
     app.input.insert_str(&typed);
+    app.inline = !display.alt_screen;
     // A session named in an earlier run is still resumed by its name.
     app.session_name = loaded.name.clone();
     let LoadedSession {
@@ -311,12 +313,11 @@ async fn show(
         runner.execute(&mut app, command).await;
     }
     let outcome = runner.event_loop(&mut term, &mut app).await;
-    let width = term.size().map(|s| s.width).unwrap_or(80);
-    terminal::restore();
-    if !display.alt_screen {
-        // Inline: the conversation goes to the terminal's scrollback, as plain lines.
-        print!("{}", inline::transcript_text(&mut app.transcript, width));
+    // Inline, what the live area still held joins the conversation in the scrollback.
+    if let Err(error) = inline::finish(&mut term, &mut app) {
+        tracing::warn!("[tui] inline finish | error={error}");
     }
+    terminal::restore();
     if let Err(error) = &outcome {
         eprintln!("harness9: {error}");
     }
@@ -333,6 +334,9 @@ async fn show(
 }
 
 pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
+    if term.inline.is_some() {
+        return inline::draw(term, app);
+    }
     crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
     term.draw(|frame| view::draw(app, frame))?;
     crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;

@@ -236,6 +236,11 @@ pub struct App {
     /// Long pastes shown collapsed in the input: placeholder → the whole text.
     pub pastes: Vec<(String, String)>,
     pub mouse_captured: bool,
+    /// Drawn inline in the main screen (`--no-alt-screen`): the body shows only what is not in
+    /// the scrollback yet (`inline`), and the mouse is the terminal's.
+    pub inline: bool,
+    /// Where the last frame put the terminal's cursor (none: hidden).
+    pub(super) cursor: Option<(u16, u16)>,
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each (`/hooks`).
@@ -367,6 +372,8 @@ impl App {
             files: None,
             pastes: Vec::new(),
             mouse_captured: true,
+            inline: false,
+            cursor: None,
             skills: Vec::new(),
             hooks: Vec::new(),
             models: Vec::new(),

@@ -150,6 +150,9 @@ impl Runner {
             }
             Update::Loaded(loaded) => {
                 let loaded = Arc::unwrap_or_clone(loaded);
+                // The session shown, loaded again (a rewind of the conversation): inline, its
+                // conversation up to there is in the scrollback already.
+                let again = loaded.session_id == self.session_id;
                 // A named session is resumed by its name, however it got it.
                 app.session_name = loaded.name.clone();
                 self.session_id = loaded.session_id.clone();
@@ -161,6 +164,9 @@ impl Runner {
                     queue: loaded.queue,
                 });
                 commands.extend(app.handle_async(AppEvent::ChildSessions(loaded.child_sessions)));
+                if again && app.inline {
+                    app.transcript.mark_written();
+                }
                 // Left in sessions.db as stored; the user is told why the list or queue is
                 // empty.
                 let mut said: Vec<String> = Vec::new();

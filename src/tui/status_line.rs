@@ -178,7 +178,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if !app.mouse_captured {
+    if !app.mouse_captured && !app.inline {
         segments.push((
             7,
             vec![Span::styled(

@@ -523,6 +523,7 @@ fn no_state_panics_at_tiny_sizes() {
 mod commands;
 mod dialogs;
 mod folds;
+mod inline;
 mod keys;
 mod mcp;
 mod memory;

@@ -4,6 +4,7 @@
 //! the viewport shows, so the cost of a frame does not grow with the transcript.
 
 mod tasks;
+mod window;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -77,6 +78,9 @@ pub struct Entry {
     pub kind: EntryKind,
     revision: u64,
     layout: Option<Layout>,
+    /// Inline mode: how much of a streaming answer's source is in the scrollback already (its
+    /// completed blocks); only the rest is laid out here.
+    written: usize,
 }
 
 impl Entry {
@@ -85,6 +89,7 @@ impl Entry {
             kind,
             revision: 0,
             layout: None,
+            written: 0,
         }
     }
 
@@ -121,7 +126,15 @@ impl Entry {
             layout.width = width;
             layout.expanded = expanded;
             layout.revision = self.revision;
-            layout.lines = render(&self.kind, width, expanded, spinner, now, layout);
+            layout.lines = render(
+                &self.kind,
+                width,
+                expanded,
+                spinner,
+                now,
+                layout,
+                self.written,
+            );
         }
         &layout.lines
     }
@@ -134,6 +147,7 @@ fn render(
     spinner: usize,
     now: Instant,
     layout: &mut Layout,
+    written: usize,
 ) -> Vec<Line<'static>> {
     match kind {
         EntryKind::User(text) => {
@@ -159,15 +173,18 @@ fn render(
             lines
         }
         EntryKind::Assistant { text, streaming } => {
-            // Completed blocks are rendered once and kept; only the open tail is redone.
+            // Completed blocks are rendered once and kept; only the open tail is redone. What
+            // is in the scrollback already (inline) is not laid out again.
+            let from = written.min(text.len());
             let stable = if *streaming {
                 markdown::stable_prefix(text)
             } else {
                 text.len()
-            };
-            if stable < layout.stable_upto {
+            }
+            .max(from);
+            if stable < layout.stable_upto || layout.stable_upto < from {
                 layout.stable.clear();
-                layout.stable_upto = 0;
+                layout.stable_upto = from;
             }
             if stable > layout.stable_upto {
                 let chunk = &text[layout.stable_upto..stable];
@@ -255,6 +272,8 @@ pub struct Transcript {
     tasks: HashMap<String, usize>,
     /// The time running blocks count their time to (`set_now`, before a draw).
     now: Option<Instant>,
+    /// How many entries were written into the terminal's scrollback (inline mode, `window`).
+    flushed: usize,
 }
 
 impl Transcript {
@@ -273,6 +292,7 @@ impl Transcript {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.tasks.clear();
+        self.flushed = 0;
     }
 
     /// The time a draw shows running blocks at.
@@ -352,6 +372,7 @@ impl Transcript {
 
     /// Drops the partial output of a turn that is being restarted.
     pub fn discard_streaming(&mut self) {
+        let mut cut = false;
         while self.entries.last().is_some_and(|e| {
             matches!(
                 e.kind,
@@ -364,7 +385,14 @@ impl Transcript {
                 }
             )
         }) {
-            self.entries.pop();
+            cut |= self.entries.pop().is_some_and(|e| e.written > 0);
+        }
+        // Inline, its first blocks are in the scrollback already: say they were cut off.
+        if cut {
+            self.notice(
+                "the answer above was cut off; it is asked for again",
+                Tone::Quiet,
+            );
         }
     }
 
@@ -504,56 +532,6 @@ impl Transcript {
             );
         }
         transcript
-    }
-
-    /// The lines of the viewport: `height` lines ending `offset` lines above the bottom. Only
-    /// the entries that reach into the window are laid out. Also returns whether the top of the
-    /// transcript was reached (so scrolling up further is pointless).
-    pub fn window(
-        &mut self,
-        width: u16,
-        height: usize,
-        offset: usize,
-        expanded: bool,
-        spinner: usize,
-    ) -> (Vec<Line<'static>>, bool) {
-        let want = height + offset;
-        let mut collected: Vec<Line<'static>> = Vec::with_capacity(want);
-        let mut reached_top = true;
-        let now = self.now.unwrap_or_else(Instant::now);
-        for (i, entry) in self.entries.iter_mut().enumerate().rev() {
-            let lines = entry.lines(width, expanded, spinner, now);
-            // Newest first: this entry's lines in reverse, then the gap above it.
-            collected.extend(lines.iter().rev().cloned());
-            if i > 0 {
-                collected.push(Line::default());
-            }
-            if collected.len() >= want {
-                reached_top = i == 0 && collected.len() <= want;
-                break;
-            }
-        }
-        let skip = offset.min(collected.len());
-        let window: Vec<Line<'static>> = collected
-            .into_iter()
-            .skip(skip)
-            .take(height)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        (window, reached_top)
-    }
-
-    /// Every line of the transcript's height at `width` (lays out everything; for Home).
-    pub fn total_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
-        let gaps = self.entries.len().saturating_sub(1);
-        let now = self.now.unwrap_or_else(Instant::now);
-        self.entries
-            .iter_mut()
-            .map(|e| e.lines(width, expanded, spinner, now).len())
-            .sum::<usize>()
-            + gaps
     }
 }
 

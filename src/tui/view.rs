@@ -51,7 +51,7 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
         frame.render_widget(Clear, overlay);
         draw_todos(app, frame, overlay);
     }
-    draw_input(app, frame, input_area);
+    app.cursor = draw_input(app, frame, input_area);
     draw_status(app, frame, status_area);
 
     super::layers::draw_over(app, frame, body);
@@ -144,6 +144,9 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
     app.viewport = area.height;
     let (expanded, spinner) = (app.expanded, app.spinner);
     app.transcript.set_now(app.clock.now());
+    if app.inline {
+        return draw_live(app, frame, Rect { width, ..area });
+    }
     // Resolve scrolling now that the width is known.
     if app.pending_top {
         app.pending_top = false;
@@ -195,6 +198,54 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
     }
 }
 
+/// Inline: what is not in the scrollback yet, at the bottom of the body, right above the
+/// input (the body can be taller while a popup is open). The terminal scrolls, not the view.
+fn draw_live(app: &mut App, frame: &mut Frame, area: Rect) {
+    app.scroll = Scroll::Follow;
+    app.pending_scroll = 0;
+    app.pending_top = false;
+    let lines = if app.transcript.is_empty() {
+        welcome(app, area.width)
+    } else {
+        let (expanded, spinner) = (app.expanded, app.spinner);
+        app.transcript
+            .live_window(area.width, area.height as usize, expanded, spinner)
+    };
+    let height = (lines.len() as u16).min(area.height);
+    let at = Rect {
+        y: area.bottom() - height,
+        height,
+        ..area
+    };
+    frame.render_widget(Paragraph::new(lines), at);
+}
+
+/// Inline: the live area's height at `width` (at most `rows`), and the height it wants while
+/// the completion popup or the todo panel needs more room over the conversation above it.
+pub(super) fn inline_heights(app: &mut App, width: u16, rows: u16) -> (u16, u16) {
+    let input_lines = app.input.lines().len().clamp(1, 6);
+    let queue = super::jobs::running_lines(app).len() + queue_lines_of(app).len();
+    let fixed = queue + input_lines + 2;
+    let text_width = width.saturating_sub(1).max(1);
+    let body = if app.transcript.is_empty() {
+        welcome(app, text_width).len()
+    } else {
+        let (expanded, spinner) = (app.expanded, app.spinner);
+        app.transcript.live_height(text_width, expanded, spinner)
+    }
+    .max(1);
+    let mut wanted = body;
+    let popup = app.popup().len();
+    if popup > 0 {
+        wanted = wanted.max(popup.min(super::workflows::POPUP_ROWS) + 2);
+    }
+    if app.show_todos {
+        wanted = wanted.max(app.todos.len().max(1) + 2);
+    }
+    let clamp = |n: usize| n.min(usize::from(rows)) as u16;
+    (clamp(fixed + body), clamp(fixed + wanted))
+}
+
 fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(
@@ -229,7 +280,8 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
     lines
 }
 
-fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
+/// Draws the input; returns where the terminal's cursor is put, if anywhere.
+fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
     let [rule, text] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let hint = app.hints();
     let fill = "─".repeat(rule.width as usize);
@@ -259,9 +311,12 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) {
         let row = (cursor.row as u16).saturating_sub(top);
         let col = (cursor.col as u16).saturating_sub(left);
         if row < field.height && col < field.width {
-            frame.set_cursor_position((field.x + col, field.y + row));
+            let at = (field.x + col, field.y + row);
+            frame.set_cursor_position(at);
+            return Some(at);
         }
     }
+    None
 }
 
 fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {

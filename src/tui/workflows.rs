@@ -126,6 +126,8 @@ impl App {
             }
             Action::CopyLast => self.copy(""),
             Action::PasteImage => vec![Command::PasteImage],
+            // Inline, the mouse stays the terminal's (its scrollback, its selection).
+            Action::ToggleMouse if self.inline => Vec::new(),
             Action::ToggleMouse => {
                 self.mouse_captured = !self.mouse_captured;
                 self.flash = Some(if self.mouse_captured {

@@ -1,6 +1,6 @@
 //! The real binary in a pseudo-terminal, as a person uses it: keys in, the screen (parsed by
-//! vt100) read back, a mock model server on 127.0.0.1. Every wait is on the screen or on the
-//! server, never a fixed sleep.
+//! vt100, erasing as tmux does: `scroll_on_clear`) read back, a mock model server on
+//! 127.0.0.1. Every wait is on the screen or on the server, never a fixed sleep.
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
@@ -31,11 +31,22 @@ pub struct Pty {
 impl Pty {
     /// Runs `program args` in a new pseudo-terminal.
     pub fn spawn(program: &Path, args: &[&str], cwd: &Path, env: &[(&str, String)]) -> Pty {
+        Pty::spawn_sized(program, args, cwd, env, (ROWS, COLS))
+    }
+
+    /// Runs `program args` in a new pseudo-terminal of `(rows, columns)`.
+    pub fn spawn_sized(
+        program: &Path,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, String)],
+        (rows, cols): (u16, u16),
+    ) -> Pty {
         let system = native_pty_system();
         let pair = system
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -54,8 +65,8 @@ impl Pty {
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = pair.master.take_writer().expect("pty writer");
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            NonZeroU16::new(ROWS).unwrap(),
-            NonZeroU16::new(COLS).unwrap(),
+            NonZeroU16::new(rows).unwrap(),
+            NonZeroU16::new(cols).unwrap(),
             SCROLLBACK,
         )));
         let feed = Arc::clone(&parser);
@@ -63,11 +74,13 @@ impl Pty {
         let record = Arc::clone(&raw);
         std::thread::spawn(move || {
             let mut buffer = [0u8; 8192];
+            // As tmux: a whole-screen erase keeps what it erases in the scrollback.
+            let mut clears = crate::scroll_on_clear::Feed::default();
             while let Ok(n) = reader.read(&mut buffer) {
                 if n == 0 {
                     break;
                 }
-                feed.lock().unwrap().process(&buffer[..n]);
+                clears.process(&mut feed.lock().unwrap(), &buffer[..n]);
                 record.lock().unwrap().extend_from_slice(&buffer[..n]);
             }
         });
@@ -112,6 +125,28 @@ impl Pty {
         screen.set_scrollback(0);
         lines.extend(screen.contents().lines().map(str::to_owned));
         lines.join("\n")
+    }
+
+    /// Changes the terminal's size, as a user dragging the window does (the program gets
+    /// SIGWINCH).
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser.lock().unwrap().screen_mut().set_size(
+            NonZeroU16::new(rows).unwrap(),
+            NonZeroU16::new(cols).unwrap(),
+        );
+        self._master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
+    /// The cursor's (row, column) on the screen.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.parser.lock().unwrap().screen().cursor_position()
     }
 
     pub fn alternate_screen(&self) -> bool {
