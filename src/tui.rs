@@ -8,6 +8,7 @@
 //! Every frame is one synchronized update. With `--no-alt-screen` the same app runs inline in
 //! the main screen (`inline`): finished entries go into the terminal's scrollback.
 
+mod answers;
 mod app;
 mod commands;
 mod dialog_guard;
