@@ -9,14 +9,14 @@ use serde_json::{Value, json};
 use crate::exec::{Run, json_lines};
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 
-fn call(mock: &MockLlm, id: &str, name: &str, arguments: Value) {
+pub fn call(mock: &MockLlm, id: &str, name: &str, arguments: Value) {
     mock.push(Reply::Sse {
         body: openai_tool_sse(id, name, &arguments.to_string()),
         split: Split::Whole,
     });
 }
 
-fn results(events: &[Value]) -> Vec<Value> {
+pub fn results(events: &[Value]) -> Vec<Value> {
     events
         .iter()
         .filter(|e| e["type"] == "tool_result")

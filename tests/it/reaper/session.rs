@@ -9,26 +9,12 @@ use harness9::planning::Mode;
 use harness9::sandbox::Sandbox;
 use harness9::schema::ToolCall;
 use harness9::tools::{Bash, ToolContext, builtin_registry_with};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Escaped, binary, escaping, fifo, read_pid};
+use crate::background::{call, results};
 use crate::exec::{Run, json_lines};
-use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
-
-fn call(mock: &MockLlm, id: &str, name: &str, arguments: Value) {
-    mock.push(Reply::Sse {
-        body: openai_tool_sse(id, name, &arguments.to_string()),
-        split: Split::Whole,
-    });
-}
-
-fn results(events: &[Value]) -> Vec<Value> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
-        .map(|e| e["data"].clone())
-        .collect()
-}
+use crate::support::{MockLlm, Reply, Split, openai_text_sse};
 
 /// Outside the sandbox without asking: yolo, sandbox off.
 const OUTSIDE: &[&str] = &["exec", "--json", "--mode", "yolo", "--sandbox", "off", "go"];
