@@ -1,6 +1,7 @@
-//! The reaper: outside the sandbox on Linux, a background `bash` command runs under
-//! `harness9 __reap UNTIL -- PROGRAM ARGS...`, a fresh single-threaded process (dispatched in
-//! `main` before any thread exists) that keeps everything the command starts from outliving it.
+//! The reaper: on Linux, a background `bash` command (inside its sandbox's helper, when
+//! sandboxed) runs under `harness9 __reap UNTIL -- PROGRAM ARGS...`, a fresh single-threaded
+//! process (dispatched in `main` before any thread exists) that keeps everything the command
+//! starts from outliving it.
 //! A process group is not enough: `setsid`, a double fork or a daemonising server leaves the
 //! group, and its orphans are adopted by init, out of reach of `killpg`.
 //!
