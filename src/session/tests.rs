@@ -75,6 +75,16 @@ impl Fixture {
         }
     }
 
+    /// A second core resuming the stored session `id`, its transcript loaded.
+    async fn resume(&self, provider: &Arc<ScriptedProvider>, id: &str) -> Opened {
+        let options = CoreOptions {
+            load_transcript: true,
+            ..CoreOptions::default()
+        };
+        self.open(provider, SessionChoice::Resume(id.to_owned()), options)
+            .await
+    }
+
     fn workdir(&self) -> &Path {
         &self.settings.workdir
     }
@@ -177,16 +187,7 @@ async fn a_submitted_prompt_streams_its_events_to_done_and_is_stored() {
     assert!(closing.kept && closing.unsaved.is_empty() && closing.flush_error.is_none());
 
     // It is in sessions.db: a second core resuming it loads both messages.
-    let mut again = fixture
-        .open(
-            &provider,
-            SessionChoice::Resume(closing.session_id.clone()),
-            CoreOptions {
-                load_transcript: true,
-                ..CoreOptions::default()
-            },
-        )
-        .await;
+    let mut again = fixture.resume(&provider, &closing.session_id).await;
     let contents: Vec<&str> = again
         .loaded
         .messages

@@ -33,16 +33,7 @@ async fn a_resumed_session_links_its_children_by_task_call() {
         .unwrap();
     store.flush().await.unwrap();
 
-    let mut again = fixture
-        .open(
-            &provider,
-            SessionChoice::Resume(closing.session_id.clone()),
-            CoreOptions {
-                load_transcript: true,
-                ..CoreOptions::default()
-            },
-        )
-        .await;
+    let mut again = fixture.resume(&provider, &closing.session_id).await;
     assert_eq!(
         again.loaded.child_sessions,
         [("call-1".to_owned(), child.id.clone())]

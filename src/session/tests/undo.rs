@@ -310,16 +310,7 @@ async fn rewind_to_the_first_of_three_prompts_restores_files_and_branches_the_co
     let kept = store.branch_messages(&id, 1).await.unwrap();
     assert_eq!(kept.len(), 12);
     assert_eq!(kept[0].content, "first");
-    let again = fixture
-        .open(
-            &provider,
-            SessionChoice::Resume(closing.session_id.clone()),
-            CoreOptions {
-                load_transcript: true,
-                ..CoreOptions::default()
-            },
-        )
-        .await;
+    let again = fixture.resume(&provider, &closing.session_id).await;
     let contents: Vec<&str> = again
         .loaded
         .messages
