@@ -58,16 +58,6 @@ pub struct Changes {
     pub notes: BTreeSet<String>,
 }
 
-/// A stored checkpoint, as the session store keeps it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredCheckpoint {
-    pub id: i64,
-    /// The last message stored before the prompt: the prompt is the next one.
-    pub after_seq: i64,
-    pub prompt: String,
-    pub changes: Changes,
-}
-
 /// A prompt of the session's current conversation, as `/rewind` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptPoint {
@@ -76,14 +66,6 @@ pub struct PromptPoint {
     pub text: String,
     /// Files changed by this prompt and the ones after it (what a rewind of files restores).
     pub files: usize,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum CheckpointError {
-    #[error("cannot keep a copy of {path}: {error}")]
-    Keep { path: String, error: std::io::Error },
-    #[error("the stored checkpoint cannot be read: {0}")]
-    Corrupt(String),
 }
 
 /// The hex SHA-256 of `bytes`, the name an object is kept under.

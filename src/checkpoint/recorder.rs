@@ -20,8 +20,6 @@ pub struct Checkpoints {
     state: Mutex<State>,
     /// Held by a walk of the working directory: a command's walk waits for the warm-up's.
     walking: Mutex<()>,
-    /// Bytes one walk copies at most (`WALK_BUDGET`; smaller in tests).
-    budget: u64,
 }
 
 /// What one walk of the working directory copies at most.
@@ -53,14 +51,7 @@ impl Checkpoints {
             store,
             state: Mutex::new(State::default()),
             walking: Mutex::new(()),
-            budget: WALK_BUDGET,
         }
-    }
-
-    /// The same, copying at most `budget` bytes per walk.
-    pub fn with_budget(mut self, budget: u64) -> Self {
-        self.budget = budget;
-        self
     }
 
     /// Starts the first walk of the working directory in the background when none was made
@@ -76,7 +67,7 @@ impl Checkpoints {
             let _walking = this.walking.lock().unwrap_or_else(|e| e.into_inner());
             let mut cache = std::mem::take(&mut this.state().cache);
             if cache.is_empty() {
-                scan::keep_all(&this.objects, &this.workdir, &mut cache, this.budget);
+                scan::keep_all(&this.objects, &this.workdir, &mut cache, WALK_BUDGET);
             }
             this.state().cache = cache;
         });
@@ -84,10 +75,6 @@ impl Checkpoints {
 
     pub fn objects(&self) -> &Objects {
         &self.objects
-    }
-
-    pub fn workdir(&self) -> &Path {
-        &self.workdir
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -211,7 +198,7 @@ impl Checkpoints {
             }
             std::mem::take(&mut state.cache)
         };
-        scan::keep_all(&self.objects, &self.workdir, &mut cache, self.budget);
+        scan::keep_all(&self.objects, &self.workdir, &mut cache, WALK_BUDGET);
         let mut state = self.state();
         state.walks.insert(call_id.to_owned(), cache.clone());
         state.cache = cache;

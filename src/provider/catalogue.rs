@@ -150,17 +150,18 @@ impl Catalogue {
         )
     }
 
-    /// The entry `model` belongs to: the longest name it starts with (case aside).
     /// Why `model` cannot take an attached image, when the catalogue says it takes none.
     pub fn refuses_images(&self, model: &str) -> Option<String> {
         self.lookup(model).filter(|m| m.images == Some(false)).map(|m| {
             format!(
-                "{model} takes no images (the model catalogue says so for `{}`); nothing was                  sent. Remove the image, or switch to a model that reads images (/model NAME)",
+                "{model} takes no images (the model catalogue says so for `{}`); nothing was \
+                 sent. Remove the image, or switch to a model that reads images (/model NAME)",
                 m.name
             )
         })
     }
 
+    /// The entry `model` belongs to: the longest name it starts with (case aside).
     pub fn lookup(&self, model: &str) -> Option<&ModelInfo> {
         let model = model.to_ascii_lowercase();
         self.models
