@@ -114,8 +114,9 @@ pub fn provider_factory(settings: &Settings) -> ProviderFactory {
     Arc::new(move |model: &str| {
         let mut config = config.clone();
         config.model = model.to_owned();
-        config.prices = catalogue.lookup(model).and_then(|info| info.prices());
-        config.web_search = catalogue.lookup(model).is_some_and(|info| info.web_search);
+        let info = catalogue.lookup(model);
+        config.prices = info.and_then(|info| info.prices());
+        config.web_search = info.is_some_and(|info| info.web_search);
         config.build().map_err(|e| e.to_string())
     })
 }

@@ -30,9 +30,10 @@ struct State {
     open: Option<Open>,
     /// The last walk of the working directory, reused by the next (unchanged files are not
     /// read again).
-    cache: HashMap<PathBuf, Seen>,
+    /// Shared with the walks of commands still running, so a command's walk is not copied.
+    cache: Arc<HashMap<PathBuf, Seen>>,
     /// The walk before each command still running, by call id.
-    walks: HashMap<String, HashMap<PathBuf, Seen>>,
+    walks: HashMap<String, Arc<HashMap<PathBuf, Seen>>>,
 }
 
 struct Open {
@@ -67,7 +68,12 @@ impl Checkpoints {
             let _walking = this.walking.lock().unwrap_or_else(|e| e.into_inner());
             let mut cache = std::mem::take(&mut this.state().cache);
             if cache.is_empty() {
-                scan::keep_all(&this.objects, &this.workdir, &mut cache, WALK_BUDGET);
+                scan::keep_all(
+                    &this.objects,
+                    &this.workdir,
+                    Arc::make_mut(&mut cache),
+                    WALK_BUDGET,
+                );
             }
             this.state().cache = cache;
         });
@@ -198,9 +204,15 @@ impl Checkpoints {
             }
             std::mem::take(&mut state.cache)
         };
-        scan::keep_all(&self.objects, &self.workdir, &mut cache, WALK_BUDGET);
+        // Copied only while another command's walk still holds the last one.
+        scan::keep_all(
+            &self.objects,
+            &self.workdir,
+            Arc::make_mut(&mut cache),
+            WALK_BUDGET,
+        );
         let mut state = self.state();
-        state.walks.insert(call_id.to_owned(), cache.clone());
+        state.walks.insert(call_id.to_owned(), Arc::clone(&cache));
         state.cache = cache;
     }
 

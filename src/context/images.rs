@@ -7,7 +7,6 @@
 use std::path::Path;
 
 use base64::Engine as _;
-use sha2::{Digest, Sha256};
 
 use crate::schema::ImageRef;
 
@@ -51,10 +50,7 @@ pub fn store(home: &Path, name: &str, bytes: &[u8]) -> Result<ImageRef, ImageErr
     }
     let media_type = media_type(bytes).ok_or(ImageError::NotAnImage)?;
     let size = imagesize::blob_size(bytes).map_err(|_| ImageError::NotAnImage)?;
-    let hash: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = crate::checkpoint::hash_of(bytes);
     let extension = media_type.trim_start_matches("image/");
     let dir = home.join("images");
     let path = dir.join(format!("{hash}.{extension}"));

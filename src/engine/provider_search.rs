@@ -35,16 +35,14 @@ impl AgentEngine {
         {
             return;
         }
-        let granted = self
-            .allowed
-            .lock()
-            .map(|set| set.clone())
-            .unwrap_or_default();
         // Any query: the decision about `web_search` does not depend on its words.
         let arguments = json!({"query": ""});
         let call = CallInput::new(tool.as_ref(), &arguments, mode, &self.workdir);
-        definition.provider_may_run =
-            permission::decide(&call, &granted, &self.rules) == Verdict::Run;
+        // A poisoned lock grants nothing, as an empty set would.
+        definition.provider_may_run = self
+            .allowed
+            .lock()
+            .is_ok_and(|granted| permission::decide(&call, &granted, &self.rules) == Verdict::Run);
     }
 }
 

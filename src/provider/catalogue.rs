@@ -152,13 +152,15 @@ impl Catalogue {
 
     /// Why `model` cannot take an attached image, when the catalogue says it takes none.
     pub fn refuses_images(&self, model: &str) -> Option<String> {
-        self.lookup(model).filter(|m| m.images == Some(false)).map(|m| {
-            format!(
-                "{model} takes no images (the model catalogue says so for `{}`); nothing was \
+        self.lookup(model)
+            .filter(|m| m.images == Some(false))
+            .map(|m| {
+                format!(
+                    "{model} takes no images (the model catalogue says so for `{}`); nothing was \
                  sent. Remove the image, or switch to a model that reads images (/model NAME)",
-                m.name
-            )
-        })
+                    m.name
+                )
+            })
     }
 
     /// The entry `model` belongs to: the longest name it starts with (case aside).

@@ -259,13 +259,7 @@ impl StreamDecoder for AnthropicDecoder {
                 index,
                 content_block,
             } => {
-                let wire =
-                    serde_json::from_value::<WireBlock>(content_block.clone()).map_err(|e| {
-                        ProviderError::new(
-                            ProviderErrorKind::Protocol,
-                            format!("Anthropic sent a content block that could not be read: {e}"),
-                        )
-                    })?;
+                let wire = read_block(&content_block)?;
                 let block = match wire {
                     WireBlock::Text { text, citations } => {
                         if !text.is_empty() {
@@ -400,11 +394,7 @@ fn message_of(blocks: Vec<Block>) -> Result<Message, ProviderError> {
             } => message.tool_calls.push(ToolCall {
                 id,
                 name,
-                arguments: if json.trim().is_empty() {
-                    tool_input_text(&initial)
-                } else {
-                    json
-                },
+                arguments: call_arguments(json, &initial),
             }),
             Block::ServerToolUse { .. } | Block::Opaque(_) => {}
         }
@@ -461,12 +451,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
     })?;
     let mut blocks = Vec::new();
     for raw in wire.content {
-        let wire_block = serde_json::from_value::<WireBlock>(raw.clone()).map_err(|e| {
-            ProviderError::new(
-                ProviderErrorKind::Protocol,
-                format!("Anthropic sent a content block that could not be read: {e}"),
-            )
-        })?;
+        let wire_block = read_block(&raw)?;
         blocks.push(match wire_block {
             WireBlock::Text { text, citations } => Block::Text {
                 text,
@@ -502,4 +487,24 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
         usage
     });
     Ok(Completion { message, usage })
+}
+
+/// A content block as its type says, read in place (a text block is not copied first).
+fn read_block(raw: &Value) -> Result<WireBlock, ProviderError> {
+    WireBlock::deserialize(raw).map_err(|e| {
+        ProviderError::new(
+            ProviderErrorKind::Protocol,
+            format!("Anthropic sent a content block that could not be read: {e}"),
+        )
+    })
+}
+
+/// A tool call's arguments: the streamed JSON, or the block's `input` when none streamed (a
+/// whole response, or a call without arguments).
+pub(super) fn call_arguments(json: String, initial: &Value) -> String {
+    if json.trim().is_empty() {
+        tool_input_text(initial)
+    } else {
+        json
+    }
 }

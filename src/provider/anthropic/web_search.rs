@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::decode::{Block, tool_input_text};
+use super::decode::Block;
 use crate::provider::server_search::{self, Source};
 use crate::schema::{
     ProviderBlocks, ProviderError, ProviderErrorKind, ServerToolEvent, StreamChunk, ToolCall,
@@ -52,11 +52,7 @@ fn call_of(block: &Block) -> Option<ToolCall> {
     Some(ToolCall {
         id: id.clone(),
         name: name.clone(),
-        arguments: if json.trim().is_empty() {
-            tool_input_text(initial)
-        } else {
-            json.clone()
-        },
+        arguments: super::decode::call_arguments(json.clone(), initial),
     })
 }
 
