@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::output::HeadTail;
+use super::reaper::Until;
 use super::shell_process::{GroupGuard, Reaping, Spawned, spawn};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::sandbox::Prepared;
@@ -117,7 +118,7 @@ impl Jobs {
         command: &str,
         workdir: &Path,
         sandbox: Option<Prepared>,
-        reaping: Option<Reaping<'_>>,
+        reaper: Option<&Path>,
     ) -> Result<String, ToolError> {
         let running = self
             .table
@@ -130,6 +131,11 @@ impl Jobs {
                  first"
             )));
         }
+        // A job ends when nothing it started is left (or when it is stopped).
+        let reaping = reaper.map(|helper| Reaping {
+            helper,
+            until: Until::Descendants,
+        });
         let Spawned {
             mut child,
             guard,

@@ -18,8 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
 use super::output::HeadTail;
-use super::reaper::Until;
-use super::shell_process::{Reaping, Spawned, spawn};
+use super::shell_process::{Spawned, spawn};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::planning::Mode;
 use crate::sandbox::{Outcome, Prepared, Sandbox, SandboxRequest, denial_hint};
@@ -209,19 +208,18 @@ impl Tool for Bash {
         }
         let prepared = self.sandbox.prepare(sandbox_mode);
         if args.background {
-            let reaping = self.reaper.as_deref().map(|helper| Reaping {
-                helper,
-                until: Until::Descendants,
-            });
-            return self
-                .jobs
-                .start(&args.command, &ctx.workdir, prepared, reaping);
+            return self.jobs.start(
+                &args.command,
+                &ctx.workdir,
+                prepared,
+                self.reaper.as_deref(),
+            );
         }
         let limit = self.limit(args.timeout_secs);
         let network = prepared.as_ref().is_some_and(|p| p.spec.network);
         // Foreground calls keep to their process group: the reaper's exec of harness9's binary
         // would add about 3 ms to every call (docs/PERFORMANCE.md), doubling a plain one.
-        let ran = run(&args.command, ctx, limit, prepared.as_ref(), None).await?;
+        let ran = run(&args.command, ctx, limit, prepared.as_ref()).await?;
         // Only now is every process of the command gone: nothing can race the guard.
         let undone = prepared
             .as_ref()
@@ -262,14 +260,13 @@ async fn run(
     ctx: &ToolContext,
     limit: Option<Duration>,
     sandbox: Option<&Prepared>,
-    reaping: Option<Reaping<'_>>,
 ) -> Result<Ran, ToolError> {
     let Spawned {
         mut child,
         mut guard,
         stdout,
         stderr,
-    } = spawn(command, &ctx.workdir, sandbox, reaping)?;
+    } = spawn(command, &ctx.workdir, sandbox, None)?;
 
     let reader = tokio::spawn(async move {
         let mut output = HeadTail::new(OUTPUT_LIMIT);

@@ -20,7 +20,7 @@ use crate::support::process_ended;
 
 /// The real binary, which answers `__reap`.
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_harness9"))
+    crate::tui::harness9().to_path_buf()
 }
 
 /// A fifo in `dir`: the escaped process writes its pid there, and the test's read of it is the

@@ -199,10 +199,9 @@ fn exec_in_an_untrusted_folder_says_what_was_ignored_until_it_is_trusted() {
 
 // Item 3: the keys cannot be read back from harness9's own process.
 
-/// Sets `P` to harness9's pid: the command's parent, or the parent of the reaper that runs
-/// commands outside the sandbox on Linux (`harness9 __reap`), whose parent is harness9.
-const HARNESS9_PID: &str = "P=$PPID; if tr '\\\\0' ' ' < /proc/$P/cmdline | grep -q ' __reap '; \
-     then P=$(cut -d' ' -f4 /proc/$P/stat); fi;";
+/// Sets `P` to harness9's pid: a foreground command's parent (only background jobs run under
+/// the reaper).
+const HARNESS9_PID: &str = "P=$PPID;";
 
 #[test]
 fn a_command_cannot_read_the_key_from_harness9s_environment() {
