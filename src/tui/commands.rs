@@ -162,11 +162,7 @@ impl App {
                         call.name,
                         tool_view::summary(call).replace('`', "'")
                     ));
-                    if let Some(output) = output.as_deref().filter(|o| !o.trim().is_empty()) {
-                        let clean = crate::terminal_text::sanitize(output);
-                        let fence = fence_for(&clean);
-                        out.push_str(&format!("\n{fence}\n{}\n{fence}\n", clean.trim_end()));
-                    }
+                    push_output(&mut out, output.as_deref());
                 }
                 EntryKind::Task(task) => {
                     out.push_str(&format!(
@@ -174,11 +170,7 @@ impl App {
                         task.agent,
                         task.description.replace('`', "'")
                     ));
-                    if let Some(output) = task.output.as_deref().filter(|o| !o.trim().is_empty()) {
-                        let clean = crate::terminal_text::sanitize(output);
-                        let fence = fence_for(&clean);
-                        out.push_str(&format!("\n{fence}\n{}\n{fence}\n", clean.trim_end()));
-                    }
+                    push_output(&mut out, task.output.as_deref());
                 }
                 EntryKind::Notice { text, .. } => {
                     out.push_str(&format!("_{}_\n", text.trim().replace('\n', " · ")));
@@ -186,6 +178,15 @@ impl App {
             }
         }
         out
+    }
+}
+
+/// A tool's or task's output in a fence of its own, when it has any.
+fn push_output(out: &mut String, output: Option<&str>) {
+    if let Some(output) = output.filter(|o| !o.trim().is_empty()) {
+        let clean = crate::terminal_text::sanitize(output);
+        let fence = fence_for(&clean);
+        out.push_str(&format!("\n{fence}\n{}\n{fence}\n", clean.trim_end()));
     }
 }
 
@@ -216,8 +217,16 @@ pub fn write_export(
     Ok(path)
 }
 
-/// Adds a provider's count to `model`'s entry of `by_model` (a new entry for a new model).
-pub(super) fn add_by_model(
+impl super::app::App {
+    /// Counts a provider's token update: in the session's spend and in `model`'s entry of the
+    /// spend by model (a new entry for a new model).
+    pub(super) fn count_spend(&mut self, model: &str, update: &crate::engine::TokenUpdate) {
+        self.spend.add(update);
+        add_by_model(&mut self.spend_by_model, model, update);
+    }
+}
+
+fn add_by_model(
     by_model: &mut Vec<(String, super::app::Spend)>,
     model: &str,
     update: &crate::engine::TokenUpdate,

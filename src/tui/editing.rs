@@ -216,12 +216,18 @@ impl App {
         }
     }
 
-    pub(super) fn expand_pastes(&mut self, typed: &str) -> String {
-        let mut text = typed.to_owned();
+    /// `typed` with its collapsed pastes put back: as the transcript shows it (a clipboard
+    /// image stays `[image #1 WxH]` there) and as it is sent (the image's file mentioned). The
+    /// pastes are used up.
+    pub(super) fn expand_pastes(&mut self, typed: &str) -> (String, String) {
+        let (mut shown, mut sent) = (typed.to_owned(), typed.to_owned());
         for (placeholder, whole) in self.pastes.drain(..) {
-            text = text.replace(&placeholder, &whole);
+            sent = sent.replace(&placeholder, &whole);
+            if !placeholder.starts_with("[image #") {
+                shown = shown.replace(&placeholder, &whole);
+            }
         }
-        text
+        (shown, sent)
     }
 
     pub fn handle_mouse(&mut self, mouse: MouseEvent) {

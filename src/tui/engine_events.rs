@@ -62,13 +62,9 @@ impl App {
                 self.session.model = info.model;
             }
             EventKind::TokenUpdate(update) => {
-                self.spend.add(&update);
                 // The model the call went to: the session's, which `/model` changes.
-                super::commands::add_by_model(
-                    &mut self.spend_by_model,
-                    &self.session.model,
-                    &update,
-                );
+                let model = self.session.model.clone();
+                self.count_spend(&model, &update);
                 self.tokens = Some(update);
             }
             EventKind::ThinkingDelta(delta) => {

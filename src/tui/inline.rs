@@ -60,12 +60,6 @@ impl Screen {
     }
 }
 
-/// The width transcript lines are laid out at: as on the full screen (`view`), one column
-/// short of the terminal's.
-fn text_width(width: u16) -> u16 {
-    width.saturating_sub(1).max(1)
-}
-
 /// Draws one frame inline: writes what finished into the conversation above the live area,
 /// places the live area and draws it; one synchronized update.
 pub fn draw(term: &mut Term, app: &mut App) -> io::Result<()> {
@@ -90,9 +84,11 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
     app.transcript.set_now(app.clock.now());
     // Nothing runs on once the TUI has gone: what still ran is written as cut off.
     app.transcript.interrupt_running();
-    let lines = app
-        .transcript
-        .take_rest(text_width(size.width), app.expanded, app.spinner);
+    let lines = app.transcript.take_rest(
+        super::view::transcript_width(app, size.width),
+        app.expanded,
+        app.spinner,
+    );
     screen.write(term, &lines)?;
     if screen.top >= size.height {
         screen.scroll(term, 1)?;
@@ -104,7 +100,6 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
 
 impl Screen {
     fn draw(&mut self, term: &mut Term, app: &mut App) -> io::Result<()> {
-        app.inline = true;
         let size = term.size()?;
         queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
         if size != self.size {
@@ -118,9 +113,11 @@ impl Screen {
         // While a dialog is open nothing is written above it: it may cover those rows.
         let dialog = app.layers().len() > 1;
         if !dialog {
-            let lines =
-                app.transcript
-                    .take_finished(text_width(size.width), app.expanded, app.spinner);
+            let lines = app.transcript.take_finished(
+                super::view::transcript_width(app, size.width),
+                app.expanded,
+                app.spinner,
+            );
             if !lines.is_empty() {
                 self.write(term, &lines)?;
             }

@@ -176,16 +176,7 @@ impl App {
             }
             return Vec::new();
         }
-        // The transcript shows a clipboard image as it was in the input (`[image #1 WxH]`);
-        // the prompt mentions its file.
-        let shown = self
-            .pastes
-            .iter()
-            .filter(|(placeholder, _)| !placeholder.starts_with("[image #"))
-            .fold(typed.clone(), |t, (placeholder, whole)| {
-                t.replace(placeholder, whole)
-            });
-        let text = self.expand_pastes(&typed);
+        let (shown, text) = self.expand_pastes(&typed);
         self.history.push(text.clone());
         self.history_index = None;
         self.set_input("");

@@ -43,13 +43,12 @@ impl App {
                     .insert(event.task_id.clone(), info.model.clone());
             }
             crate::engine::EventKind::TokenUpdate(update) => {
-                self.spend.add(update);
                 let model = self
                     .child_models
                     .get(&event.task_id)
                     .unwrap_or(&self.session.model)
                     .clone();
-                super::commands::add_by_model(&mut self.spend_by_model, &model, update);
+                self.count_spend(&model, update);
             }
             _ => {}
         }

@@ -220,13 +220,26 @@ fn draw_live(app: &mut App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), at);
 }
 
+/// The width transcript lines are laid out at in a body `width` wide: one column short of the
+/// transcript's part of it (the todo panel takes the right of a wide body). The full screen,
+/// the inline live area and what inline mode writes above it all lay out at this width, so an
+/// entry's cached layout is made once per frame.
+pub(super) fn transcript_width(app: &App, width: u16) -> u16 {
+    let part = if app.show_todos && width >= 100 {
+        width.saturating_sub(TODO_PANEL)
+    } else {
+        width
+    };
+    part.saturating_sub(1).max(1)
+}
+
 /// Inline: the live area's height at `width` (at most `rows`), and the height it wants while
 /// the completion popup or the todo panel needs more room over the conversation above it.
 pub(super) fn inline_heights(app: &mut App, width: u16, rows: u16) -> (u16, u16) {
     let input_lines = app.input.lines().len().clamp(1, 6);
     let queue = super::jobs::running_lines(app).len() + queue_lines_of(app).len();
     let fixed = queue + input_lines + 2;
-    let text_width = width.saturating_sub(1).max(1);
+    let text_width = transcript_width(app, width);
     let body = if app.transcript.is_empty() {
         welcome(app, text_width).len()
     } else {
