@@ -7,9 +7,9 @@ use std::hint::black_box;
 
 use divan::Bencher;
 use harness9::permission::rules::{PermissionRules, project_file};
-use harness9::permission::shell;
 use harness9::permission::{CallInput, decide};
 use harness9::planning::{Mode, readonly};
+use harness9::shell;
 use harness9::tools::{Bash, EditFile};
 
 fn main() {

@@ -67,12 +67,3 @@ pub struct PromptPoint {
     /// Files changed by this prompt and the ones after it (what a rewind of files restores).
     pub files: usize,
 }
-
-/// The hex SHA-256 of `bytes`, the name an object is kept under.
-pub fn hash_of(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}

@@ -17,14 +17,13 @@ pub mod command;
 mod expand;
 mod facts;
 mod git;
-pub mod protected;
 pub mod rules;
 mod scope;
-pub mod shell;
 mod tracked;
 
+use crate::files::{paths, protected};
 use crate::planning::Mode;
-use crate::tools::{Tool, ToolKind, paths};
+use crate::tools::{Tool, ToolKind};
 use command::CommandLine;
 use facts::{Facts, bash_command, guarded, named, names_denied, reads_only, strongest};
 use rules::{List, PermissionRules, RuleVerdict, Subject};
@@ -281,9 +280,9 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
 pub fn read_guard(
     rules: std::sync::Arc<PermissionRules>,
     workdir: PathBuf,
-) -> crate::tools::walk::ReadGuard {
+) -> crate::files::walk::ReadGuard {
     rules.refresh();
-    crate::tools::walk::ReadGuard::new(move |path| {
+    crate::files::walk::ReadGuard::new(move |path| {
         rules.in_home(path) || read_denied_cached(&rules, &workdir, path)
     })
 }

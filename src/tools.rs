@@ -13,7 +13,6 @@ mod list_dir;
 pub mod memory;
 pub(crate) mod output;
 mod path_locks;
-pub mod paths;
 pub mod preview;
 mod read_file;
 pub mod reaper;
@@ -22,7 +21,6 @@ pub mod task;
 mod todo_write;
 mod use_skill;
 mod validate;
-pub(crate) mod walk;
 mod write_file;
 
 pub use background::{JobSummary, Jobs};
@@ -35,7 +33,7 @@ pub use read_file::ReadFile;
 pub use task::{SubagentRunner, TASK_TOOL, TaskRequest, TaskTool};
 pub use todo_write::TodoWrite;
 pub use use_skill::UseSkill;
-pub use write_file::{WriteFile, write_atomic};
+pub use write_file::WriteFile;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -83,7 +81,7 @@ pub struct ToolContext {
     pub mode: Mode,
     pub todos: Arc<TodoStore>,
     /// What a tree walk must not read: secret files and paths a deny rule covers.
-    pub read_guard: walk::ReadGuard,
+    pub read_guard: crate::files::walk::ReadGuard,
 }
 
 /// A failed tool call, worded for the model: what went wrong and how to call it better.

@@ -9,7 +9,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{Before, MAX_KEPT, hash_of};
+use super::{Before, MAX_KEPT};
+use crate::files::hash_of;
 
 #[derive(Debug, Clone)]
 pub struct Objects {

@@ -331,7 +331,7 @@ mod tests {
             checkpoints
                 .objects()
                 .dir()
-                .join(crate::checkpoint::hash_of(b"before\n")),
+                .join(crate::files::hash_of(b"before\n")),
         )
         .unwrap();
         std::fs::write(&file, "after\n").unwrap();

@@ -41,7 +41,7 @@ impl RestoreReport {
         let show = |paths: &[PathBuf]| {
             paths
                 .iter()
-                .map(|p| crate::tools::paths::display(workdir, p))
+                .map(|p| crate::files::paths::display(workdir, p))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -68,7 +68,7 @@ impl RestoreReport {
         for (path, why) in &self.failed {
             parts.push(format!(
                 "could not restore {}: {why}",
-                crate::tools::paths::display(workdir, path)
+                crate::files::paths::display(workdir, path)
             ));
         }
         parts.extend(self.notes.iter().cloned());
@@ -150,7 +150,7 @@ fn put_back(objects: &Objects, path: &Path, before: &Before) -> Result<(), Strin
             let bytes = objects
                 .get(hash)
                 .map_err(|e| format!("its kept copy cannot be read: {e}"))?;
-            crate::tools::write_atomic(path, &bytes)
+            crate::files::write_atomic(path, &bytes)
                 .map_err(|e| format!("it cannot be written: {e}"))?;
             objects::set_mode(path, *mode).map_err(|e| format!("its mode cannot be set: {e}"))
         }

@@ -1,7 +1,7 @@
 //! Walks of the working directory around a tool that runs commands: before it, every file's
 //! stamp (size, times, inode) and a kept copy of its content, reusing the copy of a file whose
 //! stamp has not changed since the last walk; after it, the stamps again, and what differs is
-//! what the command changed. The walk is the search tools' (`tools::walk`): `.gitignore`d
+//! what the command changed. The walk is the search tools' (`files::walk`): `.gitignore`d
 //! files and `.git` itself are not tracked.
 
 use std::collections::HashMap;
@@ -56,7 +56,7 @@ pub struct Seen {
 /// The regular files under `workdir` and their stamps.
 pub fn stamps(workdir: &Path) -> HashMap<PathBuf, Stamp> {
     let mut out = HashMap::new();
-    for entry in crate::tools::walk::walker(workdir).build().flatten() {
+    for entry in crate::files::walk::walker(workdir).build().flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -27,7 +27,7 @@ fn written(call: &ChainCall) -> Vec<PathBuf> {
     call.tool
         .written_paths(&call.arguments)
         .iter()
-        .map(|raw| crate::tools::paths::resolve(&call.workdir, raw))
+        .map(|raw| crate::files::paths::resolve(&call.workdir, raw))
         .collect()
 }
 

@@ -63,7 +63,7 @@ pub async fn read_image(home: &Path) -> Result<ClipboardImage, ClipboardError> {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    let hash = crate::checkpoint::hash_of(&bytes);
+    let hash = crate::files::hash_of(&bytes);
     let extension = media.trim_start_matches("image/");
     let path = dir.join(format!("clipboard-{stamp}-{}.{extension}", &hash[..8]));
     std::fs::write(&path, &bytes)?;

@@ -50,7 +50,7 @@ pub fn store(home: &Path, name: &str, bytes: &[u8]) -> Result<ImageRef, ImageErr
     }
     let media_type = media_type(bytes).ok_or(ImageError::NotAnImage)?;
     let size = imagesize::blob_size(bytes).map_err(|_| ImageError::NotAnImage)?;
-    let hash = crate::checkpoint::hash_of(bytes);
+    let hash = crate::files::hash_of(bytes);
     let extension = media_type.trim_start_matches("image/");
     let dir = home.join("images");
     let path = dir.join(format!("{hash}.{extension}"));

@@ -6,10 +6,11 @@
 
 use std::path::Path;
 
+use crate::files::paths;
+use crate::files::protected;
+use crate::files::walk::walker;
+use crate::permission::read_denied;
 use crate::permission::rules::PermissionRules;
-use crate::permission::{protected, read_denied};
-use crate::tools::paths;
-use crate::tools::walk::walker;
 
 /// What separates a prompt from the files attached to it (the transcript shows the prompt only).
 pub const ATTACHMENTS_MARKER: &str = "\n\n<attached-files>";

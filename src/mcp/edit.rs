@@ -136,7 +136,7 @@ fn write(path: &Path, root: &Value) -> Result<(), EditError> {
         reason: e.to_string(),
     };
     let text = serde_json::to_string_pretty(root).map_err(|e| io(std::io::Error::other(e)))?;
-    crate::tools::write_atomic(path, format!("{text}\n").as_bytes()).map_err(io)
+    crate::files::write_atomic(path, format!("{text}\n").as_bytes()).map_err(io)
 }
 
 #[cfg(test)]

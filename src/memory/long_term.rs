@@ -376,7 +376,7 @@ impl SessionStore {
     pub async fn memory_export(&self, home: &std::path::Path) -> Result<(), MemoryError> {
         let text = markdown(&self.memory_list(None).await?);
         let path = home.join("memory").join("MEMORY.md");
-        crate::tools::write_atomic(&path, text.as_bytes())
+        crate::files::write_atomic(&path, text.as_bytes())
             .map_err(|e| MemoryError::Store(format!("cannot write {}: {e}", path.display())))
     }
 }

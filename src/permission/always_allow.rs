@@ -52,7 +52,7 @@ pub fn add_allow(file: &Path, rule: &str) -> Result<PathBuf, AlwaysAllowError> {
         ignore_in_git(parent).map_err(io)?;
     }
     let text = serde_json::to_string_pretty(&value).map_err(|e| io(std::io::Error::other(e)))?;
-    crate::tools::write_atomic(file, format!("{text}\n").as_bytes()).map_err(io)?;
+    crate::files::write_atomic(file, format!("{text}\n").as_bytes()).map_err(io)?;
     Ok(file.to_owned())
 }
 
@@ -103,7 +103,7 @@ fn ignore_in_git(dir: &Path) -> std::io::Result<()> {
         text.push('\n');
     }
     text.push_str("/settings.local.json\n");
-    crate::tools::write_atomic(&path, text.as_bytes())
+    crate::files::write_atomic(&path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::command::CommandLine;
 use super::expand::expand;
 use super::facts::NamedPath;
-use crate::tools::paths;
+use crate::files::paths;
 
 /// Directories a line may move through before it counts as too winding to follow.
 const MAX_DIRECTORIES: usize = 16;

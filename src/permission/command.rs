@@ -3,7 +3,7 @@
 //! program cannot be known before it runs, the words that could name a path, and the one prefix
 //! "allow always" may remember. Judged from `shell::parse`'s structure, never by searching text.
 
-use super::shell::{self, ParsedCommand, SimpleCommand};
+use crate::shell::{self, ParsedCommand, SimpleCommand};
 
 /// A command line, parsed once per decision.
 pub struct CommandLine {

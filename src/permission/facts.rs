@@ -10,8 +10,9 @@ use serde_json::Value;
 use super::arguments::{self, ArgumentPaths};
 use super::command::CommandLine;
 use super::rules::{List, PermissionRules, RuleVerdict, Subject};
-use super::{CallInput, git, protected, read_denied_cached, tracked};
-use crate::tools::paths;
+use super::{CallInput, git, read_denied_cached, tracked};
+use crate::files::paths;
+use crate::files::protected;
 
 /// A path a call names, resolved once: the form rules match (relative inside the working
 /// directory, absolute outside) and whether it is inside.

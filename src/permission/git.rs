@@ -3,7 +3,7 @@
 //! files it does not track (`git grep --untracked`/`--no-index`), or of two directories
 //! (`git diff --no-index`). Judged from the parsed words, never from the command's text.
 
-use super::shell::SimpleCommand;
+use crate::shell::SimpleCommand;
 
 /// Global options of `git` that take the next word as their value.
 const VALUED_GLOBALS: &[&str] = &[
@@ -175,7 +175,7 @@ mod tests {
     use super::*;
 
     fn command(line: &str) -> SimpleCommand {
-        crate::permission::shell::parse(line)
+        crate::shell::parse(line)
             .commands
             .into_iter()
             .next()

@@ -336,7 +336,7 @@ impl PermissionRules {
             problems: Mutex::new(Vec::new()),
             trusted,
             local_file: local_file(workdir),
-            home: crate::tools::paths::resolve(workdir, &home.to_string_lossy()),
+            home: crate::files::paths::resolve(workdir, &home.to_string_lossy()),
         }
     }
 

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::facts::{Facts, bash_command, secret_named};
-use super::{CallInput, Scope, command, protected};
+use super::{CallInput, Scope, command};
+use crate::files::protected;
 use crate::planning::Mode;
 use crate::tools::{Tool, ToolKind};
 

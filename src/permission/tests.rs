@@ -546,7 +546,7 @@ fn command_lines_name_their_paths_and_find_actions() {
 /// word or a dynamic program means for the rules, whatever the grammar.
 #[test]
 fn structure_decides_plainness_and_dynamic_programs() {
-    use super::shell::{ParsedCommand, SimpleCommand};
+    use crate::shell::{ParsedCommand, SimpleCommand};
     let simple = |words: &[&str], not_plain: Option<&str>| SimpleCommand {
         words: words.iter().map(|w| w.to_string()).collect(),
         not_plain: not_plain.map(str::to_owned),

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use super::protected;
+use crate::files::protected;
 
 /// How long `git ls-files` may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(5);

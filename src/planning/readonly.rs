@@ -17,7 +17,7 @@ mod commands;
 mod git;
 mod options;
 
-use crate::permission::shell::{self, AnalysedCommand, Reason};
+use crate::shell::{self, AnalysedCommand, Reason};
 
 /// `Ok` when `command` only reads; otherwise why not (a clause: "`uniq` with two file arguments
 /// writes the second").

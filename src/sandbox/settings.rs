@@ -94,7 +94,7 @@ fn combine(
         settings.writable_roots = user
             .writable_roots
             .iter()
-            .map(|raw| crate::tools::paths::resolve(workdir, raw))
+            .map(|raw| crate::files::paths::resolve(workdir, raw))
             .collect();
     }
     if let Some(mode) = flag {
@@ -122,8 +122,8 @@ fn combine(
             _ => {}
         }
         for raw in &section.writable_roots {
-            let root = crate::tools::paths::resolve(workdir, raw);
-            if !crate::tools::paths::is_inside(workdir, &root) {
+            let root = crate::files::paths::resolve(workdir, raw);
+            if !crate::files::paths::is_inside(workdir, &root) {
                 notices.push(format!(
                     "{}: writable root {} ignored: a project's settings may not open a \
                      directory outside the working directory",

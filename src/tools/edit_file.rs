@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
-use super::write_file::write_atomic;
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks};
+use crate::files::{paths, write_atomic};
 
 /// Lines listed when `old_string` matches several times.
 const MAX_LISTED_MATCHES: usize = 10;

@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::walk::{left_out_note, walker};
-use super::{Tool, ToolContext, ToolError, ToolKind, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::files::paths;
+use crate::files::walk::{left_out_note, walker};
 
 const MAX_RESULTS: usize = 1000;
 

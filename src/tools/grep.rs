@@ -10,8 +10,9 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::walk::{left_out_note, walker, withheld_note};
-use super::{Tool, ToolContext, ToolError, ToolKind, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::files::paths;
+use crate::files::walk::{left_out_note, walker, withheld_note};
 
 const MAX_MATCHES: usize = 500;
 const MAX_LINE_CHARS: usize = 300;

@@ -9,10 +9,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::diff;
 use super::read_file::{MAX_READ_BYTES, read_prefix};
-use super::{diff, paths};
+use crate::files::paths;
+use crate::files::protected;
+use crate::permission::read_denied;
 use crate::permission::rules::PermissionRules;
-use crate::permission::{protected, read_denied};
 
 /// The diff `tool` would make with `arguments`, if it is an edit that can be previewed.
 pub fn edit_preview(

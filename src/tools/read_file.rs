@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind, path_locks, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, path_locks};
+use crate::files::paths;
 
 /// Lines shown when the model gives no limit.
 const DEFAULT_LIMIT: usize = 2000;

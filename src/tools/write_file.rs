@@ -1,15 +1,13 @@
 //! `write_file`: creates or replaces a whole file, atomically (a temporary file renamed over the
 //! target), creating parent directories and keeping an existing file's permissions.
 
-use std::io::Write;
-use std::path::Path;
-
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks, paths};
+use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks};
+use crate::files::{paths, write_atomic};
 
 pub struct WriteFile;
 
@@ -108,22 +106,4 @@ impl Tool for WriteFile {
         })
         .await?
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory, then renames it into
-/// place: a reader sees the old file or the new one, never half of it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("the path has no parent directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    if let Some(permissions) = permissions {
-        temp.as_file().set_permissions(permissions)?;
-    }
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

@@ -82,7 +82,7 @@ impl App {
                     .report
                     .changed_since
                     .iter()
-                    .map(|p| crate::tools::paths::display(&workdir, p))
+                    .map(|p| crate::files::paths::display(&workdir, p))
                     .collect(),
             });
             return;

@@ -1,6 +1,6 @@
 //! The paths that need care whichever tool names them (CONTRACT, Folder trust): protected paths,
 //! whose writes always ask, and secret files, whose reads ask. Paths are judged after
-//! `tools::paths::resolve`, never as the model spelled them.
+//! `files::paths::resolve`, never as the model spelled them.
 
 use std::path::Path;
 

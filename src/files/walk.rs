@@ -42,7 +42,7 @@ impl ReadGuard {
 
     /// Whether a walk must not read `path` (absolute, as the walk found it).
     pub fn withholds(&self, path: &Path) -> bool {
-        crate::permission::protected::is_secret_file(path)
+        super::protected::is_secret_file(path)
             || self.denied.as_ref().is_some_and(|denied| denied(path))
     }
 }
