@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use cli::{
-    AttachArgs, Cli, Command, ExecArgs, McpAction, McpArgs, McpScope, MemoryAction, MemoryArgs,
-    RunOptions, SandboxArgs, ServeArgs, SessionsArgs,
+    AttachArgs, Cli, Command, EvalArgs, ExecArgs, McpAction, McpArgs, McpScope, MemoryAction,
+    MemoryArgs, RunOptions, SandboxArgs, ServeArgs, SessionsArgs,
 };
 
 use crate::planning::Mode;

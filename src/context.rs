@@ -4,7 +4,6 @@
 
 pub mod clipboard;
 pub mod front_matter;
-pub mod images;
 pub mod mentions;
 pub mod skills;
 pub mod tokens;

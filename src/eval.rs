@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::assemble::SessionChoice;
-use crate::config::Settings;
+use crate::config::{EvalArgs, Settings};
 use crate::engine::{ApprovalDecision, EventKind};
 use crate::planning::Mode;
 use crate::session::{self, CoreOptions, Request, Update};
@@ -22,22 +22,6 @@ use crate::session::{self, CoreOptions, Request, Update};
 const SHELL_LIMIT: Duration = Duration::from_secs(300);
 /// How long the agent may work on one task unless its `timeout_secs` says otherwise.
 const RUN_LIMIT: Duration = Duration::from_secs(900);
-
-/// `harness9 eval`'s arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct EvalArgs {
-    /// A folder of tasks (each a folder with task.toml), or one task [default: evals].
-    #[arg(value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-
-    /// One JSON object per task on stdout, and nothing else.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Tasks run at once.
-    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1)]
-    pub jobs: usize,
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

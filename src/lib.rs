@@ -13,6 +13,7 @@ pub mod files;
 pub mod hardening;
 pub mod heap;
 pub mod hooks;
+pub mod images;
 pub mod mcp;
 pub mod memory;
 pub mod memory_cmd;

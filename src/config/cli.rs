@@ -48,7 +48,7 @@ pub enum Command {
     /// The full-screen TUI as a client of a `harness9 serve` instance.
     Attach(AttachArgs),
     /// Run evaluation tasks with the configured provider and count the passes.
-    Eval(crate::eval::EvalArgs),
+    Eval(EvalArgs),
     /// Manage MCP servers ($HARNESS9_HOME/mcp.json and the project's .mcp.json).
     Mcp(McpArgs),
     /// List, search or remove long-term memories.
@@ -188,6 +188,22 @@ pub struct ExecArgs {
 
     /// The task; `-` reads it from standard input.
     pub prompt: String,
+}
+
+/// `harness9 eval`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// A folder of tasks (each a folder with task.toml), or one task [default: evals].
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// One JSON object per task on stdout, and nothing else.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Tasks run at once.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::process::Command;
 
-use super::images::{MAX_IMAGE, media_type};
+use crate::images::{MAX_IMAGE, media_type};
 
 /// How long a clipboard tool may take (one that hangs, say a dead X server, must not leave the
 /// paste waiting).

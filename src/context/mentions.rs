@@ -149,12 +149,12 @@ pub fn attach_with_images(
         let Ok(bytes) = std::fs::read(&resolved) else {
             continue;
         };
-        if super::images::named_like_image(&file) {
+        if crate::images::named_like_image(&file) {
             let name = resolved
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| file.clone());
-            let note = match home.map(|home| super::images::store(home, &name, &bytes)) {
+            let note = match home.map(|home| crate::images::store(home, &name, &bytes)) {
                 Some(Ok(image)) => {
                     let note = format!("(attached as an image, {}x{})", image.width, image.height);
                     images.push(image);

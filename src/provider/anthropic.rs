@@ -202,11 +202,11 @@ fn user_blocks(message: &Message) -> Vec<Value> {
             let mut blocks: Vec<Value> = message
                 .images
                 .iter()
-                .map(|image| match crate::context::images::base64_of(image) {
+                .map(|image| match crate::images::base64_of(image) {
                     Some(data) => json!({"type": "image", "source": {
                         "type": "base64", "media_type": image.media_type, "data": data}}),
                     None => json!({"type": "text",
-                        "text": crate::context::images::missing_note(image)}),
+                        "text": crate::images::missing_note(image)}),
                 })
                 .collect();
             // The API rejects empty text blocks.

@@ -172,11 +172,11 @@ fn convert_message(message: &Message) -> Value {
             None => {
                 let mut parts = vec![json!({"type": "text", "text": message.content})];
                 for image in &message.images {
-                    parts.push(match crate::context::images::base64_of(image) {
+                    parts.push(match crate::images::base64_of(image) {
                         Some(data) => json!({"type": "image_url", "image_url": {
                                 "url": format!("data:{};base64,{data}", image.media_type)}}),
                         None => json!({"type": "text",
-                                "text": crate::context::images::missing_note(image)}),
+                                "text": crate::images::missing_note(image)}),
                     });
                 }
                 json!({"role": "user", "content": parts})

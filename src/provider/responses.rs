@@ -162,11 +162,11 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
                 None => {
                     let mut content = vec![json!({"type": "input_text", "text": message.content})];
                     for image in &message.images {
-                        content.push(match crate::context::images::base64_of(image) {
+                        content.push(match crate::images::base64_of(image) {
                             Some(data) => json!({"type": "input_image",
                                 "image_url": format!("data:{};base64,{data}", image.media_type)}),
                             None => json!({"type": "input_text",
-                                "text": crate::context::images::missing_note(image)}),
+                                "text": crate::images::missing_note(image)}),
                         });
                     }
                     input.push(json!({"type": "message", "role": "user", "content": content}));

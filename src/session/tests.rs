@@ -404,7 +404,7 @@ async fn the_core_reads_mentioned_files_and_lists_the_workdir() {
     .unwrap();
     std::fs::write(
         fixture.workdir().join("shot.png"),
-        crate::context::images::tests::png_3x2(),
+        crate::images::tests::png_3x2(),
     )
     .unwrap();
     let provider = scripted([text("Read it.")]);

@@ -253,6 +253,6 @@ pub(super) fn pasted_image(text: &str) -> Option<&str> {
         .unwrap_or(trimmed);
     (!path.is_empty()
         && !path.chars().any(char::is_whitespace)
-        && crate::context::images::named_like_image(path))
+        && crate::images::named_like_image(path))
     .then_some(path)
 }

@@ -365,7 +365,7 @@ async fn an_image_for_a_model_the_catalogue_marks_text_only_is_refused_before_th
     fixture.settings.catalogue = crate::provider::catalogue::Catalogue::load(&home).0;
     std::fs::write(
         fixture.workdir().join("shot.png"),
-        crate::context::images::tests::png_3x2(),
+        crate::images::tests::png_3x2(),
     )
     .unwrap();
     let provider = scripted([text("never sent")]);
