@@ -18,10 +18,11 @@ use harness9::engine::AgentEngine;
 use harness9::engine::subagent::{SubagentBase, SubagentLauncher};
 use harness9::memory::{NewSession, SessionStore, SqliteSession};
 use harness9::provider::{ChunkReceiver, Completion, LlmProvider, ScriptStep, ScriptedProvider};
+use harness9::schema::ToolKind;
 use harness9::schema::{
     Message, ProviderError, RetryNotice, StreamChunk, ToolCall, ToolDefinition, Usage,
 };
-use harness9::tools::{ReadFile, Registry, Tool, ToolContext, ToolError, ToolKind};
+use harness9::tools::{ReadFile, Registry, Tool, ToolContext, ToolError};
 use tokio_util::sync::CancellationToken;
 
 /// The system allocator, counting the bytes live now.

@@ -140,8 +140,9 @@ mod engine {
     use divan::counter::ItemsCount;
     use harness9::engine::AgentEngine;
     use harness9::provider::{ScriptStep, ScriptedProvider};
+    use harness9::schema::ToolKind;
     use harness9::schema::{Message, ToolCall};
-    use harness9::tools::{Registry, Tool, ToolContext, ToolError, ToolKind};
+    use harness9::tools::{Registry, Tool, ToolContext, ToolError};
     use serde_json::{Value, json};
     use tokio_util::sync::CancellationToken;
 

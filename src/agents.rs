@@ -59,13 +59,13 @@ pub struct AgentDefinition {
 
 impl AgentDefinition {
     /// Whether the agent gets the tool named `name`, of `kind`, from its parent.
-    pub fn allows(&self, name: &str, kind: crate::tools::ToolKind) -> bool {
-        if name == crate::tools::TASK_TOOL || self.disallowed.iter().any(|d| d == name) {
+    pub fn allows(&self, name: &str, kind: crate::schema::ToolKind) -> bool {
+        if name == crate::schema::TASK_TOOL || self.disallowed.iter().any(|d| d == name) {
             return false;
         }
         match &self.tools {
             AgentTools::All => true,
-            AgentTools::ReadOnly => kind == crate::tools::ToolKind::ReadOnly,
+            AgentTools::ReadOnly => kind == crate::schema::ToolKind::ReadOnly,
             AgentTools::Named(names) => names.iter().any(|n| n == name),
         }
     }

@@ -23,7 +23,8 @@ mod tracked;
 
 use crate::files::{paths, protected};
 use crate::planning::Mode;
-use crate::tools::{Tool, ToolKind};
+use crate::schema::ToolKind;
+use crate::tools::Tool;
 use command::CommandLine;
 use facts::{Facts, bash_command, guarded, named, names_denied, reads_only, strongest};
 use rules::{List, PermissionRules, RuleVerdict, Subject};

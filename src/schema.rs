@@ -2,8 +2,12 @@
 //! token usage and the provider's stream chunks. Nothing here knows about a wire protocol.
 
 mod stream;
+mod tool_kind;
+mod tool_names;
 
 pub use stream::{ProviderError, ProviderErrorKind, RetryNotice, ServerToolEvent, StreamChunk};
+pub use tool_kind::ToolKind;
+pub use tool_names::{TASK_TOOL, is_mcp_tool};
 
 use serde::{Deserialize, Serialize};
 

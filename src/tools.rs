@@ -30,7 +30,7 @@ pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
-pub use task::{SubagentRunner, TASK_TOOL, TaskRequest, TaskTool};
+pub use task::{SubagentRunner, TaskRequest, TaskTool};
 pub use todo_write::TodoWrite;
 pub use use_skill::UseSkill;
 pub use write_file::WriteFile;
@@ -44,33 +44,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::planning::{Mode, TodoStore};
-use crate::schema::{ToolCall, ToolDefinition, ToolResult};
-
-/// What a tool can do to the world, which decides when it needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolKind {
-    /// Looks, never touches: runs in every mode.
-    ReadOnly,
-    /// Writes files.
-    Edit,
-    /// Runs arbitrary commands.
-    Dangerous,
-    /// Updates the plan (the todo list); allowed in plan mode.
-    Planning,
-    /// Reads from the network (`web_fetch`, `web_search`): asks per domain (or once per
-    /// session for a search) unless a rule allows it; allowed in plan mode, where it still asks.
-    Network,
-}
-
-impl ToolKind {
-    /// Whether plan mode lets a tool of this kind run.
-    pub fn allowed_in_plan(self) -> bool {
-        matches!(
-            self,
-            ToolKind::ReadOnly | ToolKind::Planning | ToolKind::Network
-        )
-    }
-}
+use crate::schema::{ToolCall, ToolDefinition, ToolKind, ToolResult};
 
 /// What a running tool may use.
 #[derive(Clone)]

@@ -101,7 +101,7 @@ fn an_untrusted_folders_agents_are_ignored_with_a_notice() {
 
 #[test]
 fn task_is_never_given_to_an_agent() {
-    use crate::tools::ToolKind;
+    use crate::schema::ToolKind;
     let mut agent = builtins().remove(0);
     assert!(agent.allows("bash", ToolKind::Dangerous));
     assert!(!agent.allows("task", ToolKind::ReadOnly));

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::Checkpoints;
 use crate::hooks::{ChainCall, Step, ToolHook};
+use crate::schema::ToolKind;
 use crate::schema::ToolResult;
-use crate::tools::ToolKind;
 
 /// What a background command does after `bash` returned is not seen by the walk after it.
 pub const BACKGROUND_NOTE: &str = "a background command's changes after it started are not \

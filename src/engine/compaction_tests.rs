@@ -16,8 +16,8 @@ use crate::memory::{
     Summarization,
 };
 use crate::provider::{ScriptStep, ScriptedProvider};
+use crate::schema::ToolKind;
 use crate::schema::{Message, ProviderErrorKind, Role};
-use crate::tools::ToolKind;
 
 /// A stored session whose appends fail while `failing` says so (a full disk, a locked file).
 struct FailingSaves {

@@ -10,7 +10,7 @@ use super::tests::{builder, call, calls_reply, drain, text_reply, tool, weather}
 use super::*;
 use crate::memory::InMemorySession;
 use crate::provider::ScriptedProvider;
-use crate::tools::ToolKind;
+use crate::schema::ToolKind;
 
 #[tokio::test]
 async fn concurrent_tools_overlap_and_land_in_the_models_order() {

@@ -13,8 +13,9 @@ use super::tests::{
 use super::*;
 use crate::memory::InMemorySession;
 use crate::provider::{ScriptStep, ScriptedProvider};
+use crate::schema::ToolKind;
 use crate::schema::{ProviderError, ProviderErrorKind};
-use crate::tools::{ToolError, ToolKind};
+use crate::tools::ToolError;
 
 #[tokio::test]
 async fn a_tool_that_times_out_or_panics_gives_an_error_result() {

@@ -124,7 +124,8 @@ impl SubagentLauncher {
     pub fn register(registry: &mut Registry, agents: Arc<AgentCatalog>, base: SubagentBase) {
         let tool = crate::tools::TaskTool::new(
             Arc::new(SubagentLauncher::new(Arc::clone(&agents), base)),
-            &agents,
+            agents.names().into_iter().map(str::to_owned).collect(),
+            &agents.summary(),
         );
         let _ = registry.register(Arc::new(tool));
     }

@@ -116,7 +116,7 @@ async fn neither_an_agent_file_nor_the_models_arguments_widen_what_the_parent_ma
             })
         },
     );
-    let writer = super::tests::tool("write_file", crate::tools::ToolKind::Edit, |_, _| async {
+    let writer = super::tests::tool("write_file", crate::schema::ToolKind::Edit, |_, _| async {
         Ok("wrote".to_owned())
     });
     let greedy = file_agent("greedy", &["write_file", "get_weather", "bash", "task"]);

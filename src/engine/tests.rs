@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::memory::InMemorySession;
 use crate::provider::{ScriptStep, ScriptedProvider};
+use crate::schema::ToolKind;
 use crate::schema::{Message, Role, ToolCall};
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::{Tool, ToolContext, ToolError};
 
 type ToolFn = Arc<
     dyn Fn(

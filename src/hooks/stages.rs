@@ -202,7 +202,8 @@ impl ToolHook for CommandStage {
 mod tests {
     use super::*;
     use crate::planning::Mode;
-    use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+    use crate::schema::ToolKind;
+    use crate::tools::{Tool, ToolContext, ToolError};
 
     /// A tool that leaves its output unbounded (as an MCP server's may).
     struct Unbounded;

@@ -13,20 +13,14 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::connection::Connection;
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+use crate::schema::ToolKind;
+use crate::tools::{Tool, ToolContext, ToolError};
 
 /// The providers' limit on a tool name (OpenAI: 64; Anthropic allows more).
 pub const MAX_NAME_LEN: usize = 64;
 
 /// Output kept from one result: `bash`'s limit.
 const OUTPUT_LIMIT: usize = 30 * 1024;
-
-/// Whether `name` is an MCP tool's (`mcp__<server>__<tool>`).
-pub fn is_mcp_tool(name: &str) -> bool {
-    name.strip_prefix("mcp__")
-        .and_then(|rest| rest.split_once("__"))
-        .is_some_and(|(server, tool)| !server.is_empty() && !tool.is_empty())
-}
 
 /// The name a server's part of tool names takes: letters, digits, `-` and single `_` (a `__`
 /// would make `mcp__a__b__c` ambiguous), at most 24 characters.

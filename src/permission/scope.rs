@@ -10,7 +10,8 @@ use super::facts::{Facts, bash_command, secret_named};
 use super::{CallInput, Scope, command};
 use crate::files::protected;
 use crate::planning::Mode;
-use crate::tools::{Tool, ToolKind};
+use crate::schema::ToolKind;
+use crate::tools::Tool;
 
 /// This exact call: a command by its text, any other call by its arguments.
 pub(super) fn exact_scope(facts: &Facts<'_>) -> Scope {
@@ -91,7 +92,7 @@ pub fn suggested_rule(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> Opt
             .then(|| format!("{}({})", tool.name(), path.shown))
         }
         // An MCP tool is allowed as a whole: its arguments are the server's business.
-        ToolKind::Dangerous if crate::mcp::tool::is_mcp_tool(tool.name()) => {
+        ToolKind::Dangerous if crate::schema::is_mcp_tool(tool.name()) => {
             Some(tool.name().to_owned())
         }
         _ => None,

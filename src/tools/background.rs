@@ -21,8 +21,9 @@ use tokio::io::AsyncReadExt;
 use super::output::HeadTail;
 use super::reaper::Until;
 use super::shell_process::{GroupGuard, Reaping, Spawned, spawn};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::sandbox::Prepared;
+use crate::schema::ToolKind;
 
 /// Bytes of a job's output kept (the newest).
 const KEPT: usize = 1024 * 1024;

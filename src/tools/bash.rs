@@ -19,9 +19,10 @@ use tokio::io::AsyncReadExt;
 
 use super::output::HeadTail;
 use super::shell_process::{Spawned, spawn};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::planning::Mode;
 use crate::sandbox::{Outcome, Prepared, Sandbox, SandboxRequest, denial_hint};
+use crate::schema::ToolKind;
 
 /// Bytes of output kept: the first and last half of this, with a line saying what was cut.
 pub const OUTPUT_LIMIT: usize = 30 * 1024;

@@ -10,9 +10,10 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::files::paths;
 use crate::files::walk::{left_out_note, walker, withheld_note};
+use crate::schema::ToolKind;
 
 const MAX_MATCHES: usize = 500;
 const MAX_LINE_CHARS: usize = 300;

@@ -5,9 +5,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::files::paths;
 use crate::files::walk::{left_out_note, walker};
+use crate::schema::ToolKind;
 
 const MAX_ENTRIES: usize = 1000;
 

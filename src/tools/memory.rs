@@ -8,11 +8,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind, parse_args};
+use super::{Tool, ToolContext, ToolError, parse_args};
 use crate::memory::SessionStore;
 use crate::memory::long_term::{
     DEFAULT_IMPORTANCE, MAX_CONTENT, MemoryScope, NewMemory, Written, line_of,
 };
+use crate::schema::ToolKind;
 
 /// Results `memory_search` returns.
 const SEARCH_RESULTS: usize = 10;

@@ -10,8 +10,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind, path_locks};
+use super::{Tool, ToolContext, ToolError, path_locks};
 use crate::files::paths;
+use crate::schema::ToolKind;
 
 /// Lines shown when the model gives no limit.
 const DEFAULT_LIMIT: usize = 2000;

@@ -9,10 +9,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind};
-
-/// The tool's name; a sub-agent is never given it (no nested tasks).
-pub const TASK_TOOL: &str = "task";
+use super::{Tool, ToolContext, ToolError};
+use crate::schema::TASK_TOOL;
+use crate::schema::ToolKind;
 
 /// What the model asked for.
 #[derive(Debug, Clone, Deserialize)]
@@ -40,8 +39,9 @@ pub struct TaskTool {
 }
 
 impl TaskTool {
-    /// `agents` is the catalogue's (name, description) list, offered to the model.
-    pub fn new(runner: Arc<dyn SubagentRunner>, agents: &crate::agents::AgentCatalog) -> Self {
+    /// `agents` names the agents the model may choose; `summary` is their (name, description)
+    /// list, offered to the model. Both come from the agents' catalogue, which the engine owns.
+    pub fn new(runner: Arc<dyn SubagentRunner>, agents: Vec<String>, summary: &str) -> Self {
         let description = format!(
             "Hand a self-contained job to a sub-agent that works in a fresh context and returns \
              only its final answer, keeping your own context small. Use it for searches across \
@@ -49,11 +49,11 @@ impl TaskTool {
              run at the same time. The sub-agent sees only `prompt`: give it everything it needs \
              (what to find or do, where to look, what to report). It works under the same mode \
              and permissions as you and cannot start tasks itself. Agents:\n{}",
-            agents.summary()
+            summary
         );
         TaskTool {
             runner,
-            agents: agents.names().into_iter().map(str::to_owned).collect(),
+            agents,
             description,
         }
     }

@@ -4,8 +4,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::planning::{TodoItem, TodoStatus};
+use crate::schema::ToolKind;
 
 pub struct TodoWrite;
 

@@ -6,8 +6,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::context::SkillIndex;
+use crate::schema::ToolKind;
 
 pub struct UseSkill {
     skills: Arc<SkillIndex>,

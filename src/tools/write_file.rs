@@ -6,8 +6,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
-use super::{Tool, ToolContext, ToolError, ToolKind, diff, path_locks};
+use super::{Tool, ToolContext, ToolError, diff, path_locks};
 use crate::files::{paths, write_atomic};
+use crate::schema::ToolKind;
 
 pub struct WriteFile;
 

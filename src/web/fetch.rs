@@ -17,7 +17,8 @@ use url::{Host, Url};
 
 use super::address::refused;
 use super::{charset, html};
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind, parse_args};
+use crate::schema::ToolKind;
+use crate::tools::{Tool, ToolContext, ToolError, parse_args};
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;

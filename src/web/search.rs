@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 use super::SearchBackend;
 use super::keyed;
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind, parse_args};
+use crate::schema::ToolKind;
+use crate::tools::{Tool, ToolContext, ToolError, parse_args};
 
 const DEFAULT_RESULTS: usize = 8;
 const MAX_RESULTS: usize = 20;

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::schema::is_mcp_tool;
 
 fn valid(name: &str) -> bool {
     !name.is_empty()

@@ -12,7 +12,8 @@ use crate::engine::subagent_tests::{
     FnProvider, Request, agent_of, calls, has_results, parent_engine, task_call,
 };
 use crate::schema::Message;
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+use crate::schema::ToolKind;
+use crate::tools::{Tool, ToolContext, ToolError};
 
 /// A `bash` that only says what it would run.
 struct EchoBash;
