@@ -218,7 +218,6 @@ pub fn estimate_tokens(messages: &[Message], tools: &[ToolDefinition]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::ToolCall;
 
     fn builder(workdir: &std::path::Path, home: &std::path::Path) -> DefaultPromptBuilder {
         DefaultPromptBuilder::new(
@@ -297,39 +296,6 @@ mod tests {
             Mode::Default,
         );
         assert!(prompt.contains("Working directory: /w/{date}"), "{prompt}");
-    }
-
-    #[tokio::test]
-    async fn use_skill_returns_the_body_on_demand() {
-        let root = tempfile::tempdir().unwrap();
-        let work = root.path().join("w");
-        let skill = work.join(".harness9/skills/deploy");
-        std::fs::create_dir_all(&skill).unwrap();
-        std::fs::write(
-            skill.join("SKILL.md"),
-            "---\nname: deploy\ndescription: Ship it\n---\nStep 1: build.\nStep 2: push.\n",
-        )
-        .unwrap();
-        let registry = crate::tools::standard_registry(
-            Arc::new(SkillIndex::discover(&work, &root.path().join("h"))),
-            crate::tools::Bash::default(),
-        );
-        let ctx = crate::tools::ToolContext {
-            workdir: work.clone(),
-            cancel: Default::default(),
-            mode: Mode::Plan,
-            todos: Arc::default(),
-            read_guard: Default::default(),
-        };
-        let call = |args: &str| ToolCall {
-            id: "u".into(),
-            name: "use_skill".into(),
-            arguments: args.into(),
-        };
-        let result = registry.execute(&call(r#"{"name":"deploy"}"#), &ctx).await;
-        assert_eq!(result.output, "Step 1: build.\nStep 2: push.");
-        let missing = registry.execute(&call(r#"{"name":"lint"}"#), &ctx).await;
-        assert!(missing.is_error && missing.output.contains("available: deploy"));
     }
 
     #[test]

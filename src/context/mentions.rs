@@ -9,8 +9,6 @@ use std::path::Path;
 use crate::files::paths;
 use crate::files::protected;
 use crate::files::walk::walker;
-use crate::permission::read_denied;
-use crate::permission::rules::PermissionRules;
 
 /// What separates a prompt from the files attached to it (the transcript shows the prompt only).
 pub const ATTACHMENTS_MARKER: &str = "\n\n<attached-files>";
@@ -95,10 +93,14 @@ pub fn mentioned(prompt: &str, workdir: &Path) -> Vec<String> {
     found
 }
 
+/// Whether a deny rule covers reading a resolved path: the permission check's judgement
+/// (`permission::read_denied`), passed in by the session, which sits above both.
+pub type ReadDenied<'a> = &'a dyn Fn(&Path) -> bool;
+
 /// The prompt with the files it mentions attached after `ATTACHMENTS_MARKER`, judged by
-/// `rules` after resolution.
-pub fn attach(prompt: &str, workdir: &Path, rules: &PermissionRules) -> String {
-    attach_with_images(prompt, workdir, rules, None).text
+/// `read_denied` after resolution.
+pub fn attach(prompt: &str, workdir: &Path, read_denied: ReadDenied<'_>) -> String {
+    attach_with_images(prompt, workdir, read_denied, None).text
 }
 
 /// A prompt with its mentioned files: text files inline, images stored (under `home`) and
@@ -116,7 +118,7 @@ pub struct Attached {
 pub fn attach_with_images(
     prompt: &str,
     workdir: &Path,
-    rules: &PermissionRules,
+    read_denied: ReadDenied<'_>,
     home: Option<&Path>,
 ) -> Attached {
     let files = mentioned(prompt, workdir);
@@ -133,7 +135,7 @@ pub fn attach_with_images(
     let mut total = 0;
     for file in files {
         let resolved = paths::resolve(workdir, &file);
-        if read_denied(rules, workdir, &resolved) {
+        if read_denied(&resolved) {
             out.push_str(&format!(
                 "<file path=\"{file}\">(not attached: a permission rule denies reading it)</file>\n"
             ));
@@ -244,39 +246,11 @@ mod tests {
         assert_eq!(rank("rl", &files, 5)[0], "src/engine/run_loop.rs");
 
         let prompt = "look at @src/main.rs and @README.md, not @nope.rs";
-        let attached = attach(prompt, root, &PermissionRules::none());
+        let attached = attach(prompt, root, &|_| false);
         assert!(attached.starts_with(prompt));
         assert!(attached.contains("<file path=\"src/main.rs\">\nfn main() {}"));
         assert!(attached.contains("[cut: 65536 of 100000 bytes shown"));
         assert!(!attached.contains("nope.rs\">"));
         assert_eq!(split_attachments(&attached), (prompt, 2));
-    }
-
-    #[test]
-    fn mentions_of_denied_and_secret_files_are_not_attached() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let (work, home) = (root.join("w"), root.join("h"));
-        std::fs::create_dir_all(work.join("private")).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join("settings.json"),
-            r#"{"permissions": {"deny": ["read_file(private/**)"]}}"#,
-        )
-        .unwrap();
-        std::fs::write(work.join("private/plan.txt"), "the-private-plan").unwrap();
-        std::fs::write(work.join(".env"), "OPENAI_API_KEY=sk-secret-value").unwrap();
-        std::fs::write(work.join("notes.txt"), "public notes").unwrap();
-        let rules = PermissionRules::new(&work, &home, true);
-        let attached = attach(
-            "see @private/plan.txt @src/../private/plan.txt @.env @notes.txt",
-            &work,
-            &rules,
-        );
-        assert!(!attached.contains("the-private-plan"), "{attached}");
-        assert!(!attached.contains("sk-secret-value"), "{attached}");
-        assert!(attached.contains("public notes"));
-        assert!(attached.contains("a permission rule denies reading it"));
-        assert!(attached.contains("it usually holds secrets"));
     }
 }

@@ -353,7 +353,9 @@ impl AgentEngine {
         let (name, arguments) = (call.name.clone(), arguments.clone());
         let (workdir, rules) = (self.workdir.clone(), Arc::clone(&self.rules));
         tokio::task::spawn_blocking(move || {
-            crate::tools::preview::edit_preview(&name, &arguments, &workdir, &rules)
+            crate::tools::preview::edit_preview(&name, &arguments, &workdir, |path| {
+                crate::permission::read_denied(&rules, &workdir, path)
+            })
         })
         .await
         .ok()

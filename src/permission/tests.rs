@@ -593,3 +593,32 @@ fn structure_decides_plainness_and_dynamic_programs() {
     assert!(!nested.has_dynamic_program());
     assert!(!nested.is_plain());
 }
+
+/// A mention is a read like any other (context::mentions): the session passes `read_denied`.
+#[test]
+fn mentions_of_denied_and_secret_files_are_not_attached() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (work, home) = (root.join("w"), root.join("h"));
+    std::fs::create_dir_all(work.join("private")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        r#"{"permissions": {"deny": ["read_file(private/**)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(work.join("private/plan.txt"), "the-private-plan").unwrap();
+    std::fs::write(work.join(".env"), "OPENAI_API_KEY=sk-secret-value").unwrap();
+    std::fs::write(work.join("notes.txt"), "public notes").unwrap();
+    let rules = PermissionRules::new(&work, &home, true);
+    let attached = crate::context::mentions::attach(
+        "see @private/plan.txt @src/../private/plan.txt @.env @notes.txt",
+        &work,
+        &|path| read_denied(&rules, &work, path),
+    );
+    assert!(!attached.contains("the-private-plan"), "{attached}");
+    assert!(!attached.contains("sk-secret-value"), "{attached}");
+    assert!(attached.contains("public notes"));
+    assert!(attached.contains("a permission rule denies reading it"));
+    assert!(attached.contains("it usually holds secrets"));
+}

@@ -313,7 +313,12 @@ impl Core {
         let text = prompt.clone();
         let attached = tokio::task::spawn_blocking(move || {
             let home = rules.home().to_path_buf();
-            crate::context::mentions::attach_with_images(&text, &workdir, &rules, Some(&home))
+            crate::context::mentions::attach_with_images(
+                &text,
+                &workdir,
+                &|path| crate::permission::read_denied(&rules, &workdir, path),
+                Some(&home),
+            )
         })
         .await;
         let prompt = match attached {

@@ -13,21 +13,21 @@ use super::diff;
 use super::read_file::{MAX_READ_BYTES, read_prefix};
 use crate::files::paths;
 use crate::files::protected;
-use crate::permission::read_denied;
-use crate::permission::rules::PermissionRules;
 
 /// The diff `tool` would make with `arguments`, if it is an edit that can be previewed.
+/// `read_denied` says whether a deny rule covers reading a resolved path: the permission
+/// check's judgement (`permission::read_denied`), passed in by the engine, which sits above both.
 pub fn edit_preview(
     tool: &str,
     arguments: &Value,
     workdir: &Path,
-    rules: &PermissionRules,
+    read_denied: impl Fn(&Path) -> bool,
 ) -> Option<String> {
     let text = |key: &str| arguments.get(key).and_then(Value::as_str);
     let path = paths::resolve(workdir, text("path")?);
     // The preview reaches front ends (and `exec --json`): what they may not read, it never
     // shows, not even as the context lines around a change.
-    if read_denied(rules, workdir, &path) || protected::is_secret_file(&path) {
+    if read_denied(&path) || protected::is_secret_file(&path) {
         return None;
     }
     let shown = paths::display(workdir, &path);
@@ -68,8 +68,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn rules(workdir: &Path) -> PermissionRules {
-        PermissionRules::new(workdir, &workdir.join("home"), true)
+    /// No deny rule: the permission check's judgement is the engine's to pass in.
+    fn allowed(_: &Path) -> bool {
+        false
     }
 
     #[test]
@@ -77,9 +78,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text: String = (1..=20).map(|n| format!("line {n}\n")).collect();
         std::fs::write(dir.path().join("a.txt"), &text).unwrap();
-        let rules = rules(dir.path());
         let call = json!({"path": "a.txt", "old_string": "line 12\n", "new_string": "twelve\n"});
-        let diff = edit_preview("edit_file", &call, dir.path(), &rules).unwrap();
+        let diff = edit_preview("edit_file", &call, dir.path(), allowed).unwrap();
         assert!(diff.contains("@@ -9,7 +9,7 @@"), "{diff}");
         assert!(diff.contains("-line 12\n+twelve"), "{diff}");
         // Nothing was written.
@@ -89,9 +89,9 @@ mod tests {
         );
         // Ambiguous or missing text: no preview.
         let twice = json!({"path": "a.txt", "old_string": "line 1", "new_string": "x"});
-        assert_eq!(edit_preview("edit_file", &twice, dir.path(), &rules), None);
+        assert_eq!(edit_preview("edit_file", &twice, dir.path(), allowed), None);
         let new_file = json!({"path": "b.txt", "content": "one\ntwo\n"});
-        let diff = edit_preview("write_file", &new_file, dir.path(), &rules).unwrap();
+        let diff = edit_preview("write_file", &new_file, dir.path(), allowed).unwrap();
         assert!(diff.contains("+one\n+two"), "{diff}");
     }
 
@@ -100,9 +100,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".env"), "KEY=hunter2\nOTHER=1\n").unwrap();
         let call = json!({"path": ".env", "old_string": "OTHER=1", "new_string": "OTHER=2"});
-        assert_eq!(
-            edit_preview("edit_file", &call, dir.path(), &rules(dir.path())),
-            None
-        );
+        assert_eq!(edit_preview("edit_file", &call, dir.path(), allowed), None);
+    }
+
+    #[test]
+    fn a_file_a_deny_rule_covers_is_never_previewed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        let call = json!({"path": "a.txt", "old_string": "one", "new_string": "two"});
+        let denied = |path: &Path| path.ends_with("a.txt");
+        assert_eq!(edit_preview("edit_file", &call, dir.path(), denied), None);
     }
 }
