@@ -257,13 +257,18 @@ pub async fn assemble_with(
             None
         }
     };
+    let run_rules = crate::permission::rules::RuleSet::from_lists(
+        &settings.run_rules.allow,
+        &settings.run_rules.deny,
+    )
+    .map_err(|e| AssembleError::Setup(format!("a rule given with --allow/--deny: {e}")))?;
     let rules = Arc::new(
         crate::permission::rules::PermissionRules::new(
             &settings.workdir,
             &settings.home,
             settings.trusted,
         )
-        .with_run_rules(settings.run_rules.clone()),
+        .with_run_rules(run_rules),
     );
     let checkpoints = Arc::new(crate::checkpoint::Checkpoints::new(
         &settings.home,

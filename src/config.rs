@@ -168,6 +168,14 @@ impl Environment {
     }
 }
 
+/// `exec --allow/--deny`: rules for one run in the settings' syntax, kept raw like every value of
+/// the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunRules {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+}
+
 /// The resolved configuration of one run.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -198,8 +206,9 @@ pub struct Settings {
     pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// The models harness9 knows (built in, and `$HARNESS9_HOME/models.toml`).
     pub catalogue: Catalogue,
-    /// Permission rules for this run only (`exec --allow/--deny`).
-    pub run_rules: crate::permission::rules::RuleSet,
+    /// Permission rules for this run only (`exec --allow/--deny`), as the user wrote them: the
+    /// permission layer parses them (and `main` has refused any that does not parse).
+    pub run_rules: RunRules,
     /// `--trust` in `exec` and `serve`: the project's hooks count as approved for this run
     /// (CONTRACT "Folder trust"). The TUI asks instead.
     pub approve_extensions: bool,

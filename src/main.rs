@@ -108,13 +108,17 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Exec(args)) => {
             let mut settings = settings;
-            settings.run_rules =
-                match harness9::permission::rules::RuleSet::from_lists(&args.allow, &args.deny) {
-                    Ok(rules) => rules,
-                    Err(e) => {
-                        return usage_error(&format!("a rule given with --allow/--deny: {e}"));
-                    }
-                };
+            // Refused here, before anything runs; the permission layer parses them again when
+            // the session is assembled (config keeps them raw).
+            if let Err(e) =
+                harness9::permission::rules::RuleSet::from_lists(&args.allow, &args.deny)
+            {
+                return usage_error(&format!("a rule given with --allow/--deny: {e}"));
+            }
+            settings.run_rules = harness9::config::RunRules {
+                allow: args.allow.clone(),
+                deny: args.deny.clone(),
+            };
             let _logs = harness9::observe::init_stderr_logging();
             let outcome = runtime.block_on(exec::run(settings, args));
             // Tools may still be winding down; never wait on them past the answer.
