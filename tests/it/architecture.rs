@@ -1,0 +1,181 @@
+//! The module graph's rules (docs/ARCHITECTURE.md), checked against the source: no top-level
+//! module of `src/` imports one that imports it back, and no forbidden arrow exists, directly or
+//! through modules in between. A failure names the modules and, for each arrow, a file and line
+//! that makes it.
+
+mod graph;
+mod graph_tests;
+
+use std::path::Path;
+
+use graph::Graph;
+
+/// Which modules a rule speaks of.
+enum Modules {
+    These(&'static [&'static str]),
+    /// Every top-level module but these.
+    AllBut(&'static [&'static str]),
+}
+
+impl Modules {
+    fn contains(&self, module: &str) -> bool {
+        match self {
+            Modules::These(names) => names.contains(&module),
+            Modules::AllBut(names) => !names.contains(&module),
+        }
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        match self {
+            Modules::These(names) | Modules::AllBut(names) => names,
+        }
+    }
+}
+
+/// `from` never reaches a module of `never`, directly or through others.
+struct Rule {
+    from: Modules,
+    never: Modules,
+    why: &'static str,
+}
+
+use Modules::{AllBut, These};
+
+const FRONT_ENDS: &[&str] = &["eval", "exec", "memory_cmd", "serve", "sessions_cmd", "tui"];
+
+/// The forbidden arrows (docs/ARCHITECTURE.md, "Rules"). A leaf may import only the leaves
+/// named beside it.
+const RULES: &[Rule] = &[
+    Rule {
+        from: These(&[
+            "schema",
+            "files",
+            "shell",
+            "terminal_text",
+            "heap",
+            "hardening",
+        ]),
+        never: AllBut(&[]),
+        why: "a leaf imports nothing of ours: everything may use it",
+    },
+    Rule {
+        from: These(&["images"]),
+        never: AllBut(&["schema", "files"]),
+        why: "images is a leaf the providers use: it may use only the leaves schema and files",
+    },
+    Rule {
+        from: These(&["config"]),
+        never: These(FRONT_ENDS),
+        why: "config knows no front end (EvalArgs lives in config)",
+    },
+    Rule {
+        from: AllBut(&["tui"]),
+        never: These(&["tui"]),
+        why: "the core never imports the TUI: the TUI is a client of the session core",
+    },
+    Rule {
+        from: These(&["provider"]),
+        never: These(&["engine", "context"]),
+        why: "providers speak the data model only (image encoding is the leaf `images`)",
+    },
+    Rule {
+        from: These(&["tools", "web", "mcp"]),
+        never: These(&["engine", "permission"]),
+        why: "tools run what they are given; the permission check and the engine sit above them \
+              and pass judgements in (a read-deny function, a ReadGuard)",
+    },
+    Rule {
+        from: These(&["context", "memory", "sandbox"]),
+        never: These(&["tools"]),
+        why: "tools use them; the general file helpers they need live in the leaf `files`",
+    },
+    Rule {
+        from: These(&["planning"]),
+        never: These(&["permission"]),
+        why: "the permission check asks planning (plan mode, read-only commands); the shell \
+              grammar both use is the leaf `shell`",
+    },
+    Rule {
+        from: These(&["agents"]),
+        never: These(&["tools"]),
+        why: "agents and tools meet in the engine; ToolKind and TASK_TOOL live in schema",
+    },
+    Rule {
+        from: These(&["tools"]),
+        never: These(&["agents"]),
+        why: "agents and tools meet in the engine: the task tool is given the agents' names",
+    },
+];
+
+fn graph() -> Graph {
+    Graph::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// `path`'s arrows, one a line, each with a place that makes it.
+fn arrows(graph: &Graph, path: &[String]) -> String {
+    path.windows(2)
+        .map(|pair| format!("    {}\n", graph.explain(&pair[0], &pair[1])))
+        .collect()
+}
+
+const HOW_TO_FIX: &str = "Move the code to the module its layer says (docs/ARCHITECTURE.md), \
+     or pass what the lower module needs in (a plain parameter, a callback, a trait it defines).";
+
+#[test]
+fn no_top_level_module_imports_one_that_imports_it_back() {
+    let graph = graph();
+    let cycles = graph.cycles();
+    let report: String = cycles
+        .iter()
+        .map(|(group, cycle)| {
+            format!(
+                "these modules import each other: {}\n  one cycle: {}\n{}",
+                group.join(", "),
+                cycle.join(" -> "),
+                arrows(&graph, cycle)
+            )
+        })
+        .collect();
+    assert!(cycles.is_empty(), "{report}{HOW_TO_FIX}");
+}
+
+#[test]
+fn no_module_reaches_one_a_rule_forbids() {
+    let graph = graph();
+    let mut broken = String::new();
+    for rule in RULES {
+        for from in graph.modules.iter().filter(|m| rule.from.contains(m)) {
+            let forbidden = |m: &str| m != from && rule.never.contains(m);
+            if let Some(path) = graph.path_to(from, forbidden) {
+                broken.push_str(&format!(
+                    "{from} must never reach {} ({}), but: {}\n{}",
+                    path.last().expect("a path has an end"),
+                    rule.why,
+                    path.join(" -> "),
+                    arrows(&graph, &path)
+                ));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{broken}{HOW_TO_FIX}");
+}
+
+/// A rule naming a module that is gone (renamed, merged) would pass without checking anything.
+#[test]
+fn the_rules_name_modules_that_exist() {
+    let graph = graph();
+    for rule in RULES {
+        for name in rule.from.names().iter().chain(rule.never.names()) {
+            assert!(
+                graph.modules.contains(*name),
+                "a rule names `{name}`, which src/lib.rs does not declare ({})",
+                rule.why
+            );
+        }
+    }
+    assert!(
+        graph.modules.len() > 20 && graph.arrows.len() > 20,
+        "the graph was not read: {:?}",
+        graph.modules
+    );
+}
