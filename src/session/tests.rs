@@ -1,7 +1,7 @@
 //! The core through its request/update interface, without a terminal: a scripted provider, a
 //! real `sessions.db` in a temporary home, the standard tools with the sandbox off.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -520,6 +520,7 @@ async fn a_stored_session_is_read_without_switching_to_it() {
 }
 
 mod children;
+mod exports;
 mod failures;
 
 #[cfg(test)]

@@ -202,7 +202,7 @@ impl App {
     /// path is), or why there is none.
     pub(super) fn attach_pasted_image(
         &mut self,
-        image: Result<crate::context::clipboard::ClipboardImage, String>,
+        image: Result<crate::session::ClipboardImage, String>,
     ) {
         match image {
             Ok(image) => {
@@ -253,6 +253,6 @@ pub(super) fn pasted_image(text: &str) -> Option<&str> {
         .unwrap_or(trimmed);
     (!path.is_empty()
         && !path.chars().any(char::is_whitespace)
-        && crate::context::images::named_like_image(path))
+        && crate::session::text::named_like_image(path))
     .then_some(path)
 }

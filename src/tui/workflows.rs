@@ -32,7 +32,7 @@ impl App {
             let mut list = super::mcp_panel::resource_completions(self, query);
             if let Some(files) = &self.files {
                 list.extend(
-                    crate::context::mentions::rank(query, files, POPUP_ROWS)
+                    crate::session::text::rank(query, files, POPUP_ROWS)
                         .into_iter()
                         .map(super::mentions::completion),
                 );
