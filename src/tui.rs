@@ -205,12 +205,12 @@ pub async fn attach(
     display: Display,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
-    let token = crate::serve::read_token(token, home).map_err(|e| {
+    let token = session::remote::read_token(token, home).map_err(|e| {
         AssembleError::Setup(format!(
             "no token for {}: set HARNESS9_SERVE_TOKEN, or start harness9 serve first \
              (it writes {}): {e}",
             args.url,
-            home.join(crate::serve::TOKEN_FILE).display()
+            home.join(session::remote::TOKEN_FILE).display()
         ))
     })?;
     let mut app = App::new(SessionView {
@@ -218,7 +218,7 @@ pub async fn attach(
         provider: String::new(),
         model: args.url.clone(),
         workdir: String::new(),
-        mode: crate::planning::Mode::Default,
+        mode: crate::session::Mode::Default,
         context_window: 0,
     });
     let term = first_frame(home, &display, &mut app, started)?;

@@ -23,6 +23,19 @@ use crate::planning::{Mode, TodoItem};
 use crate::provider::sse::SseFramer;
 use crate::schema::{Message, ToolResult};
 
+/// The file under `$HARNESS9_HOME` where `serve` keeps its token (`serve` writes it, `attach`
+/// reads it).
+pub const TOKEN_FILE: &str = "serve.token";
+
+/// The token `attach` sends: `HARNESS9_SERVE_TOKEN`, else the file `serve` wrote.
+pub fn read_token(env_token: Option<&str>, home: &std::path::Path) -> std::io::Result<String> {
+    if let Some(token) = env_token {
+        return Ok(token.to_owned());
+    }
+    let text = std::fs::read_to_string(home.join(TOKEN_FILE))?;
+    Ok(text.trim().to_owned())
+}
+
 /// Reconnection attempts in a row before the stream is given up.
 const RECONNECTS: u32 = 8;
 

@@ -12,7 +12,7 @@ use super::dialog_guard::{Clock, DialogGuard};
 
 use super::transcript::Transcript;
 use crate::engine::{ApprovalRequest, TokenUpdate};
-use crate::planning::{Mode, TodoItem};
+use crate::session::{Mode, TodoItem};
 
 /// What the runner must do after an update.
 #[derive(Debug, Clone, PartialEq, Eq)]

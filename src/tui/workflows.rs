@@ -9,8 +9,8 @@ use super::keymap::Action;
 use super::picker::Picker;
 use super::slash::{self, Completion};
 use super::transcript::EntryKind;
-use crate::planning::Mode;
 use crate::schema::ToolCall;
+use crate::session::Mode;
 
 /// Entries shown in a completion popup.
 pub const POPUP_ROWS: usize = 8;

@@ -10,8 +10,8 @@ use ratatui::backend::TestBackend;
 use super::super::app::{App, AppEvent, Command, SessionView};
 use super::super::view;
 use crate::engine::{DoneInfo, Event, EventKind};
-use crate::planning::Mode;
 use crate::schema::{Message, ToolResult};
+use crate::session::Mode;
 use crate::session::{SessionHit, SessionSummary};
 
 fn app() -> App {
@@ -369,7 +369,7 @@ fn long_pastes_collapse_and_are_sent_whole_and_the_mouse_can_be_released() {
 
 #[test]
 fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded() {
-    use crate::planning::{TodoItem, TodoStatus};
+    use crate::session::{TodoItem, TodoStatus};
     let plan = vec![
         TodoItem {
             content: "read the parser".into(),
