@@ -165,6 +165,17 @@ async fn close(opened: &mut Opened) -> Arc<Closing> {
     }
 }
 
+/// A new session with one run of `prompt` answered `reply`, closed: its id.
+async fn stored_run(fixture: &Fixture, prompt: &str, reply: &str) -> String {
+    let provider = scripted([text(reply)]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    opened.handle.send(Request::Submit(prompt.into()));
+    until(&mut opened.updates, "run end", run_ended).await;
+    close(&mut opened).await.session_id.clone()
+}
+
 #[tokio::test]
 async fn a_submitted_prompt_streams_its_events_to_done_and_is_stored() {
     let fixture = Fixture::new();

@@ -54,13 +54,7 @@ async fn an_export_is_written_by_the_core_and_never_over_an_existing_file() {
 #[tokio::test]
 async fn the_catalogue_lists_and_reads_stored_sessions_as_views() {
     let fixture = Fixture::new();
-    let provider = scripted([text("Stored.")]);
-    let mut opened = fixture
-        .open(&provider, SessionChoice::New, CoreOptions::default())
-        .await;
-    opened.handle.send(Request::Submit("keep this".into()));
-    until(&mut opened.updates, "run end", run_ended).await;
-    let closing = close(&mut opened).await;
+    let id = stored_run(&fixture, "keep this", "Stored.").await;
 
     let catalogue = Catalogue::open(&fixture.settings.home).unwrap();
     let workdir = fixture.workdir().display().to_string();
@@ -69,11 +63,11 @@ async fn the_catalogue_lists_and_reads_stored_sessions_as_views() {
         .await
         .unwrap();
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].session.id, closing.session_id);
+    assert_eq!(hits[0].session.id, id);
     assert_eq!(hits[0].session.message_count, 2);
-    let key = &closing.session_id[..8];
-    assert_eq!(catalogue.resolve(key).await.unwrap().id, closing.session_id);
-    let messages = catalogue.transcript(&closing.session_id).await.unwrap();
+    let key = &id[..8];
+    assert_eq!(catalogue.resolve(key).await.unwrap().id, id);
+    let messages = catalogue.transcript(&id).await.unwrap();
     let contents: Vec<String> = messages
         .unwrap_or_default()
         .into_iter()
