@@ -9,6 +9,13 @@
 //! keys; `exec` prints; an HTTP front end can be a third client without changing the core.
 //! Failures reach them typed (`Failure` with a `FailureKind`), decided from the typed errors
 //! where they arose, so no front end ever reads an error's wording to decide what it was.
+//!
+//! What requests and updates carry is the session's own vocabulary: the engine's events, the
+//! modes and todos, and view types (`views`) converted from the store's, tools', MCP's,
+//! checkpoints' and the clipboard's internals at the core's edge, so a front end imports none
+//! of those. Files a front end asks for (`/export`) are written by the core. Commands that run
+//! no session (`sessions`, `memory`, `serve`'s lists) reach the store through `Catalogue`;
+//! pure helpers front ends share with the core are in `text`.
 
 mod actor;
 mod catalogue;

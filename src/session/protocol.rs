@@ -1,6 +1,8 @@
 //! What front ends say to the session core (`Request`) and what it tells them (`Update`). Both
 //! are plain data, so a front end in another process (an HTTP client) can be given the same
-//! conversation over a wire.
+//! conversation over a wire. Beyond `schema` and the engine's event vocabulary (`Event`,
+//! `ApprovalDecision`, `CompactionInfo`, `Failure`) they carry only the session's own types
+//! (`views`, and `Mode`/`TodoItem` as the session re-exports them).
 
 use std::sync::Arc;
 use std::time::Duration;
