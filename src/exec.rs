@@ -184,7 +184,7 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
 }
 
 /// What a run lost to a store that would not take its writes.
-fn lost_turns(unsaved: &crate::assemble::Unsaved, session_id: &str) -> String {
+fn lost_turns(unsaved: &session::Unsaved, session_id: &str) -> String {
     let mut lost = Vec::new();
     if unsaved.messages > 0 {
         lost.push(format!(

@@ -1,5 +1,5 @@
-//! `harness9 memory list|search|rm`: the long-term memories (`memory::long_term`) without the
-//! TUI. Memory text was written by a model: the table strips terminal control sequences (JSON
+//! `harness9 memory list|search|rm`: the long-term memories (through the session's
+//! `Catalogue`) without the TUI. Memory text was written by a model: the table strips terminal control sequences (JSON
 //! escapes them by itself). `rm` rewrites `$HARNESS9_HOME/memory/MEMORY.md`.
 
 use std::io::Write;
@@ -8,37 +8,38 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::config::{MemoryAction, MemoryArgs};
-use crate::memory::long_term::{MemoryRecord, line_of};
-use crate::memory::{SessionStore, store_time};
+use crate::session::text::store_time;
+use crate::session::{Catalogue, Memory};
 use crate::terminal_text::sanitize;
 
 /// Runs the action; returns the exit status.
 pub async fn run(home: &Path, workdir: &Path, args: MemoryArgs) -> u8 {
-    let path = home.join("sessions.db");
-    let store = match SessionStore::open(&path) {
-        Ok(store) => store,
-        Err(error) => {
-            eprintln!("harness9: cannot open {}: {error}", path.display());
+    let catalogue = match Catalogue::open(home) {
+        Ok(catalogue) => catalogue,
+        Err(failure) => {
+            eprintln!("harness9: {failure}");
             return 1;
         }
     };
     let dir = workdir.display().to_string();
     let (listed, json) = match args.action {
         MemoryAction::List { all, json } => (
-            store.memory_list((!all).then_some(dir.as_str())).await,
+            catalogue.memories((!all).then_some(dir.as_str())).await,
             json,
         ),
-        MemoryAction::Search { text, json } => (store.memory_search(&text, &dir, 50).await, json),
+        MemoryAction::Search { text, json } => {
+            (catalogue.search_memories(&text, &dir, 50).await, json)
+        }
         MemoryAction::Rm { id } => {
-            return match store.memory_remove(id).await {
-                Ok(true) => {
-                    if let Err(error) = store.memory_export(home).await {
-                        eprintln!("harness9: {error}");
+            return match catalogue.remove_memory(id, home).await {
+                Ok((true, not_exported)) => {
+                    if let Some(failure) = not_exported {
+                        eprintln!("harness9: {failure}");
                     }
                     println!("removed memory #{id}");
                     0
                 }
-                Ok(false) => {
+                Ok((false, _)) => {
                     eprintln!("harness9: there is no memory #{id}");
                     1
                 }
@@ -68,7 +69,7 @@ pub async fn run(home: &Path, workdir: &Path, args: MemoryArgs) -> u8 {
                 out,
                 "#{:<5} {}  ({}, used {})",
                 m.id,
-                sanitize(&line_of(m)),
+                sanitize(&m.line()),
                 store_time(m.updated_at),
                 m.use_count
             )
@@ -77,7 +78,7 @@ pub async fn run(home: &Path, workdir: &Path, args: MemoryArgs) -> u8 {
     u8::from(written.is_err())
 }
 
-fn as_json(memory: &MemoryRecord) -> serde_json::Value {
+fn as_json(memory: &Memory) -> serde_json::Value {
     json!({
         "id": memory.id,
         "title": memory.title,

@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use feed::{BACKLOG, Feed, Frame, update_json};
-pub use guard::{TOKEN_FILE, host_allowed, read_token};
+pub use guard::host_allowed;
 pub use stream::sse_body;
 
 use crate::config::{Environment, RunOptions, ServeArgs, Settings};

@@ -9,26 +9,46 @@
 //! keys; `exec` prints; an HTTP front end can be a third client without changing the core.
 //! Failures reach them typed (`Failure` with a `FailureKind`), decided from the typed errors
 //! where they arose, so no front end ever reads an error's wording to decide what it was.
+//!
+//! What requests and updates carry is the session's own vocabulary: the engine's events, the
+//! modes and todos, and view types (`views`) converted from the store's, tools', MCP's,
+//! checkpoints' and the clipboard's internals at the core's edge, so a front end imports none
+//! of those. Files a front end asks for (`/export`) are written by the core. Commands that run
+//! no session (`sessions`, `memory`, `serve`'s lists) reach the store through `Catalogue`;
+//! pure helpers front ends share with the core are in `text`.
 
 mod actor;
+mod catalogue;
+mod export;
 mod hub;
 mod memories;
 mod protocol;
 pub mod remote;
 mod switching;
+pub mod text;
 mod undo;
+mod views;
 
 use std::sync::{Arc, Weak};
 
 use tokio::sync::mpsc;
 
 pub use crate::engine::{Failure, FailureKind};
+/// The approval modes and the todo list are the session's own vocabulary: the core stores
+/// and switches the mode and keeps the todo list, and both are plain data. They are defined in
+/// `planning` beside the rules that use them; front ends name them through the session.
+pub use crate::planning::{Mode, TodoItem, TodoStatus};
 pub use actor::MENTION_FILES;
+pub use catalogue::Catalogue;
+pub use export::ExportError;
 pub use protocol::{Closing, LoadedSession, Request, Restore, Restored, Update};
+pub use views::{
+    ClipboardImage, Conflicts, JobSummary, McpPromptInfo, McpServer, McpStatus, Memory,
+    MemoryScope, PromptPoint, RestoreReport, SessionHit, SessionSummary, SessionTotals, Unsaved,
+};
 
 use crate::assemble::{self, AssembleError, ProviderFactory, SessionChoice};
 use crate::config::Settings;
-use crate::planning::Mode;
 use hub::Hub;
 
 /// How a front end wants the core to behave.

@@ -8,25 +8,25 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::config::SessionsArgs;
-use crate::memory::{SearchHit, SessionRecord, SessionStore, store_time};
+use crate::session::text::{age, now_ms, store_time};
+use crate::session::{Catalogue, SessionHit, SessionSummary};
 
 /// The most sessions listed.
 const LIMIT: usize = 100_000;
 
 /// Lists sessions; returns the exit status.
 pub async fn run(home: &Path, workdir: &Path, args: SessionsArgs) -> u8 {
-    let path = home.join("sessions.db");
-    let store = match SessionStore::open(&path) {
-        Ok(store) => store,
-        Err(error) => {
-            eprintln!("harness9: cannot open {}: {error}", path.display());
+    let catalogue = match Catalogue::open(home) {
+        Ok(catalogue) => catalogue,
+        Err(failure) => {
+            eprintln!("harness9: {failure}");
             return 1;
         }
     };
     let dir = workdir.display().to_string();
     let scope = (!args.all).then_some(dir.as_str());
-    let hits = store
-        .find(args.search.as_deref().unwrap_or(""), scope, LIMIT)
+    let hits = catalogue
+        .find_sessions(args.search.as_deref().unwrap_or(""), scope, LIMIT)
         .await;
     let hits = match hits {
         Ok(hits) => hits,
@@ -51,7 +51,7 @@ pub async fn run(home: &Path, workdir: &Path, args: SessionsArgs) -> u8 {
     0
 }
 
-pub(crate) fn as_json(session: &SessionRecord, snippet: &str) -> serde_json::Value {
+pub(crate) fn as_json(session: &SessionSummary, snippet: &str) -> serde_json::Value {
     let mut value = json!({
         "id": session.id,
         "name": session.name,
@@ -77,7 +77,7 @@ pub(crate) fn as_json(session: &SessionRecord, snippet: &str) -> serde_json::Val
 
 fn write_table(
     out: &mut impl Write,
-    hits: &[SearchHit],
+    hits: &[SessionHit],
     all: bool,
     workdir: &str,
 ) -> std::io::Result<()> {
@@ -90,7 +90,7 @@ fn write_table(
         return writeln!(out, "No sessions{scope}.");
     }
     writeln!(out, "{:<12}  {:>9}  {:>5}  TITLE", "ID", "UPDATED", "MSGS")?;
-    let now = crate::memory::now_ms();
+    let now = now_ms();
     for hit in hits {
         let s = &hit.session;
         let mut label = s.label().to_owned();
@@ -110,15 +110,4 @@ fn write_table(
         )?;
     }
     Ok(())
-}
-
-/// "just now", "5m ago", "3h ago", "2d ago".
-pub fn age(ms: i64) -> String {
-    let secs = ms.max(0) / 1000;
-    match secs {
-        0..=59 => "just now".into(),
-        60..=3599 => format!("{}m ago", secs / 60),
-        3600..=86_399 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
-    }
 }

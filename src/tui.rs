@@ -1,7 +1,7 @@
 //! The full-screen TUI, a client of the session core (`crate::session`): it draws and maps keys,
 //! sends the app's commands as requests and turns the core's updates into the app's events. It
-//! never touches the store, a provider, a tool or the working directory's files itself (the one
-//! file it writes is a `/export` the user asked for, never over an existing one). The first frame
+//! never touches the store, a provider, a tool or the working directory's files itself (a
+//! `/export` the user asked for is written by the core, never over an existing one). The first frame
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
 //! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
 //! while something is dirty, animating or about to time out, so an idle screen costs nothing.
@@ -205,12 +205,12 @@ pub async fn attach(
     display: Display,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
-    let token = crate::serve::read_token(token, home).map_err(|e| {
+    let token = session::remote::read_token(token, home).map_err(|e| {
         AssembleError::Setup(format!(
             "no token for {}: set HARNESS9_SERVE_TOKEN, or start harness9 serve first \
              (it writes {}): {e}",
             args.url,
-            home.join(crate::serve::TOKEN_FILE).display()
+            home.join(session::remote::TOKEN_FILE).display()
         ))
     })?;
     let mut app = App::new(SessionView {
@@ -218,7 +218,7 @@ pub async fn attach(
         provider: String::new(),
         model: args.url.clone(),
         workdir: String::new(),
-        mode: crate::planning::Mode::Default,
+        mode: crate::session::Mode::Default,
         context_window: 0,
     });
     let term = first_frame(home, &display, &mut app, started)?;
@@ -311,7 +311,7 @@ async fn show(
     runner.notify.bell = display.bell;
     runner.notify.osc9 = display.notify;
     for command in first_commands {
-        runner.execute(&mut app, command).await;
+        runner.execute(command).await;
     }
     let outcome = runner.event_loop(&mut term, &mut app).await;
     // Inline, what the live area still held joins the conversation in the scrollback.

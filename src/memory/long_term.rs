@@ -269,15 +269,17 @@ pub fn digest(memories: &[MemoryRecord]) -> Option<String> {
 
 /// One memory as a line (the digest, MEMORY.md, search results).
 pub fn line_of(memory: &MemoryRecord) -> String {
-    let content: String = memory
-        .content
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if memory.title.is_empty() {
-        format!("- [{}] {content}", memory.scope.as_str())
+    line(memory.scope.as_str(), &memory.title, &memory.content)
+}
+
+/// A memory of `scope` with `title` and `content` as one line (`line_of`, and the session's
+/// view of a memory).
+pub fn line(scope: &str, title: &str, content: &str) -> String {
+    let content: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    if title.is_empty() {
+        format!("- [{scope}] {content}")
     } else {
-        format!("- [{}] {}: {content}", memory.scope.as_str(), memory.title)
+        format!("- [{scope}] {title}: {content}")
     }
 }
 

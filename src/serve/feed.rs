@@ -113,6 +113,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::ShellDone { .. }
         | Update::SessionRead { .. }
         | Update::Prompts(_)
+        | Update::Exported { .. }
         | Update::Jobs(_)
         | Update::Restored(_)
         | Update::Compacted(_)

@@ -16,9 +16,7 @@ use subtle::ConstantTimeEq;
 
 use super::ServeState;
 use super::routes::error_response;
-
-/// The token file's name under `$HARNESS9_HOME`.
-pub const TOKEN_FILE: &str = "serve.token";
+use crate::session::remote::TOKEN_FILE;
 
 /// Makes a random token and writes it where `attach` and the user's scripts read it: a file
 /// only its owner can read, replaced (never appended to) on each start.
@@ -39,15 +37,6 @@ pub fn new_token_file(home: &Path) -> std::io::Result<(String, PathBuf)> {
     drop(file);
     std::fs::rename(&partial, &path)?;
     Ok((token, path))
-}
-
-/// The token `attach` sends: `HARNESS9_SERVE_TOKEN`, else the file `serve` wrote.
-pub fn read_token(env_token: Option<&str>, home: &Path) -> std::io::Result<String> {
-    if let Some(token) = env_token {
-        return Ok(token.to_owned());
-    }
-    let text = std::fs::read_to_string(home.join(TOKEN_FILE))?;
-    Ok(text.trim().to_owned())
 }
 
 /// Whether `host` (a `Host` header's value) may reach us: an IP literal or `localhost`, with
@@ -108,6 +97,7 @@ pub async fn guard(State(state): State<ServeState>, request: Request, next: Next
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::remote::read_token;
 
     #[test]
     fn only_ip_literals_and_localhost_pass_the_host_check() {

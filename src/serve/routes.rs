@@ -77,9 +77,9 @@ pub async fn list(
     let workdir = state.sessions.default_workdir();
     let scope = (!all).then_some(workdir.as_str());
     let hits = store
-        .find(search, scope, LIST_LIMIT)
+        .find_sessions(search, scope, LIST_LIMIT)
         .await
-        .map_err(|e| internal(e.to_string()))?;
+        .map_err(|f| internal(f.message))?;
     let list: Vec<Value> = hits
         .iter()
         .map(|hit| crate::sessions_cmd::as_json(&hit.session, &hit.snippet))
@@ -233,13 +233,12 @@ pub async fn mode(State(state): State<ServeState>, Path(id): Path<String>, body:
 
 pub async fn messages(State(state): State<ServeState>, Path(id): Path<String>) -> Reply {
     let store = state.sessions.store().map_err(internal)?;
-    let known = store.get(&id).await.map_err(|e| internal(e.to_string()))?;
-    if known.is_none() {
-        return Err(ApiError(StatusCode::NOT_FOUND, format!("no session {id}")));
-    }
-    let messages = store
-        .load_all(&id)
+    let Some(messages) = store
+        .transcript(&id)
         .await
-        .map_err(|e| internal(e.to_string()))?;
+        .map_err(|f| internal(f.message))?
+    else {
+        return Err(ApiError(StatusCode::NOT_FOUND, format!("no session {id}")));
+    };
     Ok(axum::Json(json!(messages)).into_response())
 }

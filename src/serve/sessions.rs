@@ -12,9 +12,8 @@ use tokio::sync::Mutex;
 use super::feed::Feed;
 use super::{ServeContext, settings_for};
 use crate::assemble::{AssembleError, SessionChoice};
-use crate::memory::SessionStore;
 use crate::planning::Mode;
-use crate::session::{self, CoreOptions, Request, SessionFacts, SessionHandle, Update};
+use crate::session::{self, Catalogue, CoreOptions, Request, SessionFacts, SessionHandle, Update};
 
 /// One open session.
 pub struct Served {
@@ -65,7 +64,7 @@ pub struct OpenRequest {
 pub struct Sessions {
     context: ServeContext,
     open: Mutex<HashMap<String, Arc<Served>>>,
-    store: std::sync::OnceLock<Result<SessionStore, String>>,
+    store: std::sync::OnceLock<Result<Catalogue, String>>,
 }
 
 impl Sessions {
@@ -82,14 +81,11 @@ impl Sessions {
         self.context.settings.mode == Mode::Yolo
     }
 
-    /// The store, for listing sessions and reading transcripts (the cores keep their own).
-    pub fn store(&self) -> Result<&SessionStore, String> {
+    /// The stored sessions, for listing them and reading transcripts (the cores keep their
+    /// own store), opened once.
+    pub fn store(&self) -> Result<&Catalogue, String> {
         self.store
-            .get_or_init(|| {
-                let path = self.context.settings.home.join("sessions.db");
-                SessionStore::open(&path)
-                    .map_err(|e| format!("cannot open {}: {e}", path.display()))
-            })
+            .get_or_init(|| Catalogue::open(&self.context.settings.home).map_err(|f| f.message))
             .as_ref()
             .map_err(Clone::clone)
     }

@@ -14,6 +14,7 @@ use super::CoreOptions;
 use super::hub::Hub;
 use super::memories::Memories;
 use super::protocol::{Closing, Request, Update};
+use super::views::{ClipboardImage, McpServer, SessionHit, clipboard_failure};
 use crate::assemble::{Assembly, ProviderFactory, SavingSession};
 use crate::engine::{ApprovalRequest, Event, EventKind, Failure, FailureKind};
 use crate::mcp::McpManager;
@@ -116,7 +117,7 @@ impl Core {
     fn publish_mcp(&self) {
         let mcp = &self.assembly.mcp;
         // `statuses` notices a server that stopped; its notice goes with this look.
-        let servers = Arc::new(mcp.statuses());
+        let servers = Arc::new(mcp.statuses().iter().map(McpServer::from).collect());
         let notices = mcp.take_notices();
         self.hub.publish(Update::Mcp { servers, notices });
     }
@@ -215,7 +216,7 @@ impl Core {
                     // The newest 500 when nothing is typed; the best 200 matches otherwise.
                     let limit = if query.trim().is_empty() { 500 } else { 200 };
                     let hits = match store.find(&query, scope, limit).await {
-                        Ok(hits) => hits,
+                        Ok(hits) => hits.into_iter().map(SessionHit::from).collect(),
                         Err(error) => {
                             let failure =
                                 Failure::from(&error).context("cannot search the sessions");
@@ -267,7 +268,11 @@ impl Core {
                 // A slow server delays only its own answer, never the core's other requests.
                 let mcp = self.assembly.mcp.clone();
                 tokio::spawn(async move {
-                    let result = mcp.get_prompt(&command, &args).await;
+                    // An MCP server is the prompt's provider; what it could not give is shown.
+                    let result = mcp
+                        .get_prompt(&command, &args)
+                        .await
+                        .map_err(|message| Failure::new(FailureKind::Provider, message));
                     hub.publish(Update::McpPrompt { command, result });
                 });
             }
@@ -275,15 +280,28 @@ impl Core {
                 let home = self.assembly.engine.rules().home().to_path_buf();
                 tokio::spawn(async move {
                     let image = crate::context::clipboard::read_image(&home).await;
-                    hub.publish(Update::PastedImage(image.map_err(|e| e.to_string())));
+                    hub.publish(Update::PastedImage(
+                        image
+                            .map(ClipboardImage::from)
+                            .map_err(|e| clipboard_failure(&e)),
+                    ));
                 });
             }
             Request::ListPrompts => self.list_prompts(),
-            Request::ListJobs => self.hub.publish(Update::Jobs(self.assembly.jobs.list())),
+            Request::Export { file, markdown } => {
+                super::export::start(Arc::clone(&self.hub), self.workdir.clone(), file, markdown)
+            }
+            Request::ListJobs => self.publish_jobs(),
             Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.
             Request::Close { .. } => {}
         }
+    }
+
+    /// The session's background commands, for every front end.
+    fn publish_jobs(&self) {
+        let jobs = self.assembly.jobs.list().into_iter().map(Into::into);
+        self.hub.publish(Update::Jobs(jobs.collect()));
     }
 
     fn memories(&self) -> Memories {
@@ -386,7 +404,7 @@ impl Core {
         );
         self.hub.publish(Update::Engine(event));
         if refresh_jobs {
-            self.hub.publish(Update::Jobs(self.assembly.jobs.list()));
+            self.publish_jobs();
         }
         if let Some(prompt) = &next {
             self.queue_changed();
@@ -442,7 +460,7 @@ impl Core {
         self.hub.publish(Update::Closed(Arc::new(Closing {
             session_id: self.session_id.clone(),
             kept: !discarded,
-            unsaved: self.saving.unsaved(),
+            unsaved: self.saving.unsaved().into(),
             flush_error,
         })));
     }

@@ -25,7 +25,7 @@ impl Memories {
         match self.store.memory_browse(query, &self.workdir).await {
             Ok(memories) => self.hub.publish(Update::Memories {
                 generation,
-                memories,
+                memories: memories.into_iter().map(Into::into).collect(),
             }),
             Err(error) => self.fail(&error, "cannot read the memories"),
         }

@@ -1,17 +1,18 @@
 //! What front ends say to the session core (`Request`) and what it tells them (`Update`). Both
 //! are plain data, so a front end in another process (an HTTP client) can be given the same
-//! conversation over a wire.
+//! conversation over a wire. Beyond `schema` and the engine's event vocabulary (`Event`,
+//! `ApprovalDecision`, `CompactionInfo`, `Failure`) they carry only the session's own types
+//! (`views`, and `Mode`/`TodoItem` as the session re-exports them).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::assemble::Unsaved;
-use crate::checkpoint::{Conflicts, PromptPoint, RestoreReport};
+use super::views::{
+    ClipboardImage, Conflicts, JobSummary, McpServer, Memory, PromptPoint, RestoreReport,
+    SessionHit, Unsaved,
+};
+use super::{Mode, TodoItem};
 use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
-use crate::mcp::ServerStatus;
-use crate::memory::SearchHit;
-use crate::memory::long_term::MemoryRecord;
-use crate::planning::{Mode, TodoItem};
 use crate::schema::{Message, ToolResult};
 
 /// Something a front end asks of the session.
@@ -94,6 +95,13 @@ pub enum Request {
     PasteImage,
     /// The session's background commands (answered with `Update::Jobs`).
     ListJobs,
+    /// Write `markdown` (the transcript as the front end shows it, `/export`) to a new file
+    /// `file` in the working directory, never over an existing one (answered with
+    /// `Update::Exported`).
+    Export {
+        file: String,
+        markdown: String,
+    },
     /// The prompts of the conversation, for `/rewind` (answered with `Update::Prompts`).
     ListPrompts,
     /// Restore files (and for a rewind, the conversation) from the checkpoints; files changed
@@ -130,7 +138,7 @@ pub enum Update {
     Queue(Vec<String>),
     Sessions {
         generation: u64,
-        hits: Vec<SearchHit>,
+        hits: Vec<SessionHit>,
     },
     Files {
         generation: u64,
@@ -138,7 +146,7 @@ pub enum Update {
     },
     Memories {
         generation: u64,
-        memories: Vec<MemoryRecord>,
+        memories: Vec<Memory>,
     },
     ShellDone {
         id: String,
@@ -156,22 +164,27 @@ pub enum Update {
     /// The MCP servers as they stand now (sent at start and at every change of a status or a
     /// tool list), with what went wrong with them since the last time.
     Mcp {
-        servers: Arc<Vec<ServerStatus>>,
+        servers: Arc<Vec<McpServer>>,
         notices: Vec<String>,
     },
     /// A server's prompt asked for with `Request::McpPrompt`: its text, or why there is none
     /// (to show; nothing is decided from it).
     McpPrompt {
         command: String,
-        result: Result<String, String>,
+        result: Result<String, Failure>,
     },
     /// The session's background commands, oldest first: on `Request::ListJobs`, and after
     /// every tool result and run.
-    Jobs(Vec<crate::tools::JobSummary>),
+    Jobs(Vec<JobSummary>),
     /// The answer to `Request::PasteImage`: the image's file and size, or why there is none.
-    PastedImage(Result<crate::context::clipboard::ClipboardImage, String>),
+    PastedImage(Result<ClipboardImage, Failure>),
     /// The conversation's prompts, oldest first.
     Prompts(Vec<PromptPoint>),
+    /// The answer to `Request::Export`: the file written, or why there is none.
+    Exported {
+        file: String,
+        result: Result<std::path::PathBuf, super::ExportError>,
+    },
     /// What a `Request::Restore` did, or (`report.asking`) what it must ask first.
     Restored(Arc<Restored>),
     /// A request could not be carried out (the run's own failures come as `Engine` errors).

@@ -14,12 +14,27 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::hub::Hub;
-use super::{Closing, LoadedSession, Opened, Request, SessionFacts, SessionHandle, Update};
-use crate::assemble::{AssembleError, Unsaved};
+use super::{
+    Closing, LoadedSession, Opened, Request, SessionFacts, SessionHandle, Unsaved, Update,
+};
+use crate::assemble::AssembleError;
 use crate::engine::{ApprovalDecision, Event, Failure, FailureKind};
 use crate::planning::{Mode, TodoItem};
 use crate::provider::sse::SseFramer;
 use crate::schema::{Message, ToolResult};
+
+/// The file under `$HARNESS9_HOME` where `serve` keeps its token (`serve` writes it, `attach`
+/// reads it).
+pub const TOKEN_FILE: &str = "serve.token";
+
+/// The token `attach` sends: `HARNESS9_SERVE_TOKEN`, else the file `serve` wrote.
+pub fn read_token(env_token: Option<&str>, home: &std::path::Path) -> std::io::Result<String> {
+    if let Some(token) = env_token {
+        return Ok(token.to_owned());
+    }
+    let text = std::fs::read_to_string(home.join(TOKEN_FILE))?;
+    Ok(text.trim().to_owned())
+}
 
 /// Reconnection attempts in a row before the stream is given up.
 const RECONNECTS: u32 = 8;
@@ -161,7 +176,8 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
     };
     let stop = CancellationToken::new();
     tokio::spawn(follow(api.clone(), Arc::clone(&hub), stop.clone()));
-    tokio::spawn(serve_requests(api, hub, rx, stop));
+    let workdir = facts.workdir.clone();
+    tokio::spawn(serve_requests(api, hub, rx, stop, workdir));
     Ok(Opened {
         handle,
         updates,
@@ -194,12 +210,14 @@ async fn load_messages(api: &Api) -> Result<Vec<Message>, AssembleError> {
         .map_err(|e| AssembleError::Setup(format!("the transcript does not parse: {e}")))
 }
 
-/// Carries the front end's requests to the server until it closes the session here.
+/// Carries the front end's requests to the server until it closes the session here;
+/// `workdir` is the session's on the server.
 async fn serve_requests(
     api: Api,
     hub: Arc<Hub>,
     mut requests: mpsc::UnboundedReceiver<Request>,
     stop: CancellationToken,
+    workdir: String,
 ) {
     while let Some(request) = requests.recv().await {
         let sent = match request {
@@ -254,6 +272,13 @@ async fn serve_requests(
             Request::PasteImage => Err(unavailable_failure("pasting an image")),
             Request::ListPrompts | Request::Restore { .. } => {
                 Err(unavailable_failure("undoing or rewinding"))
+            }
+            // The file is the user's, written where this front end runs (the session's
+            // directory when it is on this machine too).
+            Request::Export { file, markdown } => {
+                let workdir = std::path::PathBuf::from(&workdir);
+                super::export::start(Arc::clone(&hub), workdir, file, markdown);
+                Ok(())
             }
             // Kept by this front end itself; the server needs none of them.
             Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),

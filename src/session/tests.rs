@@ -1,7 +1,7 @@
 //! The core through its request/update interface, without a terminal: a scripted provider, a
 //! real `sessions.db` in a temporary home, the standard tools with the sandbox off.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -163,6 +163,17 @@ async fn close(opened: &mut Opened) -> Arc<Closing> {
         (Update::Closed(closing), _) => closing,
         _ => unreachable!(),
     }
+}
+
+/// A new session with one run of `prompt` answered `reply`, closed: its id.
+async fn stored_run(fixture: &Fixture, prompt: &str, reply: &str) -> String {
+    let provider = scripted([text(reply)]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    opened.handle.send(Request::Submit(prompt.into()));
+    until(&mut opened.updates, "run end", run_ended).await;
+    close(&mut opened).await.session_id.clone()
 }
 
 #[tokio::test]
@@ -520,6 +531,7 @@ async fn a_stored_session_is_read_without_switching_to_it() {
 }
 
 mod children;
+mod exports;
 mod failures;
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::actor::Core;
 use super::protocol::{Restore, Restored, Update};
-use crate::checkpoint::{self, Changes, Conflicts, PromptPoint, RestoreReport};
+use super::views::{Conflicts, PromptPoint};
+use crate::checkpoint::{self, Changes, RestoreReport};
 use crate::engine::{Failure, FailureKind};
 use crate::memory::CheckpointRow;
 
@@ -142,22 +143,23 @@ impl Core {
         let checkpoints = Arc::clone(&self.assembly.checkpoints);
         let report = tokio::task::spawn_blocking(move || {
             let refs: Vec<&Changes> = changes.iter().collect();
-            checkpoint::restore::restore(checkpoints.objects(), &refs, conflicts)
+            checkpoint::restore::restore(checkpoints.objects(), &refs, conflicts.into())
         })
         .await
         .unwrap_or_else(|_| RestoreReport {
             failed: vec![(self.workdir.clone(), "the restore crashed".into())],
             ..RestoreReport::default()
         });
+        let report_text = report.describe(&self.workdir);
         let mut restored = Restored {
             what: what.clone(),
             prompt: prompt.clone(),
             text: String::new(),
             branched: None,
-            report,
+            report: report.into(),
         };
         if restored.report.asking {
-            restored.text = restored.report.describe(&self.workdir);
+            restored.text = report_text;
             return Ok(restored);
         }
         store
@@ -175,11 +177,12 @@ impl Core {
             // The session as it now goes on, for every front end (`Update::Loaded`).
             self.switch_to(id.clone()).await;
         }
-        restored.text = self.describe(&restored, rows.is_empty());
+        restored.text = self.describe(&restored, rows.is_empty(), report_text);
         Ok(restored)
     }
 
-    fn describe(&self, restored: &Restored, no_checkpoint: bool) -> String {
+    /// The restore in plain words; `report_text` is what the checkpoints' report says.
+    fn describe(&self, restored: &Restored, no_checkpoint: bool, report_text: String) -> String {
         let name = restored.prompt.as_deref().map(quoted).unwrap_or_default();
         let mut parts = Vec::new();
         match &restored.what {
@@ -201,7 +204,7 @@ impl Core {
             ));
         }
         if !no_checkpoint {
-            parts.push(restored.report.describe(&self.workdir));
+            parts.push(report_text);
         }
         parts.join("; ")
     }

@@ -101,7 +101,7 @@ impl App {
                         .iter()
                         .filter(|m| m.role == crate::schema::Role::User && !m.is_tool_result())
                         .map(|m| {
-                            crate::context::mentions::split_attachments(&m.content)
+                            crate::session::text::split_attachments(&m.content)
                                 .0
                                 .to_owned()
                         })
@@ -112,7 +112,7 @@ impl App {
                 self.turn = 0;
                 // The stored conversation's size until the provider counts it at the next call.
                 self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
-                    input_tokens: crate::context::estimate_tokens(&messages, &[]),
+                    input_tokens: crate::session::text::estimate_tokens(&messages, &[]),
                     output_tokens: 0,
                     context_window: self.session.context_window,
                     estimated: true,

@@ -12,7 +12,7 @@ use super::dialog_guard::{Clock, DialogGuard};
 
 use super::transcript::Transcript;
 use crate::engine::{ApprovalRequest, TokenUpdate};
-use crate::planning::{Mode, TodoItem};
+use crate::session::{Mode, TodoItem};
 
 /// What the runner must do after an update.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub enum Command {
     /// Restore files or the conversation (`/undo`, `/rewind`).
     Restore {
         what: crate::session::Restore,
-        conflicts: crate::checkpoint::Conflicts,
+        conflicts: crate::session::Conflicts,
     },
     /// Fetch an MCP server's prompt (`/mcp__server__prompt ARGS`) and send it as the prompt.
     McpPrompt {
@@ -99,7 +99,7 @@ pub enum Command {
 pub enum AppEvent {
     Sessions {
         generation: u64,
-        hits: Vec<crate::memory::SearchHit>,
+        hits: Vec<crate::session::SessionHit>,
     },
     Files(Vec<String>),
     ShellDone {
@@ -126,7 +126,7 @@ pub enum AppEvent {
         messages: Result<Vec<crate::schema::Message>, String>,
     },
     /// `/rewind`'s list.
-    Prompts(Vec<crate::checkpoint::PromptPoint>),
+    Prompts(Vec<crate::session::PromptPoint>),
     /// What `/undo` or `/rewind` did, or must ask.
     Restored(std::sync::Arc<crate::session::Restored>),
     /// Something asked of the session failed (what kind decides where it is shown).
@@ -136,11 +136,11 @@ pub enum AppEvent {
     /// The images the prompt just sent carries.
     Images(Vec<crate::schema::ImageRef>),
     /// The clipboard's image asked for with `Command::PasteImage`, or why there is none.
-    PastedImage(Result<crate::context::clipboard::ClipboardImage, String>),
+    PastedImage(Result<crate::session::ClipboardImage, String>),
     /// An answer to `Command::ListMemories` or `Command::ChangeMemory`.
     Memories {
         generation: u64,
-        memories: Vec<crate::memory::long_term::MemoryRecord>,
+        memories: Vec<crate::session::Memory>,
     },
     /// The MCP servers as they stand, and what went wrong with them since the last time.
     Mcp {

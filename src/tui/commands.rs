@@ -1,7 +1,7 @@
 //! The session commands users expect from other agents: `/clear` (a fresh context: a new
 //! session), `/export [FILE]` (the transcript as Markdown), `/status` (provider, model, session,
 //! sandbox, context use) and `/init` (the model writes an `AGENTS.md`). The app only decides;
-//! the runner writes the export file (`Command::Export`), never over an existing one.
+//! the session core writes the export file (`Request::Export`), never over an existing one.
 
 use super::app::{App, Command};
 use super::tool_view;
@@ -198,23 +198,6 @@ fn fence_for(text: &str) -> String {
 
 fn short_id(id: &str) -> &str {
     &id[..id.len().min(8)]
-}
-
-/// Writes an export next to the working directory's files: a new file only (an existing one
-/// is never overwritten); the path it was written to.
-pub fn write_export(
-    workdir: &std::path::Path,
-    file: &str,
-    markdown: &str,
-) -> std::io::Result<std::path::PathBuf> {
-    use std::io::Write;
-    let path = workdir.join(file);
-    let mut out = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    out.write_all(markdown.as_bytes())?;
-    Ok(path)
 }
 
 impl super::app::App {

@@ -202,7 +202,7 @@ impl App {
     /// path is), or why there is none.
     pub(super) fn attach_pasted_image(
         &mut self,
-        image: Result<crate::context::clipboard::ClipboardImage, String>,
+        image: Result<crate::session::ClipboardImage, String>,
     ) {
         match image {
             Ok(image) => {

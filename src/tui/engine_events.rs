@@ -5,7 +5,7 @@
 use super::app::{App, Command};
 use super::transcript::Tone;
 use crate::engine::{ApprovalDecision, Event, EventKind, FailureKind};
-use crate::planning::Mode;
+use crate::session::Mode;
 
 impl App {
     /// Takes in one engine event; when a run ends well, the next queued prompt goes out.

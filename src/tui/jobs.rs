@@ -8,8 +8,8 @@ use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
 use super::transcript::Tone;
+use crate::session::JobSummary;
 use crate::terminal_text::sanitize;
-use crate::tools::JobSummary;
 
 /// The session's background commands, as last heard.
 #[derive(Debug, Clone, Default)]

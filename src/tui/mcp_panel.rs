@@ -18,7 +18,7 @@ use super::slash::Completion;
 use super::transcript::Tone;
 use super::view::DIM;
 use super::wrap::truncate;
-use crate::mcp::{ServerStatus, Status};
+use crate::session::{McpServer, McpStatus};
 use crate::terminal_text::sanitize;
 
 /// One server as the panel and the status line show it.
@@ -36,13 +36,13 @@ pub struct McpView {
 }
 
 impl McpView {
-    pub fn from_status(status: &ServerStatus) -> Self {
+    pub fn from_status(status: &McpServer) -> Self {
         McpView {
             // A server's name and reason come from files and servers: no escape sequences.
             name: sanitize(&status.name),
-            scope: status.scope.as_str(),
+            scope: status.scope,
             status: sanitize(&status.status.to_string()),
-            connected: status.status == Status::Connected,
+            connected: status.status == McpStatus::Connected,
             tools: status.tools.clone(),
             prompts: status
                 .prompts

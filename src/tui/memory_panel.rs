@@ -17,14 +17,14 @@ use super::keymap::Layer;
 use super::overlays::{boxed_scrolled, centered};
 use super::view::DIM;
 use super::wrap::truncate;
-use crate::memory::long_term::{MemoryRecord, line_of};
+use crate::session::Memory;
 use crate::terminal_text::sanitize;
 
 /// The panel's state (`App::memory_panel`).
 #[derive(Debug, Default)]
 pub struct MemoryPanel {
     pub query: String,
-    pub memories: Vec<MemoryRecord>,
+    pub memories: Vec<Memory>,
     pub selected: usize,
     /// The generation of the latest request sent; older answers are stale.
     pub generation: u64,
@@ -36,7 +36,7 @@ pub struct MemoryPanel {
 }
 
 impl MemoryPanel {
-    fn selected(&self) -> Option<&MemoryRecord> {
+    fn selected(&self) -> Option<&Memory> {
         self.memories.get(self.selected)
     }
 
@@ -60,7 +60,7 @@ pub fn open(app: &mut App) -> Vec<Command> {
 }
 
 /// An answer of the core; a stale one (an older query's) is dropped.
-pub fn accept(app: &mut App, generation: u64, memories: Vec<MemoryRecord>) {
+pub fn accept(app: &mut App, generation: u64, memories: Vec<Memory>) {
     let Some(panel) = &mut app.memory_panel else {
         return;
     };
@@ -206,7 +206,7 @@ pub fn draw(panel: &MemoryPanel, frame: &mut Frame, area: Rect) {
             Style::new()
         };
         // What the model wrote is untrusted: no escape sequences reach the terminal.
-        let line = sanitize(&line_of(memory));
+        let line = sanitize(&memory.line());
         let line = line.strip_prefix("- ").unwrap_or(&line);
         lines.push(Line::styled(
             truncate(&format!("{marker}{line}"), text),

@@ -94,7 +94,7 @@ pub fn attached_note(files: &[(String, usize)]) -> String {
 
 /// The files a stored prompt carried (`mentions::attach`'s format) with their sizes in bytes.
 pub fn stored_attachments(content: &str) -> Vec<(String, usize)> {
-    let Some((_, files)) = content.split_once(crate::context::mentions::ATTACHMENTS_MARKER) else {
+    let Some((_, files)) = content.split_once(crate::session::text::ATTACHMENTS_MARKER) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -140,7 +140,7 @@ mod tests {
         assert_eq!(completion("src/main.rs").insert, "@src/main.rs ");
         let stored = format!(
             "look{}\n<file path=\"a.rs\">\nfn a() {{}}\n</file>\n<file path=\".env\">(not attached)</file>\n</attached-files>",
-            crate::context::mentions::ATTACHMENTS_MARKER
+            crate::session::text::ATTACHMENTS_MARKER
         );
         assert_eq!(
             stored_attachments(&stored),

@@ -11,15 +11,15 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::wrap::truncate;
-use crate::memory::{SearchHit, now_ms};
-use crate::sessions_cmd::age;
+use crate::session::SessionHit;
+use crate::session::text::{age, now_ms};
 
 #[derive(Debug, Default)]
 pub struct Picker {
     pub query: String,
     /// Every directory's sessions, not only this one's.
     pub all: bool,
-    pub hits: Vec<SearchHit>,
+    pub hits: Vec<SessionHit>,
     pub selected: usize,
     /// The generation of the latest query sent; older answers are stale.
     pub generation: u64,
@@ -28,7 +28,7 @@ pub struct Picker {
 
 impl Picker {
     /// Takes an answer; returns false when it was stale.
-    pub fn accept(&mut self, generation: u64, hits: Vec<SearchHit>) -> bool {
+    pub fn accept(&mut self, generation: u64, hits: Vec<SessionHit>) -> bool {
         if generation != self.generation {
             return false;
         }

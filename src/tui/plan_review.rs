@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use super::app::{App, Command, new_input};
 use super::keymap::Action;
 use super::wrap::wrap;
-use crate::planning::{Mode, TodoStatus};
+use crate::session::{Mode, TodoStatus};
 
 const CARRY_OUT: &str = "Carry out the plan in the todo list, item by item: mark each item \
 in_progress when you start it and completed when it is done.";

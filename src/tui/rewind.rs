@@ -18,7 +18,7 @@ use super::overlays::{boxed, centered};
 use super::transcript::Tone;
 use super::view::DIM;
 use super::wrap::truncate;
-use crate::checkpoint::{Conflicts, PromptPoint};
+use crate::session::{Conflicts, PromptPoint};
 use crate::session::{Restore, Restored};
 use crate::terminal_text::sanitize;
 
@@ -99,7 +99,7 @@ impl App {
             && let Some(prompt) = &restored.prompt
             && self.input_is_empty()
         {
-            let (text, _) = crate::context::mentions::split_attachments(prompt);
+            let (text, _) = crate::session::text::split_attachments(prompt);
             self.set_input(text);
         }
     }
@@ -188,7 +188,7 @@ pub fn draw_list(list: &RewindList, frame: &mut Frame, area: Rect) {
         } else {
             Style::new()
         };
-        let label = sanitize(&crate::memory::title_from(&point.text));
+        let label = sanitize(&crate::session::text::title_from(&point.text));
         let room = text.saturating_sub(files.chars().count() + 2);
         lines.push(Line::from(vec![
             Span::styled(marker, Style::new().fg(super::theme::accent())),

@@ -1,5 +1,5 @@
 //! The TUI's side of the session core: the app's commands go out as requests (only the
-//! terminal's own, the clipboard and the mouse, and the export file are carried out here) and
+//! terminal's own, the clipboard and the mouse, are carried out here; the core writes files) and
 //! updates come back in as the app's events; the loop that owns the terminal.
 
 use std::sync::Arc;
@@ -10,8 +10,8 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use super::app::{App, AppEvent, Command};
-use super::{commands, draw_frame, mcp_panel, terminal};
-use crate::session::{Closing, Request, SessionHandle, Update};
+use super::{draw_frame, mcp_panel, terminal};
+use crate::session::{Closing, ExportError, Request, SessionHandle, Update};
 
 /// The shortest time between two frames (60 per second at most).
 const FRAME: Duration = Duration::from_millis(16);
@@ -128,7 +128,7 @@ impl Runner {
                 return Ok(());
             }
             for command in commands {
-                if self.execute(app, command).await {
+                if self.execute(command).await {
                     return Ok(());
                 }
             }
@@ -212,7 +212,7 @@ impl Runner {
             Update::Failed(failure) => AppEvent::Failed(failure),
             Update::Attached(files) => AppEvent::Attached(files),
             Update::Images(images) => AppEvent::Images(images),
-            Update::PastedImage(image) => AppEvent::PastedImage(image),
+            Update::PastedImage(image) => AppEvent::PastedImage(image.map_err(|f| f.message)),
             Update::Memories {
                 generation,
                 memories,
@@ -227,8 +227,18 @@ impl Runner {
                     .collect(),
                 notices,
             },
-            Update::McpPrompt { command, result } => AppEvent::McpPrompt { command, result },
+            Update::McpPrompt { command, result } => AppEvent::McpPrompt {
+                command,
+                result: result.map_err(|f| f.message),
+            },
             Update::Prompts(prompts) => AppEvent::Prompts(prompts),
+            Update::Exported { file, result } => AppEvent::Flash(match result {
+                Ok(path) => format!("exported the transcript to {}", path.display()),
+                Err(ExportError::Exists) => {
+                    format!("{file} exists: /export NAME writes another file")
+                }
+                Err(ExportError::Write(error)) => format!("cannot write {file}: {error}"),
+            }),
             Update::Jobs(list) => {
                 app.on_jobs(list);
                 return Vec::new();
@@ -243,7 +253,7 @@ impl Runner {
     }
 
     /// Carries out one command; `true` means quit.
-    pub(super) async fn execute(&mut self, app: &mut App, command: Command) -> bool {
+    pub(super) async fn execute(&mut self, command: Command) -> bool {
         let request = match command {
             Command::Submit(prompt) => Request::Submit(prompt),
             Command::Interrupt => Request::Interrupt,
@@ -270,25 +280,8 @@ impl Runner {
             Command::ListJobs => Request::ListJobs,
             Command::PasteImage => Request::PasteImage,
             Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
-            Command::Export { file, markdown } => {
-                // The session's directory when it is on this machine (an attached server's
-                // may not be), else the current one.
-                let workdir = std::path::PathBuf::from(&app.session.workdir);
-                let workdir = if workdir.is_dir() {
-                    workdir
-                } else {
-                    std::env::current_dir().unwrap_or_default()
-                };
-                let said = match commands::write_export(&workdir, &file, &markdown) {
-                    Ok(path) => format!("exported the transcript to {}", path.display()),
-                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                        format!("{file} exists: /export NAME writes another file")
-                    }
-                    Err(error) => format!("cannot write {file}: {error}"),
-                };
-                app.handle_async(AppEvent::Flash(said));
-                return false;
-            }
+            // The core writes the file, off this task.
+            Command::Export { file, markdown } => Request::Export { file, markdown },
             Command::ListFiles => Request::ListFiles { generation: 0 },
             Command::ReadSession(session_id) => Request::ReadSession { session_id },
             Command::Copy(text) => {

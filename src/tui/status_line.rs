@@ -13,7 +13,7 @@ use super::app::App;
 use super::tool_view::{format_duration, spinner};
 use super::view::DIM;
 use super::wrap::truncate;
-use crate::planning::Mode;
+use crate::session::Mode;
 
 pub fn mode_style(mode: Mode) -> Style {
     let color = match mode {

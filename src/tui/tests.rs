@@ -15,8 +15,8 @@ use crate::engine::{
     ApprovalDecision, ApprovalRequest, DoneInfo, Event, EventKind, Failure, FailureKind, RetryInfo,
     TokenUpdate, ToolOutcome,
 };
-use crate::planning::{Mode, TodoItem, TodoStatus};
 use crate::schema::{ToolCall, ToolResult};
+use crate::session::{Mode, TodoItem, TodoStatus};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 

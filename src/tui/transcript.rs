@@ -473,13 +473,16 @@ impl Transcript {
                     };
                     transcript.tool_finished(&result, None);
                 }
-                Role::User if message.content.starts_with(crate::memory::SUMMARY_MARKER) => {
+                Role::User
+                    if message
+                        .content
+                        .starts_with(crate::session::text::SUMMARY_MARKER) =>
+                {
                     transcript.notice("earlier conversation summarised", Tone::Quiet);
                 }
                 Role::User => {
                     // Show what the user typed; attached files and shell output are for the model.
-                    let (typed, files) =
-                        crate::context::mentions::split_attachments(&message.content);
+                    let (typed, files) = crate::session::text::split_attachments(&message.content);
                     let typed = typed
                         .split("\n\n<user-shell-command>")
                         .next()

@@ -13,7 +13,7 @@ use unicode_width::UnicodeWidthStr;
 use super::app::{App, Scroll};
 use super::status_line::draw_status;
 use super::wrap::{truncate, wrap};
-use crate::planning::TodoStatus;
+use crate::session::TodoStatus;
 
 pub(super) const DIM: Style = Style::new().fg(Color::DarkGray);
 /// Widest the todo panel gets beside the transcript.
@@ -271,16 +271,16 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
     ])];
     // What the mode will do, so yolo never promises to ask.
     let promise = match app.session.mode {
-        crate::planning::Mode::Default => {
+        crate::session::Mode::Default => {
             "Describe a task: harness9 reads, edits and runs commands here, asking before edits and commands that change things."
         }
-        crate::planning::Mode::AutoEdit => {
+        crate::session::Mode::AutoEdit => {
             "Describe a task: harness9 edits files here without asking, and asks before commands that change things (auto-edit)."
         }
-        crate::planning::Mode::Plan => {
+        crate::session::Mode::Plan => {
             "Describe a task: harness9 reads and makes a plan; nothing is changed until you approve it (plan)."
         }
-        crate::planning::Mode::Yolo => {
+        crate::session::Mode::Yolo => {
             "Describe a task: harness9 edits and runs commands here without asking (yolo)."
         }
     };

@@ -9,8 +9,8 @@ use super::keymap::Action;
 use super::picker::Picker;
 use super::slash::{self, Completion};
 use super::transcript::EntryKind;
-use crate::planning::Mode;
 use crate::schema::ToolCall;
+use crate::session::Mode;
 
 /// Entries shown in a completion popup.
 pub const POPUP_ROWS: usize = 8;
@@ -32,7 +32,7 @@ impl App {
             let mut list = super::mcp_panel::resource_completions(self, query);
             if let Some(files) = &self.files {
                 list.extend(
-                    crate::context::mentions::rank(query, files, POPUP_ROWS)
+                    crate::session::text::rank(query, files, POPUP_ROWS)
                         .into_iter()
                         .map(super::mentions::completion),
                 );

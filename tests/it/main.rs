@@ -25,6 +25,7 @@ mod support;
 mod tools;
 mod trust;
 mod tui;
+mod tui_files;
 mod tui_finish;
 mod tui_inline;
 mod tui_notify;

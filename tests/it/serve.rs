@@ -413,6 +413,11 @@ fn attach_streams_a_prompt_and_runs_an_approved_call() {
     press_until(&mut pty, "y", "✓ bash");
     pty.wait_for_all(&["│ attached-run", "It ran."]);
     assert!(server.run.workdir.join("made").exists());
+    // `/export` is written on attach's side (here the session's directory, on this machine).
+    pty.send("/export attached.md\r");
+    pty.wait_for("exported the transcript");
+    let exported = std::fs::read_to_string(server.run.workdir.join("attached.md")).unwrap();
+    assert!(exported.contains("Hello through the server."), "{exported}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,14 +67,7 @@ async fn a_provider_failure_is_typed_by_its_class_not_its_words() {
 #[tokio::test]
 async fn a_store_that_fails_is_reported_as_a_storage_failure_with_its_words() {
     let fixture = Fixture::new();
-    let provider = scripted([text("Stored.")]);
-    let mut opened = fixture
-        .open(&provider, SessionChoice::New, CoreOptions::default())
-        .await;
-    opened.handle.send(Request::Submit("keep this".into()));
-    until(&mut opened.updates, "run end", run_ended).await;
-    let id = close(&mut opened).await.session_id.clone();
-    drop(opened);
+    let id = stored_run(&fixture, "keep this", "Stored.").await;
 
     // sessions.db loses its messages table (a damaged or foreign file).
     let conn = rusqlite::Connection::open(fixture.settings.home.join("sessions.db")).unwrap();
@@ -85,6 +78,7 @@ async fn a_store_that_fails_is_reported_as_a_storage_failure_with_its_words() {
         load_transcript: true,
         ..CoreOptions::default()
     };
+    let provider = scripted([]);
     let mut opened = fixture
         .open(&provider, SessionChoice::Resume(id.clone()), options)
         .await;

@@ -3,8 +3,8 @@
 //! checkpoint named and never overwritten without an answer.
 
 use super::*;
-use crate::checkpoint::Conflicts;
 use crate::planning::Mode;
+use crate::session::Conflicts;
 
 fn call(id: &str, name: &str, arguments: serde_json::Value) -> ScriptStep {
     let mut message = Message::assistant("");

@@ -132,7 +132,7 @@ fn a_resumed_prompt_lists_its_attached_files_with_sizes() {
     use crate::schema::Message;
     let content = format!(
         "explain @a.rs{}\n<file path=\"a.rs\">\n{}\n</file>\n</attached-files>",
-        crate::context::mentions::ATTACHMENTS_MARKER,
+        crate::session::text::ATTACHMENTS_MARKER,
         "x".repeat(2048)
     );
     let mut app = app();

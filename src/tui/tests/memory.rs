@@ -2,11 +2,11 @@
 //! to the session core; stale answers dropped; keys kept from the input beneath.
 
 use super::*;
-use crate::memory::long_term::{MemoryRecord, MemoryScope};
+use crate::session::{Memory, MemoryScope};
 use crate::tui::app::AppEvent;
 
-fn record(id: i64, title: &str, content: &str, scope: MemoryScope) -> MemoryRecord {
-    MemoryRecord {
+fn record(id: i64, title: &str, content: &str, scope: MemoryScope) -> Memory {
+    Memory {
         id,
         title: title.into(),
         content: content.into(),
@@ -25,7 +25,7 @@ fn record(id: i64, title: &str, content: &str, scope: MemoryScope) -> MemoryReco
     }
 }
 
-fn memories() -> Vec<MemoryRecord> {
+fn memories() -> Vec<Memory> {
     vec![
         record(
             7,

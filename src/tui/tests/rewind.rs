@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::checkpoint::{Conflicts, PromptPoint, RestoreReport};
+use crate::session::{Conflicts, PromptPoint, RestoreReport};
 use crate::session::{Restore, Restored};
 use crate::tui::app::AppEvent;
 use crate::tui::keymap::Layer;
@@ -165,7 +165,7 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
 #[test]
 fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones() {
     let mut app = app();
-    let job = |id: &str, running: bool, tail: &str| crate::tools::JobSummary {
+    let job = |id: &str, running: bool, tail: &str| crate::session::JobSummary {
         id: id.into(),
         command: format!("python3 -m http.server {id}"),
         running,
@@ -258,13 +258,11 @@ fn ctrl_v_asks_for_the_clipboards_image_which_is_sent_as_a_mention_and_shown_as_
     // What a terminal sends for Cmd+V / Ctrl+Shift+V when the clipboard holds only an image.
     assert_eq!(app.handle_paste(""), [Command::PasteImage]);
     app.set_input("what is ");
-    app.handle_async(AppEvent::PastedImage(Ok(
-        crate::context::clipboard::ClipboardImage {
-            path: "/h/clipboard/clipboard-1-ab.png".into(),
-            width: 800,
-            height: 600,
-        },
-    )));
+    app.handle_async(AppEvent::PastedImage(Ok(crate::session::ClipboardImage {
+        path: "/h/clipboard/clipboard-1-ab.png".into(),
+        width: 800,
+        height: 600,
+    })));
     assert_eq!(app.input_text(), "what is [image #1 800x600] ");
     let commands = app.handle_key(key(KeyCode::Enter));
     assert!(

@@ -211,9 +211,9 @@ fn snapshot_both_themes_with_only_readable_colours() {
 
 #[test]
 fn wide_titles_never_run_over_the_pickers_right_edge() {
-    use crate::memory::{SearchHit, SessionRecord};
-    let hit = |id: &str, title: &str| SearchHit {
-        session: SessionRecord {
+    use crate::session::{SessionHit, SessionSummary};
+    let hit = |id: &str, title: &str| SessionHit {
+        session: SessionSummary {
             id: id.into(),
             name: None,
             title: title.into(),
@@ -222,7 +222,7 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
             model: "gpt-4o".into(),
             mode: "default".into(),
             created_at: 0,
-            updated_at: crate::memory::now_ms(),
+            updated_at: crate::session::text::now_ms(),
             message_count: 4,
             totals: Default::default(),
         },

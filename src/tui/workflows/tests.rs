@@ -10,9 +10,9 @@ use ratatui::backend::TestBackend;
 use super::super::app::{App, AppEvent, Command, SessionView};
 use super::super::view;
 use crate::engine::{DoneInfo, Event, EventKind};
-use crate::memory::{SearchHit, SessionRecord};
-use crate::planning::Mode;
 use crate::schema::{Message, ToolResult};
+use crate::session::Mode;
+use crate::session::{SessionHit, SessionSummary};
 
 fn app() -> App {
     let mut app = App::new(SessionView {
@@ -202,9 +202,9 @@ fn the_popup_completes_commands_and_files() {
     );
 }
 
-fn hit(id: &str, title: &str) -> SearchHit {
-    SearchHit {
-        session: SessionRecord {
+fn hit(id: &str, title: &str) -> SessionHit {
+    SessionHit {
+        session: SessionSummary {
             id: id.into(),
             name: None,
             title: title.into(),
@@ -213,7 +213,7 @@ fn hit(id: &str, title: &str) -> SearchHit {
             model: "gpt-4o".into(),
             mode: "default".into(),
             created_at: 0,
-            updated_at: crate::memory::now_ms(),
+            updated_at: crate::session::text::now_ms(),
             message_count: 4,
             totals: Default::default(),
         },
@@ -369,7 +369,7 @@ fn long_pastes_collapse_and_are_sent_whole_and_the_mouse_can_be_released() {
 
 #[test]
 fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded() {
-    use crate::planning::{TodoItem, TodoStatus};
+    use crate::session::{TodoItem, TodoStatus};
     let plan = vec![
         TodoItem {
             content: "read the parser".into(),
