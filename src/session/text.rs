@@ -4,7 +4,7 @@
 //! IO; a front end names them through the session, never through storage or context.
 
 pub use crate::context::estimate_tokens;
-pub use crate::context::images::named_like_image;
+pub use crate::images::named_like_image;
 pub use crate::context::mentions::{ATTACHMENTS_MARKER, rank, split_attachments};
 pub use crate::memory::{SUMMARY_MARKER, now_ms, store_time, title_from};
 
