@@ -4,8 +4,8 @@
 //! IO; a front end names them through the session, never through storage or context.
 
 pub use crate::context::estimate_tokens;
-pub use crate::images::named_like_image;
 pub use crate::context::mentions::{ATTACHMENTS_MARKER, rank, split_attachments};
+pub use crate::images::named_like_image;
 pub use crate::memory::{SUMMARY_MARKER, now_ms, store_time, title_from};
 
 /// "just now", "5m ago", "3h ago", "2d ago".
