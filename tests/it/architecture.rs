@@ -5,6 +5,7 @@
 
 mod graph;
 mod graph_tests;
+mod source;
 
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! The reader of the module graph itself: what makes an arrow and what does not.
 
-use super::graph::{Graph, references, strip};
+use super::graph::Graph;
+use super::source::{references, strip};
 
 /// The modules `source` names from a file `depth` deep, in order.
 fn named(source: &str, depth: usize) -> Vec<String> {
