@@ -134,7 +134,8 @@ impl Graph {
     }
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file under `dir`, in a stable order.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("a source folder is readable")
         .map(|entry| entry.expect("a folder entry").path())

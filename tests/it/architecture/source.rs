@@ -168,6 +168,14 @@ fn is(tokens: &[(Token, usize)], at: usize, ident: &str) -> bool {
     matches!(tokens.get(at), Some((Token::Ident(name), _)) if name == ident)
 }
 
+/// The first line where `stripped` names the identifier `name` (a crate, in a path or a `use`).
+pub fn first_use_of(stripped: &str, name: &str) -> Option<usize> {
+    let tokens = tokens(stripped);
+    (0..tokens.len())
+        .find(|&at| is(&tokens, at, name))
+        .map(|at| tokens[at].1)
+}
+
 /// The modules `lib.rs` declares (`mod x;`, `pub mod x;`).
 pub fn declared_modules(stripped: &str) -> BTreeSet<String> {
     let tokens = tokens(stripped);
