@@ -5,6 +5,7 @@
 
 mod graph;
 mod graph_tests;
+mod source;
 
 use std::path::Path;
 
@@ -204,5 +205,34 @@ fn the_rules_name_modules_that_exist() {
         graph.modules.len() > 20 && graph.arrows.len() > 20,
         "the graph was not read: {:?}",
         graph.modules
+    );
+}
+
+/// The terminal is the TUI's: nothing outside `src/tui` draws or reads keys.
+#[test]
+fn only_the_tui_uses_the_terminal_libraries() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    graph::rust_files(&src, &mut files);
+    let mut found = String::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).expect("a file under src");
+        if relative.starts_with("tui") || relative == Path::new("tui.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file is readable");
+        let stripped = source::strip(&text);
+        for library in ["ratatui", "crossterm"] {
+            if let Some(line) = source::first_use_of(&stripped, library) {
+                found.push_str(&format!(
+                    "    src/{}:{line} uses {library}\n",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "only src/tui may use ratatui and crossterm (docs/ARCHITECTURE.md):\n{found}"
     );
 }

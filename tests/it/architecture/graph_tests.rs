@@ -1,6 +1,7 @@
 //! The reader of the module graph itself: what makes an arrow and what does not.
 
-use super::graph::{Graph, references, strip};
+use super::graph::Graph;
+use super::source::{first_use_of, references, strip};
 
 /// The modules `source` names from a file `depth` deep, in order.
 fn named(source: &str, depth: usize) -> Vec<String> {
@@ -79,4 +80,12 @@ fn a_cycle_and_a_forbidden_path_are_named_with_the_files_that_make_them() {
     assert_eq!(graph.explain("c", "a"), "c -> a: src/c/x.rs:3");
     assert_eq!(graph.path_to("a", |m| m == "d").unwrap(), ["a", "b", "d"]);
     assert_eq!(graph.path_to("d", |_| true), None);
+}
+
+#[test]
+fn a_crate_is_found_in_code_not_in_comments_or_strings() {
+    let source =
+        "// ratatui is the TUI's\nconst S: &str = \"ratatui::Frame\";\nuse ratatui::Frame;\n";
+    assert_eq!(first_use_of(&strip(source), "ratatui"), Some(3));
+    assert_eq!(first_use_of(&strip(source), "crossterm"), None);
 }
