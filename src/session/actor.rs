@@ -267,7 +267,11 @@ impl Core {
                 // A slow server delays only its own answer, never the core's other requests.
                 let mcp = self.assembly.mcp.clone();
                 tokio::spawn(async move {
-                    let result = mcp.get_prompt(&command, &args).await;
+                    // The protocol carries the refusal as the text the screen shows.
+                    let result = mcp
+                        .get_prompt(&command, &args)
+                        .await
+                        .map_err(|e| e.to_string());
                     hub.publish(Update::McpPrompt { command, result });
                 });
             }
