@@ -62,10 +62,20 @@ pub struct OpenRequest {
     pub resume: Option<String>,
 }
 
+/// The session store could not be opened (listing and transcripts then fail with it).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot open {}: {source}", path.display())]
+pub struct StoreError {
+    pub path: PathBuf,
+    /// Shared: the failure is kept and handed to every later request.
+    #[source]
+    pub source: Arc<crate::memory::MemoryError>,
+}
+
 pub struct Sessions {
     context: ServeContext,
     open: Mutex<HashMap<String, Arc<Served>>>,
-    store: std::sync::OnceLock<Result<SessionStore, String>>,
+    store: std::sync::OnceLock<Result<SessionStore, StoreError>>,
 }
 
 impl Sessions {
@@ -83,12 +93,14 @@ impl Sessions {
     }
 
     /// The store, for listing sessions and reading transcripts (the cores keep their own).
-    pub fn store(&self) -> Result<&SessionStore, String> {
+    pub fn store(&self) -> Result<&SessionStore, StoreError> {
         self.store
             .get_or_init(|| {
                 let path = self.context.settings.home.join("sessions.db");
-                SessionStore::open(&path)
-                    .map_err(|e| format!("cannot open {}: {e}", path.display()))
+                SessionStore::open(&path).map_err(|e| StoreError {
+                    path,
+                    source: Arc::new(e),
+                })
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -131,7 +143,7 @@ impl Sessions {
         // Opening is one at a time, so a session resumed twice at once is opened once.
         let mut open = self.open.lock().await;
         if let Some(key) = &request.resume {
-            let store = self.store().map_err(OpenError::Failed)?;
+            let store = self.store().map_err(|e| OpenError::Failed(e.to_string()))?;
             if let Ok(record) = store.resolve(key).await
                 && let Some(served) = open.get(&record.id)
             {
