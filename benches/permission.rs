@@ -47,7 +47,7 @@ fn parse_long(bencher: Bencher) {
 }
 
 #[divan::bench]
-fn readonly_check_typical() -> Result<(), String> {
+fn readonly_check_typical() -> Result<(), readonly::NotReadOnly> {
     readonly::check(black_box(TYPICAL))
 }
 
@@ -59,7 +59,7 @@ fn readonly_check_long(bencher: Bencher) {
 }
 
 #[divan::bench]
-fn readonly_check_refused() -> Result<(), String> {
+fn readonly_check_refused() -> Result<(), readonly::NotReadOnly> {
     readonly::check(black_box(REFUSED))
 }
 

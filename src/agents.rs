@@ -13,6 +13,8 @@ pub mod prompt;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::context::front_matter::FrontMatterError;
+
 /// Which of the parent's tools an agent gets (never `task`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentTools {
@@ -203,35 +205,50 @@ fn agent_files(dir: &Path) -> Vec<PathBuf> {
 /// The most of an agent file that is read.
 const MAX_AGENT_FILE: u64 = 256 * 1024;
 
-fn read_agent(path: &Path, source: AgentSource) -> Result<AgentDefinition, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+/// Why an agent file was skipped (the notice names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentFileError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("it is larger than {} KB", .limit / 1024)]
+    TooLarge { limit: u64 },
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+    #[error("`{name}` is not a usable agent name (lowercase letters, digits and hyphens)")]
+    BadName { name: String },
+}
+
+fn read_agent(path: &Path, source: AgentSource) -> Result<AgentDefinition, AgentFileError> {
+    let size = std::fs::metadata(path)?.len();
     if size > MAX_AGENT_FILE {
-        return Err(format!("it is larger than {} KB", MAX_AGENT_FILE / 1024));
+        return Err(AgentFileError::TooLarge {
+            limit: MAX_AGENT_FILE,
+        });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(path)?;
     parse_agent(&text, source)
 }
 
 /// An agent file's text as a definition.
-pub fn parse_agent(text: &str, source: AgentSource) -> Result<AgentDefinition, String> {
-    let (front, body) = crate::context::front_matter::split(text)
-        .ok_or("no front matter (a block between --- lines)")?;
+pub fn parse_agent(text: &str, source: AgentSource) -> Result<AgentDefinition, AgentFileError> {
+    let (front, body) =
+        crate::context::front_matter::split(text).ok_or(FrontMatterError::Missing)?;
     let fields = crate::context::front_matter::parse(front)?;
     let text_field = |key: &str| fields.get(key).and_then(|v| v.text()).map(str::trim);
     let name = text_field("name")
         .filter(|n| !n.is_empty())
-        .ok_or("the front matter has no `name`")?;
+        .ok_or(FrontMatterError::NoField { key: "name" })?;
     if !name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
     {
-        return Err(format!(
-            "`{name}` is not a usable agent name (lowercase letters, digits and hyphens)"
-        ));
+        return Err(AgentFileError::BadName {
+            name: name.to_owned(),
+        });
     }
     let description = text_field("description")
         .filter(|d| !d.is_empty())
-        .ok_or("the front matter has no `description`")?;
+        .ok_or(FrontMatterError::NoField { key: "description" })?;
     let tools = match fields.get("tools") {
         None => AgentTools::All,
         Some(value) => AgentTools::Named(value.items().iter().map(|t| tool_name(t)).collect()),

@@ -17,6 +17,7 @@ use crate::observe::TracingObserver;
 use crate::planning::{Mode, TodoStore};
 use crate::provider::LlmProvider;
 use crate::sandbox::{Sandbox, SandboxInputs};
+use crate::schema::ProviderError;
 use crate::tools;
 
 /// The memory nudge (design option, on by default): every this many turns, the copy of the
@@ -105,7 +106,8 @@ pub fn resumed_mode(stored: &str) -> (Mode, Option<String>) {
 }
 
 /// Builds the provider for a model name (start, and `/model` later); the error is for the user.
-pub type ProviderFactory = Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, String> + Send + Sync>;
+pub type ProviderFactory =
+    Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, ProviderError> + Send + Sync>;
 
 /// The settings' provider, with the model asked for.
 pub fn provider_factory(settings: &Settings) -> ProviderFactory {
@@ -117,7 +119,7 @@ pub fn provider_factory(settings: &Settings) -> ProviderFactory {
         let info = catalogue.lookup(model);
         config.prices = info.and_then(|info| info.prices());
         config.web_search = info.is_some_and(|info| info.web_search);
-        config.build().map_err(|e| e.to_string())
+        config.build()
     })
 }
 

@@ -24,19 +24,28 @@ pub enum Outcome {
     Interrupted = 130,
 }
 
+/// Why an `exec` has no prompt to send (a usage error: exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("could not read the prompt from standard input: {0}")]
+    Stdin(#[source] std::io::Error),
+    #[error("the prompt is empty: say what harness9 should do")]
+    Empty,
+}
+
 /// The prompt of an `exec`: the argument, or standard input for `-`.
-pub fn read_prompt(arg: &str) -> Result<String, String> {
+pub fn read_prompt(arg: &str) -> Result<String, PromptError> {
     let prompt = if arg == "-" {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| format!("could not read the prompt from standard input: {e}"))?;
+            .map_err(PromptError::Stdin)?;
         text
     } else {
         arg.to_owned()
     };
     if prompt.trim().is_empty() {
-        return Err("the prompt is empty: say what harness9 should do".into());
+        return Err(PromptError::Empty);
     }
     Ok(prompt)
 }

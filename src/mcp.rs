@@ -9,9 +9,11 @@ pub mod command;
 pub mod config;
 mod connection;
 pub mod edit;
+mod error;
 mod manager;
 pub mod tool;
 
+pub use error::{DefinitionError, McpError, McpErrorKind};
 pub use manager::{McpManager, PromptInfo, ServerStatus, Status};
 
 /// How long `exec` and `serve` wait, in all, for the servers before the first request.

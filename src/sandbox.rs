@@ -85,6 +85,7 @@ use serde_json::Value;
 
 pub use denial::{Outcome, denial_hint};
 pub use guard::ProtectedSnapshot;
+pub use probe::ProbeError;
 pub use settings::{SandboxSettings, read_settings};
 pub use spec::Spec;
 
@@ -147,8 +148,6 @@ impl std::fmt::Display for SandboxMode {
 pub enum SandboxError {
     #[error("the sandbox specification could not be encoded: {0}")]
     Encode(#[from] serde_json::Error),
-    #[error("{0}")]
-    Unavailable(String),
 }
 
 /// One way of running a command inside a `Spec`: the platform part of the sandbox.

@@ -50,8 +50,24 @@ pub fn split(text: &str) -> Option<(&str, &str)> {
     Some((front, body))
 }
 
+/// A file whose front matter cannot be read, or lacks a field it needs. `line` counts from 1
+/// within the front matter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontMatterError {
+    #[error("no front matter (a block between --- lines)")]
+    Missing,
+    #[error("line {line}: an indented line with no key")]
+    NoKey { line: usize },
+    #[error("line {line}: a list item must start with `-`")]
+    NoDash { line: usize },
+    #[error("line {line}: expected `key: value`")]
+    NoColon { line: usize },
+    #[error("the front matter has no `{key}`")]
+    NoField { key: &'static str },
+}
+
 /// The fields of a front matter, by key.
-pub fn parse(front: &str) -> Result<BTreeMap<String, Value>, String> {
+pub fn parse(front: &str) -> Result<BTreeMap<String, Value>, FrontMatterError> {
     let mut fields: BTreeMap<String, Value> = BTreeMap::new();
     let mut current: Option<String> = None;
     for (number, line) in front.lines().enumerate() {
@@ -61,7 +77,7 @@ pub fn parse(front: &str) -> Result<BTreeMap<String, Value>, String> {
         }
         if line.starts_with([' ', '\t']) || trimmed.starts_with("- ") || trimmed == "-" {
             let Some(key) = &current else {
-                return Err(format!("line {}: an indented line with no key", number + 1));
+                return Err(FrontMatterError::NoKey { line: number + 1 });
             };
             let entry = fields
                 .entry(key.clone())
@@ -78,16 +94,13 @@ pub fn parse(front: &str) -> Result<BTreeMap<String, Value>, String> {
                     text.push_str(trimmed);
                 }
                 (None, Value::List(_)) => {
-                    return Err(format!(
-                        "line {}: a list item must start with `-`",
-                        number + 1
-                    ));
+                    return Err(FrontMatterError::NoDash { line: number + 1 });
                 }
             }
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("line {}: expected `key: value`", number + 1));
+            return Err(FrontMatterError::NoColon { line: number + 1 });
         };
         let key = key.trim().to_owned();
         let value = value.trim();

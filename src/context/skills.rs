@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::front_matter::FrontMatterError;
+
 /// One discovered skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
@@ -76,20 +78,18 @@ impl SkillIndex {
     }
 
     /// A skill's whole body, read from disk now (it may have been edited since discovery).
-    pub fn body(&self, name: &str) -> Result<String, String> {
-        let skill = self.skills.get(name).ok_or_else(|| {
-            let names: Vec<&str> = self.skills.keys().map(String::as_str).collect();
-            if names.is_empty() {
-                format!("there is no skill named `{name}`; no skills are installed")
-            } else {
-                format!(
-                    "there is no skill named `{name}`; available: {}",
-                    names.join(", ")
-                )
-            }
+    pub fn body(&self, name: &str) -> Result<String, SkillError> {
+        let skill = self
+            .skills
+            .get(name)
+            .ok_or_else(|| SkillError::NoSuchSkill {
+                name: name.to_owned(),
+                available: self.skills.keys().cloned().collect(),
+            })?;
+        let text = std::fs::read_to_string(&skill.path).map_err(|source| SkillError::Read {
+            path: skill.path.clone(),
+            source,
         })?;
-        let text = std::fs::read_to_string(&skill.path)
-            .map_err(|e| format!("cannot read {}: {e}", skill.path.display()))?;
         Ok(super::front_matter::split(&text)
             .map(|(_, body)| body)
             .unwrap_or(&text)
@@ -98,23 +98,51 @@ impl SkillIndex {
     }
 }
 
-fn read_skill(path: &Path) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let (front, _) =
-        super::front_matter::split(&text).ok_or("no front matter (a block between --- lines)")?;
+/// A skill that cannot be used or read.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// `available`: the installed skills' names, in order.
+    #[error(
+        "there is no skill named `{name}`; {}",
+        if .available.is_empty() {
+            "no skills are installed".to_owned()
+        } else {
+            format!("available: {}", .available.join(", "))
+        }
+    )]
+    NoSuchSkill {
+        name: String,
+        available: Vec<String>,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Discovery: the file (whose path the notice names) could not be read.
+    #[error(transparent)]
+    Unreadable(std::io::Error),
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+    #[error("`{name}` is not a usable skill name (one word, no spaces)")]
+    BadName { name: String },
+}
+
+fn read_skill(path: &Path) -> Result<Skill, SkillError> {
+    let text = std::fs::read_to_string(path).map_err(SkillError::Unreadable)?;
+    let (front, _) = super::front_matter::split(&text).ok_or(FrontMatterError::Missing)?;
     let fields = parse_front_matter(front);
     let name = fields
         .get("name")
         .cloned()
-        .ok_or("the front matter has no `name`")?;
+        .ok_or(FrontMatterError::NoField { key: "name" })?;
     let description = fields
         .get("description")
         .cloned()
-        .ok_or("the front matter has no `description`")?;
+        .ok_or(FrontMatterError::NoField { key: "description" })?;
     if name.is_empty() || name.chars().any(char::is_whitespace) {
-        return Err(format!(
-            "`{name}` is not a usable skill name (one word, no spaces)"
-        ));
+        return Err(SkillError::BadName { name });
     }
     Ok(Skill {
         name,
@@ -209,6 +237,7 @@ mod tests {
             index
                 .body("deploy")
                 .unwrap_err()
+                .to_string()
                 .contains("available: release, review")
         );
         assert_eq!(index.problems.len(), 2, "{:?}", index.problems);

@@ -24,7 +24,7 @@ use crate::agents::{AgentCatalog, AgentDefinition, AgentModel};
 use crate::memory::{NewSession, Session, SessionStore, SqliteSession, Summarization};
 use crate::observe::EngineObserver;
 use crate::provider::{Completion, LlmProvider};
-use crate::schema::{Message, ToolDefinition, Usage};
+use crate::schema::{Message, ProviderError, ToolDefinition, Usage};
 use crate::tools::{Registry, SubagentRunner, TaskRequest, ToolContext, ToolError};
 
 /// Messages from a running child to its parent's tool phase, in order.
@@ -84,7 +84,8 @@ impl ChildUsage {
 }
 
 /// Builds the provider for a model name (the agent's own `model`, or the small one).
-pub type ModelProviders = Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, String> + Send + Sync>;
+pub type ModelProviders =
+    Arc<dyn Fn(&str) -> Result<Arc<dyn LlmProvider>, ProviderError> + Send + Sync>;
 
 /// What every child shares with its parent.
 pub struct SubagentBase {

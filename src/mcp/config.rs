@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::config::approved::{self, ExtensionKind, PendingExtension};
+use crate::mcp::error::DefinitionError;
 
 /// The user's file, under `$HARNESS9_HOME`.
 pub const USER_FILE: &str = "mcp.json";
@@ -64,7 +65,7 @@ pub struct ServerSpec {
     pub name: String,
     pub scope: Scope,
     /// How to reach it, or why its definition cannot be used (it is then shown as failed).
-    pub transport: Result<Transport, String>,
+    pub transport: Result<Transport, DefinitionError>,
 }
 
 /// A project server that is not started, and why.
@@ -206,36 +207,32 @@ fn spec(name: &str, scope: Scope, definition: &Value) -> ServerSpec {
 pub fn parse(
     definition: &Value,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Transport, String> {
-    let object = definition
-        .as_object()
-        .ok_or("the definition is not a JSON object")?;
-    let string = |key: &str| -> Result<Option<String>, String> {
+) -> Result<Transport, DefinitionError> {
+    let object = definition.as_object().ok_or(DefinitionError::NotAnObject)?;
+    let string = |key: &str| -> Result<Option<String>, DefinitionError> {
         match object.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => expand(text, lookup).map(Some),
-            Some(_) => Err(format!("`{key}` is not a string")),
+            Some(_) => Err(DefinitionError::NotAString {
+                key: key.to_owned(),
+            }),
         }
     };
     let kind = string("type")?;
     match kind.as_deref() {
         Some("http" | "streamable-http" | "streamableHttp") => {
-            let url = string("url")?.ok_or("an http server needs a `url`")?;
+            let url = string("url")?.ok_or(DefinitionError::NoUrl)?;
             let headers = pairs(object.get("headers"), "headers", ':', lookup)?;
             Ok(Transport::Http { url, headers })
         }
-        Some("sse") => Err(
-            "the older HTTP+SSE transport (`\"type\": \"sse\"`) is not supported; use the \
-             server's Streamable HTTP endpoint with `\"type\": \"http\"`"
-                .into(),
-        ),
+        Some("sse") => Err(DefinitionError::OldSse),
         None | Some("stdio") => {
             if object.contains_key("url") && !object.contains_key("command") {
                 let url = string("url")?.unwrap_or_default();
                 let headers = pairs(object.get("headers"), "headers", ':', lookup)?;
                 return Ok(Transport::Http { url, headers });
             }
-            let command = string("command")?.ok_or("a stdio server needs a `command`")?;
+            let command = string("command")?.ok_or(DefinitionError::NoCommand)?;
             let args = match object.get("args") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(args)) => args
@@ -245,14 +242,14 @@ pub fn parse(
                         other => Ok(other.to_string()),
                     })
                     .collect::<Result<_, _>>()?,
-                Some(_) => return Err("`args` is not a list".into()),
+                Some(_) => return Err(DefinitionError::ArgsNotAList),
             };
             let env = pairs(object.get("env"), "env", '=', lookup)?;
             Ok(Transport::Stdio { command, args, env })
         }
-        Some(other) => Err(format!(
-            "unknown server type `{other}` (expected `stdio` or `http`)"
-        )),
+        Some(other) => Err(DefinitionError::UnknownType {
+            kind: other.to_owned(),
+        }),
     }
 }
 
@@ -263,7 +260,7 @@ fn pairs(
     key: &str,
     separator: char,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, DefinitionError> {
     let mut out = Vec::new();
     match value {
         None | Some(Value::Null) => {}
@@ -280,29 +277,42 @@ fn pairs(
             for item in items {
                 let text = item
                     .as_str()
-                    .ok_or_else(|| format!("an entry of `{key}` is not a string"))?;
-                let (name, value) = text
-                    .split_once(separator)
-                    .ok_or_else(|| format!("the `{key}` entry `{text}` has no `{separator}`"))?;
+                    .ok_or_else(|| DefinitionError::EntryNotAString {
+                        key: key.to_owned(),
+                    })?;
+                let (name, value) =
+                    text.split_once(separator)
+                        .ok_or_else(|| DefinitionError::NoSeparator {
+                            key: key.to_owned(),
+                            entry: text.to_owned(),
+                            separator,
+                        })?;
                 out.push((name.trim().to_owned(), expand(value.trim_start(), lookup)?));
             }
         }
-        Some(_) => return Err(format!("`{key}` is neither an object nor a list")),
+        Some(_) => {
+            return Err(DefinitionError::NotObjectOrList {
+                key: key.to_owned(),
+            });
+        }
     }
     Ok(out)
 }
 
 /// Expands `${VAR}` and `${VAR:-default}`; an unset variable without a default is an error
 /// (the server would start with a hole in its command line). `$` alone stays as written.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, DefinitionError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| format!("`{text}` has a `${{` without its `}}`"))?;
+        let end = after.find('}').ok_or_else(|| DefinitionError::Unclosed {
+            text: text.to_owned(),
+        })?;
         let inner = &after[..end];
         let (name, default) = match inner.split_once(":-") {
             Some((name, default)) => (name, Some(default)),
@@ -310,16 +320,17 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
         };
         let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!("`${{{inner}}}` is not a variable name"));
+            return Err(DefinitionError::BadVariableName {
+                inner: inner.to_owned(),
+            });
         }
         match (lookup(name).filter(|v| !v.is_empty()), default) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
             (None, None) => {
-                return Err(format!(
-                    "the environment variable {name} is not set (write `${{{name}:-default}}` \
-                     for a default)"
-                ));
+                return Err(DefinitionError::Unset {
+                    name: name.to_owned(),
+                });
             }
         }
         rest = &after[end + 1..];

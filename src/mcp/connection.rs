@@ -26,6 +26,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::Transport;
+use super::error::McpError;
 
 /// Called when the server says its tool list changed.
 pub type OnChange = Arc<dyn Fn() + Send + Sync>;
@@ -64,7 +65,7 @@ impl Connection {
         workdir: &Path,
         on_tools_changed: OnChange,
         on_exit: OnChange,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, McpError> {
         let handler = Handler { on_tools_changed };
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
@@ -82,7 +83,10 @@ impl Connection {
                 let (child, stderr) = TokioChildProcess::builder(wrapped)
                     .stderr(std::process::Stdio::piped())
                     .spawn()
-                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                    .map_err(|source| McpError::Start {
+                        command: command.clone(),
+                        source,
+                    })?;
                 let group = child.id().and_then(|id| i32::try_from(id).ok());
                 if let Some(stderr) = stderr {
                     let server = name.to_owned();
@@ -100,7 +104,7 @@ impl Connection {
                     Ok(service) => service,
                     Err(e) => {
                         kill_group(group);
-                        return Err(e.to_string());
+                        return Err(e.into());
                     }
                 };
                 Ok(Connection {
@@ -111,21 +115,26 @@ impl Connection {
             Transport::Http { url, headers } => {
                 let mut custom = HashMap::new();
                 for (key, value) in headers {
-                    let name = reqwest::header::HeaderName::from_bytes(key.as_bytes())
-                        .map_err(|e| format!("the header name `{key}` is not valid: {e}"))?;
-                    let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| {
-                        format!("the value of the header `{key}` is not valid: {e}")
-                    })?;
+                    let name = reqwest::header::HeaderName::from_bytes(key.as_bytes()).map_err(
+                        |source| McpError::HeaderName {
+                            key: key.clone(),
+                            source,
+                        },
+                    )?;
+                    let value =
+                        reqwest::header::HeaderValue::from_str(value).map_err(|source| {
+                            McpError::HeaderValue {
+                                key: key.clone(),
+                                source,
+                            }
+                        })?;
                     custom.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
                 let transport =
                     StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                let service = handler
-                    .serve_with_lifecycle(transport, lifecycle)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let service = handler.serve_with_lifecycle(transport, lifecycle).await?;
                 Ok(Connection {
                     service,
                     group: Mutex::new(None),
@@ -161,11 +170,8 @@ impl Connection {
     }
 
     /// Every tool of the server, across pages.
-    pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
-        self.peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| e.to_string())
+    pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        Ok(self.peer().list_all_tools().await?)
     }
 
     /// Every prompt of the server, or none when it offers no prompts.
@@ -202,14 +208,10 @@ impl Connection {
     }
 
     /// A resource's contents, as the wire shape (`{"contents": [...]}`).
-    pub async fn read_resource(&self, uri: &str) -> Result<serde_json::Value, String> {
+    pub async fn read_resource(&self, uri: &str) -> Result<serde_json::Value, McpError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
-        let result = self
-            .peer()
-            .read_resource(params)
-            .await
-            .map_err(|e| e.to_string())?;
-        serde_json::to_value(result).map_err(|e| e.to_string())
+        let result = self.peer().read_resource(params).await?;
+        Ok(serde_json::to_value(result)?)
     }
 
     /// A prompt's messages, as the wire shape (`{"messages": [...]}`).
@@ -217,14 +219,10 @@ impl Connection {
         &self,
         name: &str,
         arguments: JsonObject,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, McpError> {
         let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
-        let result = self
-            .peer()
-            .get_prompt(params)
-            .await
-            .map_err(|e| e.to_string())?;
-        serde_json::to_value(result).map_err(|e| e.to_string())
+        let result = self.peer().get_prompt(params).await?;
+        Ok(serde_json::to_value(result)?)
     }
 
     /// Calls a tool; when `cancel` fires or the returned future is dropped first, the server is
@@ -234,29 +232,27 @@ impl Connection {
         name: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, McpError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
             .peer()
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| format!("the call could not be sent: {e}"))?;
+            .map_err(McpError::Send)?;
         let mut guard = CancelOnDrop {
             peer: Some(self.peer().clone()),
             id: handle.id.clone(),
         };
         let response = tokio::select! {
             response = handle.await_response() => response,
-            _ = cancel.cancelled() => return Err("cancelled".into()),
+            _ = cancel.cancelled() => return Err(McpError::Cancelled),
         };
         guard.peer = None;
         match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(_) => {
-                Err("the server answered the call with something else than a tool result".into())
-            }
-            Err(e) => Err(describe_error(&e, self.is_closed())),
+            Ok(_) => Err(McpError::NotAToolResult),
+            Err(e) => Err(describe_error(e, self.is_closed())),
         }
     }
 
@@ -273,12 +269,12 @@ impl Drop for Connection {
     }
 }
 
-/// A server error in words for the model.
-fn describe_error(error: &rmcp::ServiceError, closed: bool) -> String {
+/// A failed call: the server's own error, or its connection ending under the call.
+fn describe_error(error: rmcp::ServiceError, closed: bool) -> McpError {
     if closed {
-        format!("the server stopped during the call ({error})")
+        McpError::Stopped(error)
     } else {
-        error.to_string()
+        McpError::Request(error)
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use super::config::{ServerSpec, Skipped};
 use super::connection::{Connection, OnChange};
+use super::error::McpError;
 use super::tool::{McpTool, tool_name};
 use crate::tools::{LateTools, Tool};
 
@@ -182,7 +183,7 @@ impl McpManager {
             entry.tools.clear();
             entry.status = match &entry.spec.transport {
                 Ok(_) => Status::Starting,
-                Err(reason) => Status::Failed(reason.clone()),
+                Err(reason) => Status::Failed(reason.to_string()),
             };
             (entry.spec.clone(), entry.generation)
         };
@@ -220,20 +221,17 @@ impl McpManager {
                 let tools = connection.list_tools().await?;
                 let prompts = connection.list_prompts().await;
                 let resources = connection.list_resources().await;
-                Ok::<_, String>((connection, tools, prompts, resources))
+                Ok::<_, McpError>((connection, tools, prompts, resources))
             })
             .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "it did not answer within {}s",
-                    START_TIMEOUT.as_secs()
-                ))
-            });
+            .unwrap_or(Err(McpError::StartTimeout {
+                limit: START_TIMEOUT,
+            }));
             manager.finish_start(index, generation, started);
         });
     }
 
-    fn finish_start(&self, index: usize, generation: u64, started: Result<Started, String>) {
+    fn finish_start(&self, index: usize, generation: u64, started: Result<Started, McpError>) {
         let failure = {
             let mut entries = self.entries();
             let Some(entry) = entries.get_mut(index) else {
@@ -253,7 +251,7 @@ impl McpManager {
                     None
                 }
                 Err(reason) => {
-                    entry.status = Status::Failed(reason.clone());
+                    entry.status = Status::Failed(reason.to_string());
                     Some(format!(
                         "MCP server `{}` failed to start: {reason}",
                         entry.spec.name

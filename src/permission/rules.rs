@@ -42,6 +42,30 @@ struct Rule {
 }
 
 /// The rules of one file.
+/// A settings file or a rule that does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    #[error("it is not valid settings JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("the rule `{rule}` has no closing parenthesis")]
+    Unclosed { rule: String },
+    #[error("the rule `{rule}` names no tool")]
+    NoTool { rule: String },
+    #[error("the rule `{rule}` has a bad pattern: {source}")]
+    BadPattern {
+        rule: String,
+        #[source]
+        source: globset::Error,
+    },
+    /// A rule given on the command line, as given (`exec --allow/--deny`).
+    #[error("{given:?}: {source}")]
+    Given {
+        given: String,
+        #[source]
+        source: Box<RuleError>,
+    },
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct RuleSet {
     rules: Vec<Rule>,
@@ -149,9 +173,8 @@ fn mcp_server_covers(rule_tool: &str, call_tool: &str) -> bool {
 
 impl RuleSet {
     /// Parses a settings file's text.
-    pub fn parse(text: &str) -> Result<RuleSet, String> {
-        let file: SettingsFile = serde_json::from_str(text)
-            .map_err(|e| format!("it is not valid settings JSON: {e}"))?;
+    pub fn parse(text: &str) -> Result<RuleSet, RuleError> {
+        let file: SettingsFile = serde_json::from_str(text).map_err(RuleError::Json)?;
         let mut rules = Vec::new();
         for (list, patterns) in [
             (List::Allow, &file.permissions.allow),
@@ -182,11 +205,14 @@ impl RuleSet {
 
     /// Rules given on the command line for one run (`exec --allow/--deny`), in the settings'
     /// syntax; the first that does not parse is the error.
-    pub fn from_lists(allow: &[String], deny: &[String]) -> Result<RuleSet, String> {
+    pub fn from_lists(allow: &[String], deny: &[String]) -> Result<RuleSet, RuleError> {
         let mut rules = Vec::new();
         for (list, patterns) in [(List::Allow, allow), (List::Deny, deny)] {
             for text in patterns {
-                rules.push(parse_rule(list, text).map_err(|e| format!("{text:?}: {e}"))?);
+                rules.push(parse_rule(list, text).map_err(|e| RuleError::Given {
+                    given: text.clone(),
+                    source: Box::new(e),
+                })?);
             }
         }
         Ok(RuleSet { rules })
@@ -202,19 +228,21 @@ impl RuleSet {
 }
 
 /// `tool` or `tool(pattern)`.
-fn parse_rule(list: List, text: &str) -> Result<Rule, String> {
+fn parse_rule(list: List, text: &str) -> Result<Rule, RuleError> {
     let text = text.trim();
     let (tool, pattern) = match text.split_once('(') {
         Some((tool, rest)) => {
-            let pattern = rest
-                .strip_suffix(')')
-                .ok_or_else(|| format!("the rule `{text}` has no closing parenthesis"))?;
+            let pattern = rest.strip_suffix(')').ok_or_else(|| RuleError::Unclosed {
+                rule: text.to_owned(),
+            })?;
             (tool.trim(), Some(pattern))
         }
         None => (text, None),
     };
     if tool.is_empty() {
-        return Err(format!("the rule `{text}` names no tool"));
+        return Err(RuleError::NoTool {
+            rule: text.to_owned(),
+        });
     }
     let pattern = pattern.filter(|p| !p.is_empty() && *p != "*");
     // In a command `*` matches anything; in a path it stays within a directory.
@@ -223,7 +251,10 @@ fn parse_rule(list: List, text: &str) -> Result<Rule, String> {
             .literal_separator(tool != "bash")
             .build()
             .map(|g| g.compile_matcher())
-            .map_err(|e| format!("the rule `{text}` has a bad pattern: {e}"))
+            .map_err(|source| RuleError::BadPattern {
+                rule: text.to_owned(),
+                source,
+            })
     };
     let program = match pattern {
         Some(pattern) if tool == "bash" => {
@@ -281,9 +312,10 @@ impl Source {
             self.rules = RuleSet::default();
             return None;
         }
-        let parsed = std::fs::read_to_string(&self.path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| RuleSet::parse(&text));
+        let parsed = match std::fs::read_to_string(&self.path) {
+            Ok(text) => RuleSet::parse(&text).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         match parsed {
             Ok(rules) => {
                 self.rules = rules;

@@ -19,18 +19,65 @@ mod options;
 
 use crate::shell::{self, AnalysedCommand, Reason};
 
-/// `Ok` when `command` only reads; otherwise why not (a clause: "`uniq` with two file arguments
-/// writes the second").
-pub fn check(command: &str) -> Result<(), String> {
+/// Why a command line is not accepted as read-only. Its Display is a clause written for the
+/// model ("`uniq` with two file arguments writes the second"), read after "because".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReadOnly {
+    #[error("the command is empty")]
+    Empty,
+    /// The line's shape (a redirection, an expansion, a subshell...), in the parser's words.
+    #[error("{0}")]
+    Structure(String),
+    #[error("it runs no command")]
+    NoCommand,
+    #[error(
+        "`{program}` changes the directory the other commands run in: what their paths mean, and \
+         which repository (with its own configuration) git reads; run them from the working \
+         directory with relative paths instead"
+    )]
+    ChangesDirectory { program: String },
+    #[error("it has an empty command")]
+    EmptyCommand,
+    #[error(
+        "`{program}` is given the glob `{word}`, and the files it expands to could change what \
+         `{program}` does"
+    )]
+    Glob { program: String, word: String },
+    /// `suggest`: whether writing `./{word}` would do (not for a word that starts with `-`).
+    #[error(
+        "the glob `{word}` could expand to a file name starting with `-`, read as an option{}",
+        if *.suggest { format!(" (write `./{word}`)") } else { String::new() }
+    )]
+    DashGlob { word: String, suggest: bool },
+    #[error(
+        "`xargs {program}` adds arguments from its input, and only commands whose every option \
+         only reads may take them"
+    )]
+    Xargs { program: String },
+    /// Something the parser found in one command (`Reason::Other`), in its words.
+    #[error("`{program}`: {why}")]
+    Unclear { program: String, why: String },
+    #[error("`{path}` is run by path; only read-only programs found by name on PATH are accepted")]
+    ByPath { path: String },
+    #[error("`{program}` is not on the list of read-only commands")]
+    NotListed { program: String },
+    /// The program is listed, but these arguments or options are not read-only: the clause is
+    /// its allowlist's explanation.
+    #[error("{clause}")]
+    Arguments { program: String, clause: String },
+}
+
+/// `Ok` when `command` only reads; otherwise why not.
+pub fn check(command: &str) -> Result<(), NotReadOnly> {
     if command.trim().is_empty() {
-        return Err("the command is empty".into());
+        return Err(NotReadOnly::Empty);
     }
     let analysis = shell::analyse(command);
     if let Some(why) = analysis.structure {
-        return Err(why);
+        return Err(NotReadOnly::Structure(why));
     }
     if analysis.commands.is_empty() {
-        return Err("it runs no command".into());
+        return Err(NotReadOnly::NoCommand);
     }
     if analysis.commands.len() > 1
         && let Some(mover) = analysis
@@ -38,12 +85,9 @@ pub fn check(command: &str) -> Result<(), String> {
             .iter()
             .find(|c| DIRECTORY_CHANGES.contains(&c.program()))
     {
-        return Err(format!(
-            "`{}` changes the directory the other commands run in: what their paths mean, and \
-             which repository (with its own configuration) git reads; run them from the working \
-             directory with relative paths instead",
-            mover.program()
-        ));
+        return Err(NotReadOnly::ChangesDirectory {
+            program: mover.program().to_owned(),
+        });
     }
     for part in &analysis.commands {
         check_command(part)?;
@@ -55,10 +99,10 @@ pub fn check(command: &str) -> Result<(), String> {
 /// command runs in a shell of its own).
 const DIRECTORY_CHANGES: &[&str] = &["cd", "pushd", "popd"];
 
-fn check_command(part: &AnalysedCommand) -> Result<(), String> {
+fn check_command(part: &AnalysedCommand) -> Result<(), NotReadOnly> {
     let program = part.program();
     let Some(first) = part.words.first() else {
-        return Err("it has an empty command".into());
+        return Err(NotReadOnly::EmptyCommand);
     };
     let spec = commands::lookup(program);
     for reason in &part.reasons {
@@ -68,53 +112,57 @@ fn check_command(part: &AnalysedCommand) -> Result<(), String> {
                 leading_literal,
             } => {
                 if !spec.is_some_and(|s| s.globs) {
-                    return Err(format!(
-                        "`{program}` is given the glob `{word}`, and the files it expands to could change \
-                         what `{program}` does"
-                    ));
-                }
-                if !leading_literal && word.starts_with('-') {
-                    return Err(format!(
-                        "the glob `{word}` could expand to a file name starting with `-`, read as an \
-                         option"
-                    ));
+                    return Err(NotReadOnly::Glob {
+                        program: program.to_owned(),
+                        word: word.clone(),
+                    });
                 }
                 if !leading_literal {
-                    return Err(format!(
-                        "the glob `{word}` could expand to a file name starting with `-`, read as an \
-                         option (write `./{word}`)"
-                    ));
+                    return Err(NotReadOnly::DashGlob {
+                        word: word.clone(),
+                        suggest: !word.starts_with('-'),
+                    });
                 }
             }
             Reason::XargsInput => {
                 if !commands::XARGS_SAFE.contains(&program) {
-                    return Err(format!(
-                        "`xargs {program}` adds arguments from its input, and only commands whose every \
-                         option only reads may take them"
-                    ));
+                    return Err(NotReadOnly::Xargs {
+                        program: program.to_owned(),
+                    });
                 }
             }
             // Output thrown away or joined: nothing is read or written.
             Reason::DiscardsOutput(_) => {}
-            Reason::Other(why) => return Err(format!("`{program}`: {why}")),
+            Reason::Other(why) => {
+                return Err(NotReadOnly::Unclear {
+                    program: program.to_owned(),
+                    why: why.clone(),
+                });
+            }
         }
     }
     if first.contains('/') {
-        return Err(format!(
-            "`{first}` is run by path; only read-only programs found by name on PATH are accepted"
-        ));
+        return Err(NotReadOnly::ByPath {
+            path: first.clone(),
+        });
     }
     let args = &part.words[1..];
-    match program {
+    let checked = match program {
         "git" => git::check(args),
         "find" => commands::check_find(args),
         _ => match spec {
             Some(spec) => commands::check_with(spec, args),
-            None => Err(format!(
-                "`{program}` is not on the list of read-only commands"
-            )),
+            None => {
+                return Err(NotReadOnly::NotListed {
+                    program: program.to_owned(),
+                });
+            }
         },
-    }
+    };
+    checked.map_err(|clause| NotReadOnly::Arguments {
+        program: program.to_owned(),
+        clause,
+    })
 }
 
 #[cfg(test)]

@@ -11,8 +11,89 @@ mod seccomp;
 
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 use super::{SETUP_FAILED, Spec};
+
+/// Why the helper could not confine a command (it then exits with `SETUP_FAILED`, the command
+/// not run). The text crosses to the parent on stderr, where the probe reads it.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("usage: harness9 __sandbox-exec SPEC -- PROGRAM [ARGS...]")]
+    Usage,
+    #[error("bad sandbox specification: {0}")]
+    Spec(#[source] serde_json::Error),
+    #[error("an argument holds a NUL byte")]
+    NulArgument,
+    #[error("{} holds a NUL byte", .0.display())]
+    NulPath(PathBuf),
+    /// One step the kernel refused; `step` says which, in the user's words.
+    #[error("{step}: {source}")]
+    System {
+        step: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Landlock: {0}")]
+    Landlock(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("Landlock is not enforced by this kernel")]
+    LandlockNotEnforced,
+    #[error("seccomp filters are not built for this architecture")]
+    Architecture,
+    /// Building a seccomp rule; `prefixed` is whether the message names seccomp.
+    #[error("{}{source}", if *.prefixed { "seccomp: " } else { "" })]
+    Seccomp {
+        prefixed: bool,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("capabilities are still held after dropping them")]
+    CapabilitiesHeld,
+    #[error("the bounding set still holds capabilities")]
+    BoundingSetHeld,
+}
+
+/// What a setup failure means for the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupKind {
+    /// The kernel (or the container around it) does not offer what the sandbox needs.
+    Unsupported,
+    /// The helper was called wrongly: a bug, not a property of the machine.
+    Invalid,
+    /// The kernel offers it but a step failed.
+    Failed,
+}
+
+impl SetupError {
+    /// The last OS error, for the step just refused.
+    pub(crate) fn last(step: impl Into<String>) -> SetupError {
+        SetupError::System {
+            step: step.into(),
+            source: std::io::Error::last_os_error(),
+        }
+    }
+
+    pub fn kind(&self) -> SetupKind {
+        match self {
+            SetupError::Usage
+            | SetupError::Spec(_)
+            | SetupError::NulArgument
+            | SetupError::NulPath(_) => SetupKind::Invalid,
+            SetupError::Landlock(_)
+            | SetupError::LandlockNotEnforced
+            | SetupError::Architecture => SetupKind::Unsupported,
+            SetupError::System { source, .. }
+                if matches!(
+                    source.raw_os_error(),
+                    Some(libc::EPERM | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+                ) =>
+            {
+                SetupKind::Unsupported
+            }
+            _ => SetupKind::Failed,
+        }
+    }
+}
 
 /// Runs the helper; returns the status the process exits with.
 pub fn helper_main(args: &[OsString]) -> i32 {
@@ -25,17 +106,16 @@ pub fn helper_main(args: &[OsString]) -> i32 {
     }
 }
 
-fn run(args: &[OsString]) -> Result<i32, String> {
+fn run(args: &[OsString]) -> Result<i32, SetupError> {
     let (spec, command) = match args {
         [spec, dashes, command @ ..] if dashes == "--" && !command.is_empty() => (spec, command),
-        _ => return Err("usage: harness9 __sandbox-exec SPEC -- PROGRAM [ARGS...]".into()),
+        _ => return Err(SetupError::Usage),
     };
-    let spec: Spec = serde_json::from_str(&spec.to_string_lossy())
-        .map_err(|e| format!("bad sandbox specification: {e}"))?;
+    let spec: Spec = serde_json::from_str(&spec.to_string_lossy()).map_err(SetupError::Spec)?;
     // Everything the child needs is allocated before the forks.
     let argv: Vec<CString> = command
         .iter()
-        .map(|a| CString::new(a.as_bytes()).map_err(|_| "an argument holds a NUL byte".to_owned()))
+        .map(|a| CString::new(a.as_bytes()).map_err(|_| SetupError::NulArgument))
         .collect::<Result<_, _>>()?;
 
     mounts::enter_namespaces()?;
@@ -46,7 +126,7 @@ fn run(args: &[OsString]) -> Result<i32, String> {
     // SAFETY: the helper is single-threaded (dispatched before any thread is started).
     let init = unsafe { libc::fork() };
     if init < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        return Err(SetupError::last("fork"));
     }
     if init > 0 {
         return Ok(wait_for(init));
@@ -76,10 +156,10 @@ fn run(args: &[OsString]) -> Result<i32, String> {
 /// The order matters: Landlock needs `no_new_privs` (set first); dropping capabilities needs
 /// CAP_SETPCAP (so after Landlock, before seccomp, which would not stop it but comes last so
 /// that nothing above is filtered).
-fn confine(spec: &Spec) -> Result<(), String> {
+fn confine(spec: &Spec) -> Result<(), SetupError> {
     // SAFETY: prctl on this process.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+        return Err(SetupError::last("no_new_privs"));
     }
     landlock_rules::apply(spec)?;
     caps::drop_all()?;

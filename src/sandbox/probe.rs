@@ -11,6 +11,48 @@ use std::time::Duration;
 
 use super::Platform;
 
+/// Why this machine runs commands without a sandbox. Cloned out of the once-per-process cache.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProbeError {
+    #[error("/usr/bin/sandbox-exec is missing")]
+    NoSandboxExec,
+    #[error("this operating system has no sandbox support in harness9")]
+    NoSupport,
+    #[error("this kernel has no Landlock (simulated)")]
+    NoLandlockSimulated,
+    #[error("this kernel has no Landlock (Linux 5.13 or later with Landlock enabled is needed)")]
+    NoLandlock,
+    /// The helper ran and said why it could not confine `true` (its own words, from stderr).
+    #[error("the kernel refused the sandbox ({reason})")]
+    Refused { reason: String },
+    #[error("the sandbox specification could not be encoded: {0}")]
+    Encode(Arc<serde_json::Error>),
+    #[error("cannot start the sandbox helper {}: {source}", helper.display())]
+    Start {
+        helper: std::path::PathBuf,
+        source: Arc<std::io::Error>,
+    },
+    #[error("the sandbox helper could not be waited for: {0}")]
+    Wait(Arc<std::io::Error>),
+    #[error("the sandbox probe did not answer within {}s", .0.as_secs())]
+    Timeout(std::time::Duration),
+}
+
+impl ProbeError {
+    /// Whether the machine lacks what the sandbox needs (rather than the probe itself failing):
+    /// no Landlock, no `sandbox-exec`, a kernel or container that refuses a step.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(
+            self,
+            ProbeError::NoSandboxExec
+                | ProbeError::NoSupport
+                | ProbeError::NoLandlockSimulated
+                | ProbeError::NoLandlock
+                | ProbeError::Refused { .. }
+        )
+    }
+}
+
 /// How long the probe may take before the sandbox counts as unavailable.
 #[cfg(target_os = "linux")]
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -20,10 +62,10 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 #[cfg(all(target_os = "linux", debug_assertions))]
 const SIMULATE_VARIABLE: &str = "HARNESS9_SANDBOX_SIMULATE";
 
-static ANSWER: OnceLock<Result<(), String>> = OnceLock::new();
+static ANSWER: OnceLock<Result<(), ProbeError>> = OnceLock::new();
 
 /// The platform that sandboxes commands here, or why there is none.
-pub(super) fn platform(helper: &Path) -> Result<Arc<dyn Platform>, String> {
+pub(super) fn platform(helper: &Path) -> Result<Arc<dyn Platform>, ProbeError> {
     let answer = ANSWER.get_or_init(|| check(helper));
     answer.clone().map(|()| make(helper))
 }
@@ -46,17 +88,17 @@ fn make(_helper: &Path) -> Arc<dyn Platform> {
 }
 
 #[cfg(target_os = "macos")]
-fn check(_helper: &Path) -> Result<(), String> {
+fn check(_helper: &Path) -> Result<(), ProbeError> {
     if Path::new("/usr/bin/sandbox-exec").exists() {
         Ok(())
     } else {
-        Err("/usr/bin/sandbox-exec is missing".into())
+        Err(ProbeError::NoSandboxExec)
     }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn check(_helper: &Path) -> Result<(), String> {
-    Err("this operating system has no sandbox support in harness9".into())
+fn check(_helper: &Path) -> Result<(), ProbeError> {
+    Err(ProbeError::NoSupport)
 }
 
 /// The Landlock ABI version the kernel offers (0: none).
@@ -76,23 +118,20 @@ fn landlock_abi() -> i64 {
 }
 
 #[cfg(target_os = "linux")]
-fn check(helper: &Path) -> Result<(), String> {
+fn check(helper: &Path) -> Result<(), ProbeError> {
     #[cfg(debug_assertions)]
     if std::env::var(SIMULATE_VARIABLE).as_deref() == Ok("no-landlock") {
-        return Err("this kernel has no Landlock (simulated)".into());
+        return Err(ProbeError::NoLandlockSimulated);
     }
     if landlock_abi() < 1 {
-        return Err(
-            "this kernel has no Landlock (Linux 5.13 or later with Landlock enabled is needed)"
-                .into(),
-        );
+        return Err(ProbeError::NoLandlock);
     }
     run_probe(helper)
 }
 
 /// Runs `helper __sandbox-exec SPEC -- true` and waits at most `PROBE_TIMEOUT`.
 #[cfg(target_os = "linux")]
-fn run_probe(helper: &Path) -> Result<(), String> {
+fn run_probe(helper: &Path) -> Result<(), ProbeError> {
     use std::process::{Command, Stdio};
 
     let temp = std::env::temp_dir();
@@ -108,7 +147,7 @@ fn run_probe(helper: &Path) -> Result<(), String> {
     };
     let (program, args) = platform
         .wrap(&spec, "true".as_ref(), &[])
-        .map_err(|e| e.to_string())?;
+        .map_err(|super::SandboxError::Encode(e)| ProbeError::Encode(Arc::new(e)))?;
     let mut child = Command::new(program)
         .args(args)
         .current_dir(&temp)
@@ -116,7 +155,10 @@ fn run_probe(helper: &Path) -> Result<(), String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start the sandbox helper {}: {e}", helper.display()))?;
+        .map_err(|e| ProbeError::Start {
+            helper: helper.to_owned(),
+            source: Arc::new(e),
+        })?;
     let stderr = child.stderr.take();
     let (sender, receiver) = std::sync::mpsc::channel();
     let pid = child.id();
@@ -136,18 +178,15 @@ fn run_probe(helper: &Path) -> Result<(), String> {
                 .find_map(|l| l.strip_prefix("harness9 sandbox: "))
                 .map(|l| l.trim_end_matches("; the command was not run").to_owned())
                 .unwrap_or_else(|| "the sandbox helper failed".to_owned());
-            Err(format!("the kernel refused the sandbox ({reason})"))
+            Err(ProbeError::Refused { reason })
         }
-        Ok((Err(e), _)) => Err(format!("the sandbox helper could not be waited for: {e}")),
+        Ok((Err(e), _)) => Err(ProbeError::Wait(Arc::new(e))),
         Err(_) => {
             // SAFETY: kill only sends a signal to the child we started.
             unsafe {
                 libc::kill(pid as libc::pid_t, libc::SIGKILL);
             }
-            Err(format!(
-                "the sandbox probe did not answer within {}s",
-                PROBE_TIMEOUT.as_secs()
-            ))
+            Err(ProbeError::Timeout(PROBE_TIMEOUT))
         }
     }
 }

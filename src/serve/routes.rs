@@ -87,8 +87,8 @@ pub async fn list(
     Ok(axum::Json(Value::Array(list)).into_response())
 }
 
-fn internal(message: String) -> ApiError {
-    ApiError(StatusCode::INTERNAL_SERVER_ERROR, message)
+fn internal(message: impl ToString) -> ApiError {
+    ApiError(StatusCode::INTERNAL_SERVER_ERROR, message.to_string())
 }
 
 pub async fn open(State(state): State<ServeState>, body: Bytes) -> Reply {

@@ -12,6 +12,7 @@ use tokio::sync::Mutex;
 use super::feed::Feed;
 use super::{ServeContext, settings_for};
 use crate::assemble::{AssembleError, SessionChoice};
+use crate::engine::Failure;
 use crate::planning::Mode;
 use crate::session::{self, Catalogue, CoreOptions, Request, SessionFacts, SessionHandle, Update};
 
@@ -64,7 +65,7 @@ pub struct OpenRequest {
 pub struct Sessions {
     context: ServeContext,
     open: Mutex<HashMap<String, Arc<Served>>>,
-    store: std::sync::OnceLock<Result<Catalogue, String>>,
+    store: std::sync::OnceLock<Result<Catalogue, Failure>>,
 }
 
 impl Sessions {
@@ -83,9 +84,9 @@ impl Sessions {
 
     /// The stored sessions, for listing them and reading transcripts (the cores keep their
     /// own store), opened once.
-    pub fn store(&self) -> Result<&Catalogue, String> {
+    pub fn store(&self) -> Result<&Catalogue, Failure> {
         self.store
-            .get_or_init(|| Catalogue::open(&self.context.settings.home).map_err(|f| f.message))
+            .get_or_init(|| Catalogue::open(&self.context.settings.home))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -127,7 +128,7 @@ impl Sessions {
         // Opening is one at a time, so a session resumed twice at once is opened once.
         let mut open = self.open.lock().await;
         if let Some(key) = &request.resume {
-            let store = self.store().map_err(OpenError::Failed)?;
+            let store = self.store().map_err(|e| OpenError::Failed(e.to_string()))?;
             if let Ok(record) = store.resolve(key).await
                 && let Some(served) = open.get(&record.id)
             {

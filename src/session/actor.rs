@@ -272,7 +272,7 @@ impl Core {
                     let result = mcp
                         .get_prompt(&command, &args)
                         .await
-                        .map_err(|message| Failure::new(FailureKind::Provider, message));
+                        .map_err(|e| Failure::new(FailureKind::Provider, e.to_string()));
                     hub.publish(Update::McpPrompt { command, result });
                 });
             }

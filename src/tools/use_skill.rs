@@ -56,6 +56,8 @@ impl Tool for UseSkill {
 
     async fn execute(&self, arguments: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
-        self.skills.body(args.name.trim()).map_err(ToolError::new)
+        self.skills
+            .body(args.name.trim())
+            .map_err(|e| ToolError::new(e.to_string()))
     }
 }

@@ -5,17 +5,50 @@
 
 use serde_json::Value;
 
+/// The first place where arguments do not match their schema, and how.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{} {problem}", place(.path))]
+pub struct SchemaMismatch {
+    /// Where the value sits in the arguments (`todos[0].status`); empty at the top.
+    pub path: String,
+    pub problem: Mismatch,
+}
+
+/// How a value differs from its schema.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Mismatch {
+    /// `found` describes the value ("the number 3", "an array").
+    #[error("must be {} but is {found}", article(.expected))]
+    Type { expected: String, found: String },
+    /// `choices` as JSON.
+    #[error("must be one of {}", .choices.join(", "))]
+    NotOneOf { choices: Vec<String> },
+    #[error("must be at least {minimum}")]
+    BelowMinimum { minimum: f64 },
+    #[error("is missing the required field `{name}`")]
+    MissingField { name: String },
+    #[error("has an unknown field `{name}` (known fields: {})", .known.join(", "))]
+    UnknownField { name: String, known: Vec<String> },
+}
+
+fn place(path: &str) -> String {
+    if path.is_empty() {
+        "the arguments".to_owned()
+    } else {
+        format!("`{path}`")
+    }
+}
+
 /// `Ok` when `value` matches `schema`; otherwise the first problem, with its location.
-pub fn check(schema: &Value, value: &Value) -> Result<(), String> {
+pub fn check(schema: &Value, value: &Value) -> Result<(), SchemaMismatch> {
     check_at(schema, value, "")
 }
 
 /// `path` is where `value` sits in the arguments (`todos[0].status`); empty at the top.
-fn check_at(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
-    let at = if path.is_empty() {
-        "the arguments".to_owned()
-    } else {
-        format!("`{path}`")
+fn check_at(schema: &Value, value: &Value, path: &str) -> Result<(), SchemaMismatch> {
+    let at = |problem: Mismatch| SchemaMismatch {
+        path: path.to_owned(),
+        problem,
     };
     let child = |name: &str| {
         if path.is_empty() {
@@ -27,24 +60,23 @@ fn check_at(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
     if let Some(expected) = schema.get("type").and_then(Value::as_str)
         && !type_matches(expected, value)
     {
-        return Err(format!(
-            "{at} must be {} but is {}",
-            article(expected),
-            describe(value)
-        ));
+        return Err(at(Mismatch::Type {
+            expected: expected.to_owned(),
+            found: describe(value),
+        }));
     }
     if let Some(choices) = schema.get("enum").and_then(Value::as_array)
         && !choices.contains(value)
     {
-        let names: Vec<String> = choices.iter().map(Value::to_string).collect();
-        return Err(format!("{at} must be one of {}", names.join(", ")));
+        let choices = choices.iter().map(Value::to_string).collect();
+        return Err(at(Mismatch::NotOneOf { choices }));
     }
     if let (Some(minimum), Some(number)) = (
         schema.get("minimum").and_then(Value::as_f64),
         value.as_f64(),
     ) && number < minimum
     {
-        return Err(format!("{at} must be at least {minimum}"));
+        return Err(at(Mismatch::BelowMinimum { minimum }));
     }
     if let Some(object) = value.as_object() {
         let properties = schema.get("properties").and_then(Value::as_object);
@@ -56,7 +88,9 @@ fn check_at(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
             .filter_map(Value::as_str)
         {
             if !object.contains_key(name) {
-                return Err(format!("{at} is missing the required field `{name}`"));
+                return Err(at(Mismatch::MissingField {
+                    name: name.to_owned(),
+                }));
             }
         }
         let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
@@ -70,13 +104,13 @@ fn check_at(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
                     check_at(field_schema, field, &child(name))?
                 }
                 None if closed => {
-                    let known: Vec<&str> = properties
-                        .map(|p| p.keys().map(String::as_str).collect())
+                    let known = properties
+                        .map(|p| p.keys().cloned().collect())
                         .unwrap_or_default();
-                    return Err(format!(
-                        "{at} has an unknown field `{name}` (known fields: {})",
-                        known.join(", ")
-                    ));
+                    return Err(at(Mismatch::UnknownField {
+                        name: name.clone(),
+                        known,
+                    }));
                 }
                 None => {}
             }
@@ -181,7 +215,7 @@ mod tests {
             ),
         ];
         for (value, expected) in cases {
-            let problem = check(&schema(), &value).unwrap_err();
+            let problem = check(&schema(), &value).unwrap_err().to_string();
             assert!(problem.contains(expected), "{value}: {problem}");
         }
     }

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod background;
+mod error_types;
 mod eval;
 mod exec;
 mod exec_rules;

@@ -49,7 +49,7 @@ fn variables_expand_in_every_field_with_defaults() {
 #[test]
 fn an_unset_variable_without_default_fails_the_server_only() {
     let error = parse(&json!({"command": "${NOPE}"}), &lookup).unwrap_err();
-    assert!(error.contains("NOPE is not set"), "{error}");
+    assert!(error.to_string().contains("NOPE is not set"), "{error}");
     assert!(expand("${bad name}", &lookup).is_err());
     assert!(expand("${TOKEN", &lookup).is_err());
     assert_eq!(expand("cost $5 ${TOKEN}", &lookup).unwrap(), "cost $5 t0k");
@@ -75,7 +75,7 @@ fn env_may_be_the_go_originals_list() {
 #[test]
 fn the_old_sse_transport_and_unknown_types_are_refused_with_a_reason() {
     let sse = parse(&json!({"type": "sse", "url": "http://x"}), &lookup).unwrap_err();
-    assert!(sse.contains("Streamable HTTP"), "{sse}");
+    assert!(sse.to_string().contains("Streamable HTTP"), "{sse}");
     assert!(parse(&json!({"type": "ws"}), &lookup).is_err());
     assert!(parse(&json!({"args": []}), &lookup).is_err());
 }

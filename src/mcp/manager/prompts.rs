@@ -2,20 +2,21 @@
 //! user's words as their arguments.
 
 use super::{FETCH_TIMEOUT, McpManager, PromptInfo};
+use crate::mcp::error::McpError;
 use crate::mcp::tool::tool_name;
 
 impl McpManager {
     /// The text of prompt `command` (`mcp__server__prompt`) with `args`: words given in order
     /// to its arguments, the last one taking the rest of the line.
-    pub async fn get_prompt(&self, command: &str, args: &str) -> Result<String, String> {
+    pub async fn get_prompt(&self, command: &str, args: &str) -> Result<String, McpError> {
         let found = self.entries().iter().find_map(|entry| {
             let prompt = entry.prompts.iter().find(|p| p.command == command)?;
             Some((prompt.clone(), entry.connection.clone()?))
         });
         let Some((prompt, connection)) = found else {
-            return Err(format!(
-                "no connected MCP server offers the prompt /{command}"
-            ));
+            return Err(McpError::NoSuchPrompt {
+                command: command.to_owned(),
+            });
         };
         let mut arguments = serde_json::Map::new();
         let mut rest = args.trim();
@@ -37,11 +38,8 @@ impl McpManager {
             connection.get_prompt(&prompt.remote, arguments),
         )
         .await
-        .map_err(|_| {
-            format!(
-                "the server did not answer within {}s",
-                FETCH_TIMEOUT.as_secs()
-            )
+        .map_err(|_| McpError::Timeout {
+            limit: FETCH_TIMEOUT,
         })??;
         Ok(prompt_text(&wire))
     }

@@ -29,11 +29,13 @@ const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
 const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
 const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
 
-fn last_error(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
+use super::SetupError;
+
+fn last_error(what: &str) -> SetupError {
+    SetupError::last(what)
 }
 
-pub fn drop_all() -> Result<(), String> {
+pub fn drop_all() -> Result<(), SetupError> {
     let bits = SECBIT_NOROOT
         | SECBIT_NOROOT_LOCKED
         | SECBIT_NO_SETUID_FIXUP
@@ -89,11 +91,11 @@ pub fn drop_all() -> Result<(), String> {
         .iter()
         .any(|d| d.effective != 0 || d.permitted != 0 || d.inheritable != 0)
     {
-        return Err("capabilities are still held after dropping them".into());
+        return Err(SetupError::CapabilitiesHeld);
     }
     // SAFETY: prctl query.
     if unsafe { libc::prctl(libc::PR_CAPBSET_READ, 0, 0, 0, 0) } > 0 {
-        return Err("the bounding set still holds capabilities".into());
+        return Err(SetupError::BoundingSetHeld);
     }
     Ok(())
 }

@@ -9,18 +9,25 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::super::Spec;
+use super::SetupError;
 
-fn last_error(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
+fn last_error(what: &str) -> SetupError {
+    SetupError::last(what)
 }
 
-fn c_path(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{} holds a NUL byte", path.display()))
+fn io_error(step: &str) -> impl FnOnce(std::io::Error) -> SetupError + '_ {
+    move |source| SetupError::System {
+        step: step.to_owned(),
+        source,
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString, SetupError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SetupError::NulPath(path.to_owned()))
 }
 
 /// Enters new user, mount and PID namespaces, mapping our user and group to themselves.
-pub fn enter_namespaces() -> Result<(), String> {
+pub fn enter_namespaces() -> Result<(), SetupError> {
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     // SAFETY: unshare on this single-threaded process.
@@ -29,12 +36,11 @@ pub fn enter_namespaces() -> Result<(), String> {
             "cannot create a user namespace (unprivileged user namespaces may be disabled)",
         ));
     }
-    std::fs::write("/proc/self/setgroups", "deny")
-        .map_err(|e| format!("/proc/self/setgroups: {e}"))?;
+    std::fs::write("/proc/self/setgroups", "deny").map_err(io_error("/proc/self/setgroups"))?;
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))
-        .map_err(|e| format!("/proc/self/uid_map: {e}"))?;
+        .map_err(io_error("/proc/self/uid_map"))?;
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
-        .map_err(|e| format!("/proc/self/gid_map: {e}"))?;
+        .map_err(io_error("/proc/self/gid_map"))?;
     // Our mounts must not propagate back to the real system.
     let root = c_path(Path::new("/"))?;
     // SAFETY: mount with valid C strings or nulls.
@@ -76,7 +82,7 @@ fn locked_flags(path: &CString) -> libc::c_ulong {
 
 /// Binds `path` onto itself (with what is mounted beneath it): the kernel refuses to rename or
 /// remove a mount point (EBUSY).
-fn bind_onto_itself(path: &Path, target: &CString) -> Result<(), String> {
+fn bind_onto_itself(path: &Path, target: &CString) -> Result<(), SetupError> {
     // SAFETY: mount with valid C strings or nulls.
     let bound = unsafe {
         libc::mount(
@@ -97,7 +103,7 @@ fn bind_onto_itself(path: &Path, target: &CString) -> Result<(), String> {
 /// top of the one before), binds each protected path read-only onto itself, hides the hidden
 /// directories, and then enters the working directory again: the current directory still
 /// points into the mount it had before, beneath the new ones, where none of them would apply.
-pub fn protect(spec: &Spec) -> Result<(), String> {
+pub fn protect(spec: &Spec) -> Result<(), SetupError> {
     for path in &spec.pinned {
         bind_onto_itself(path, &c_path(path)?)?;
     }
@@ -140,8 +146,8 @@ pub fn protect(spec: &Spec) -> Result<(), String> {
             return Err(last_error(&format!("cannot hide {}", path.display())));
         }
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("cannot find the working directory again: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(io_error("cannot find the working directory again"))?;
     std::env::set_current_dir(&cwd)
-        .map_err(|e| format!("cannot enter {} again: {e}", cwd.display()))
+        .map_err(io_error(&format!("cannot enter {} again", cwd.display())))
 }

@@ -12,6 +12,8 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
+use super::SetupError;
+
 /// Calls that change the machine, reach into other processes or escape the namespaces.
 const MACHINE_CALLS: &[libc::c_long] = &[
     libc::SYS_sethostname,
@@ -76,7 +78,7 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
-fn arch() -> Result<TargetArch, String> {
+fn arch() -> Result<TargetArch, SetupError> {
     if cfg!(target_arch = "x86_64") {
         Ok(TargetArch::x86_64)
     } else if cfg!(target_arch = "aarch64") {
@@ -84,20 +86,35 @@ fn arch() -> Result<TargetArch, String> {
     } else if cfg!(target_arch = "riscv64") {
         Ok(TargetArch::riscv64)
     } else {
-        Err("seccomp filters are not built for this architecture".into())
+        Err(SetupError::Architecture)
     }
 }
 
-fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
-    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value).map_err(|e| e.to_string())
+fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, SetupError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value).map_err(unprefixed)
 }
 
-fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
-    SeccompRule::new(conditions).map_err(|e| e.to_string())
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, SetupError> {
+    SeccompRule::new(conditions).map_err(unprefixed)
+}
+
+/// A rule that could not be built (its message, as it always was, does not name seccomp).
+fn unprefixed(error: impl std::error::Error + Send + Sync + 'static) -> SetupError {
+    SetupError::Seccomp {
+        prefixed: false,
+        source: Box::new(error),
+    }
+}
+
+fn failed(error: impl std::error::Error + Send + Sync + 'static) -> SetupError {
+    SetupError::Seccomp {
+        prefixed: true,
+        source: Box::new(error),
+    }
 }
 
 /// The EPERM filter's rules.
-fn denied(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+fn denied(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SetupError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = MACHINE_CALLS
         .iter()
         .map(|call| (*call, Vec::new()))
@@ -120,17 +137,17 @@ fn denied(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
 fn compile(
     rules: BTreeMap<i64, Vec<SeccompRule>>,
     errno: libc::c_int,
-) -> Result<BpfProgram, String> {
+) -> Result<BpfProgram, SetupError> {
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(errno as u32),
         arch()?,
     )
-    .map_err(|e| format!("seccomp: {e}"))?;
+    .map_err(failed)?;
     filter
         .try_into()
-        .map_err(|e: seccompiler::BackendError| format!("seccomp: {e}"))
+        .map_err(|e: seccompiler::BackendError| failed(e))
 }
 
 /// The bit that marks an x32 system call on x86_64 (`__X32_SYSCALL_BIT`).
@@ -177,16 +194,16 @@ fn no_x32() -> BpfProgram {
     ]
 }
 
-pub fn apply(network: bool) -> Result<(), String> {
+pub fn apply(network: bool) -> Result<(), SetupError> {
     #[cfg(target_arch = "x86_64")]
-    seccompiler::apply_filter(&no_x32()).map_err(|e| format!("seccomp: {e}"))?;
+    seccompiler::apply_filter(&no_x32()).map_err(failed)?;
     let clone3 = compile(
         BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
         libc::ENOSYS,
     )?;
     let denied = compile(denied(network)?, libc::EPERM)?;
     for program in [&clone3, &denied] {
-        seccompiler::apply_filter(program).map_err(|e| format!("seccomp: {e}"))?;
+        seccompiler::apply_filter(program).map_err(failed)?;
     }
     Ok(())
 }

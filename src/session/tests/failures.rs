@@ -32,7 +32,12 @@ async fn a_provider_failure_is_typed_by_its_class_not_its_words() {
         assert_eq!(failure.kind, expected, "{failure:?}");
     }
     // A model that cannot be set up is a configuration failure.
-    let refusing: ProviderFactory = Arc::new(|model: &str| Err(format!("no model {model}")));
+    let refusing: ProviderFactory = Arc::new(|model: &str| {
+        Err(crate::schema::ProviderError::new(
+            crate::schema::ProviderErrorKind::InvalidRequest,
+            format!("no model {model}"),
+        ))
+    });
     let mut other = open_with(
         &fixture.settings,
         SessionChoice::New,
