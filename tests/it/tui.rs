@@ -412,7 +412,7 @@ fn n_denies_and_the_model_is_told() {
     let screen = pty.wait_for_all(&["Understood, I did not run it.", "✗ bash"]);
     assert!(screen.contains("✗ bash"), "{screen}");
     assert!(!run.workdir.join("should-not-exist").exists());
-    wait_for("the second request", || mock.requests().len() >= 2);
+    mock.wait_for_requests(2);
     let body = &mock.requests()[1].body;
     let tool = body["messages"]
         .as_array()
@@ -644,7 +644,7 @@ fn a_y_typed_while_the_model_streams_does_not_answer_the_approval_that_appears()
     // Answered on purpose, once it has been on screen long enough: no.
     let screen = press_until(&mut pty, "n", "✗ bash");
     assert!(!run.workdir.join("victim").exists(), "{screen}");
-    wait_for("the second request", || mock.requests().len() >= 2);
+    mock.wait_for_requests(2);
     let body = &mock.requests()[1].body;
     let tool = body["messages"]
         .as_array()
