@@ -1,12 +1,14 @@
-//! The model side: the `LlmProvider` trait the engine depends on, and its three wire protocols
-//! (OpenAI-compatible chat completions, Anthropic messages, OpenAI Responses). Each has one conversion
-//! layer shared by the blocking and the streaming call, so both always send the same request.
+//! The model side: the `LlmProvider` trait the engine depends on, and one provider
+//! (`protocol::ApiProvider`) over its three wire protocols (OpenAI-compatible chat completions,
+//! Anthropic messages, OpenAI Responses). Each protocol has one conversion layer shared by the
+//! blocking and the streaming call, so both always send the same request.
 
 mod anthropic;
 mod api_error;
 pub mod catalogue;
 mod limits;
 mod openai;
+mod protocol;
 mod redact;
 mod responses;
 mod retry;
@@ -14,6 +16,7 @@ mod scripted;
 mod server_search;
 pub(crate) mod sse;
 mod transport;
+mod wire_error;
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,13 +25,15 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-pub use anthropic::AnthropicProvider;
-pub use openai::OpenAiProvider;
 pub use redact::{REDACTED, redact, remember_key};
-pub use responses::ResponsesProvider;
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptStep, ScriptedCall, ScriptedProvider};
 pub use transport::TransportOptions;
+
+use anthropic::Anthropic;
+use openai::OpenAiChat;
+use protocol::{ApiProvider, Protocol};
+use responses::Responses;
 
 use crate::schema::{Message, ProviderError, RetryNotice, StreamChunk, ToolDefinition, Usage};
 
@@ -193,9 +198,9 @@ impl ProviderConfig {
     /// Builds the provider this configuration describes.
     pub fn build(&self) -> Result<Arc<dyn LlmProvider>, ProviderError> {
         Ok(match self.kind {
-            ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(self.clone())?),
-            ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(self.clone())?),
-            ProviderKind::Responses => Arc::new(ResponsesProvider::new(self.clone())?),
+            ProviderKind::OpenAi => Arc::new(ApiProvider::<OpenAiChat>::new(self.clone())?),
+            ProviderKind::Anthropic => Arc::new(ApiProvider::<Anthropic>::new(self.clone())?),
+            ProviderKind::Responses => Arc::new(ApiProvider::<Responses>::new(self.clone())?),
         })
     }
 }
@@ -219,20 +224,27 @@ where
     B: AsRef<[u8]>,
     E: std::fmt::Display,
 {
+    match kind {
+        ProviderKind::OpenAi => decode_as::<OpenAiChat, _, _, _>(bytes, tx).await,
+        ProviderKind::Anthropic => decode_as::<Anthropic, _, _, _>(bytes, tx).await,
+        ProviderKind::Responses => decode_as::<Responses, _, _, _>(bytes, tx).await,
+    }
+}
+
+/// `decode_stream` for protocol `P`.
+async fn decode_as<P, S, B, E>(
+    bytes: S,
+    tx: &mpsc::Sender<StreamChunk>,
+) -> Result<Completion, ProviderError>
+where
+    P: Protocol,
+    S: futures_util::Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+{
     let idle = std::time::Duration::from_secs(3600);
-    let outcome = match kind {
-        ProviderKind::OpenAi => {
-            let mut decoder = openai::OpenAiDecoder::default();
-            transport::decode_sse(bytes, &mut decoder, tx, idle, "OpenAI").await
-        }
-        ProviderKind::Anthropic => {
-            let mut decoder = anthropic::AnthropicDecoder::default();
-            transport::decode_sse(bytes, &mut decoder, tx, idle, "Anthropic").await
-        }
-        ProviderKind::Responses => {
-            let mut decoder = responses::ResponsesDecoder::default();
-            transport::decode_sse(bytes, &mut decoder, tx, idle, "OpenAI").await
-        }
-    };
-    outcome.map_err(|failure| transport::redacted(failure.error))
+    let mut decoder = P::Decoder::default();
+    transport::decode_sse(bytes, &mut decoder, tx, idle, P::WIRE.label)
+        .await
+        .map_err(|failure| transport::redacted(failure.error))
 }

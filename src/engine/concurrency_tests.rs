@@ -1,8 +1,11 @@
 //! Tools running side by side (overlap, order, the semaphore) and what observers and tracing
-//! subscribers see of a run.
+//! subscribers see of a run. The tools that take time sleep on tokio's paused clock: it moves
+//! only when every task waits, so their overlap is exact and costs no real time.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
@@ -12,7 +15,7 @@ use crate::memory::InMemorySession;
 use crate::provider::ScriptedProvider;
 use crate::schema::ToolKind;
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn concurrent_tools_overlap_and_land_in_the_models_order() {
     let spans: Arc<Mutex<Vec<(u64, Instant, Instant)>>> = Arc::default();
     let recorded = Arc::clone(&spans);
@@ -71,7 +74,7 @@ async fn concurrent_tools_overlap_and_land_in_the_models_order() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_semaphore_bounds_concurrency() {
     let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -2,76 +2,43 @@
 //! `tool_result` blocks (all results of a turn in one user message), thinking blocks carried back
 //! with their signatures, prompt-caching marks, and `AnthropicDecoder` for the event stream.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use bytes::Bytes;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 mod decode;
 mod web_search;
 
-pub(crate) use decode::{AnthropicDecoder, parse_completion};
+pub(crate) use decode::AnthropicDecoder;
 
-use super::transport::Transport;
-use super::{
-    ChunkReceiver, Completion, DEFAULT_MAX_TOKENS, LlmProvider, ProviderConfig, sorted_tools,
-};
-use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, RetryNotice, Role, ThinkingBlock, ToolDefinition,
-};
+use super::protocol::{Call, Protocol, Wire, secret_header};
+use super::{Completion, DEFAULT_MAX_TOKENS, ProviderConfig, sorted_tools};
+use crate::schema::{Message, ProviderError, Role, ThinkingBlock, ToolDefinition};
 
 const API_VERSION: &str = "2023-06-01";
 
-pub struct AnthropicProvider {
-    config: ProviderConfig,
-    transport: Arc<Transport>,
-}
+/// Anthropic's messages API, `POST {base}/v1/messages`.
+pub(crate) struct Anthropic;
 
-impl AnthropicProvider {
-    pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+impl Protocol for Anthropic {
+    const WIRE: Wire = Wire::new("anthropic", "Anthropic", "v1/messages");
+    type Decoder = AnthropicDecoder;
+
+    fn headers(config: &ProviderConfig, headers: &mut HeaderMap) -> Result<(), ProviderError> {
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
         );
         let key = config.api_key.expose();
-        let mut value = HeaderValue::from_str(key).map_err(|_| {
-            ProviderError::new(
-                ProviderErrorKind::Auth,
-                "ANTHROPIC_API_KEY contains characters that cannot be sent in a header",
-            )
-        })?;
-        value.set_sensitive(true);
-        headers.insert(HeaderName::from_static("x-api-key"), value);
-        let transport = Transport::new(
-            "Anthropic",
-            format!("{}/v1/messages", config.base_url),
-            headers,
-            key.to_owned(),
-            config.transport,
-        )?;
-        Ok(AnthropicProvider {
-            config,
-            transport: Arc::new(transport),
-        })
+        secret_header(headers, config, HeaderName::from_static("x-api-key"), key)
     }
 
-    /// The JSON body of a request; `stream` selects the streamed form.
-    pub fn request_body(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        stream: bool,
-    ) -> Value {
-        let max_tokens = self.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-        let searches = super::server_search::offered(tools, self.config.web_search, messages);
-        let (system, messages) = convert_messages(messages);
+    fn request_body(call: Call<'_>) -> Value {
+        let max_tokens = call.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let searches =
+            super::server_search::offered(call.tools, call.config.web_search, call.messages);
+        let (system, messages) = convert_messages(call.messages);
         let mut body = json!({
-            "model": self.config.model,
+            "model": call.config.model,
             "max_tokens": max_tokens,
             "messages": messages,
         });
@@ -82,63 +49,24 @@ impl AnthropicProvider {
                 "cache_control": {"type": "ephemeral"},
             }]);
         }
-        let tools = convert_tools(tools, searches);
+        let tools = convert_tools(call.tools, searches);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
-        if stream {
+        if call.stream {
             body["stream"] = json!(true);
         }
-        if self.config.thinking_budget > 0 {
+        if call.config.thinking_budget > 0 {
             body["thinking"] = json!({
                 "type": "enabled",
-                "budget_tokens": self.config.thinking_budget,
+                "budget_tokens": call.config.thinking_budget,
             });
         }
         body
     }
 
-    fn body_bytes(&self, messages: &[Message], tools: &[ToolDefinition], stream: bool) -> Bytes {
-        Bytes::from(self.request_body(messages, tools, stream).to_string())
-    }
-}
-
-#[async_trait]
-impl LlmProvider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn prices(&self) -> Option<super::catalogue::Prices> {
-        self.config.prices
-    }
-
-    async fn generate(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: &CancellationToken,
-        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
-    ) -> Result<Completion, ProviderError> {
-        let body = self.body_bytes(messages, tools, false);
-        self.transport
-            .complete(body, cancel, on_retry, parse_completion)
-            .await
-    }
-
-    fn generate_stream(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: CancellationToken,
-    ) -> ChunkReceiver {
-        let body = self.body_bytes(messages, tools, true);
-        self.transport
-            .spawn_stream(body, AnthropicDecoder::default, cancel)
+    fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
+        decode::parse_completion(body)
     }
 }
 

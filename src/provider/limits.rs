@@ -3,6 +3,8 @@
 //! past a bound gets a clear `Protocol` error, which is never retried: a hostile or broken server
 //! cannot make the process allocate by a number it chose.
 
+use std::collections::BTreeMap;
+
 use crate::schema::{ProviderError, ProviderErrorKind, ToolCall};
 
 /// Parallel tool calls (OpenAI `index`) or content blocks (Anthropic `index`) in one answer.
@@ -85,6 +87,29 @@ pub(crate) fn finish_calls(
         .collect();
     check_tool_calls(label, &calls)?;
     Ok(calls)
+}
+
+/// A tool call of a streamed OpenAI-style answer being assembled, kept by the server's index.
+#[derive(Default)]
+pub(crate) struct PartialCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// The tool calls assembled from a stream, in index order, as `finish_calls` makes them; a
+/// call that never got a name is left out.
+pub(crate) fn finish_streamed_calls(
+    label: &str,
+    calls: BTreeMap<u32, PartialCall>,
+) -> Result<Vec<ToolCall>, ProviderError> {
+    finish_calls(
+        label,
+        calls
+            .into_values()
+            .filter(|call| !call.name.is_empty())
+            .map(|call| (call.id, call.name, call.arguments)),
+    )
 }
 
 /// The tool calls of a whole answer: how many, and how large each one's arguments.

@@ -4,153 +4,98 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::api_error::ApiErrorBody;
-use super::limits::{check_argument_growth, check_index, finish_calls};
-use super::transport::{StreamDecoder, Transport, excerpt};
-use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
+use super::limits::{
+    PartialCall, check_argument_growth, check_index, finish_calls, finish_streamed_calls,
+};
+use super::protocol::{Call, Protocol, Wire, secret_header};
+use super::transport::StreamDecoder;
+use super::wire_error::{ended_early, in_stream, read_body, read_event};
+use super::{Completion, ProviderConfig, sorted_tools};
 use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, RetryNotice, Role, StreamChunk, ThinkingBlock,
-    ToolCall, ToolDefinition, Usage,
+    Message, ProviderError, ProviderErrorKind, Role, StreamChunk, ThinkingBlock, ToolCall,
+    ToolDefinition, Usage,
 };
 
-pub struct OpenAiProvider {
-    config: ProviderConfig,
-    transport: Arc<Transport>,
-}
+/// The chat completions API, `POST {base}/chat/completions`.
+pub(crate) struct OpenAiChat;
 
-impl OpenAiProvider {
-    pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        let transport = openai_transport(&config, "chat/completions")?;
-        Ok(OpenAiProvider {
-            config,
-            transport: Arc::new(transport),
-        })
+impl Protocol for OpenAiChat {
+    const WIRE: Wire = Wire::new("openai", "OpenAI", "chat/completions");
+    type Decoder = OpenAiDecoder;
+
+    fn headers(config: &ProviderConfig, headers: &mut HeaderMap) -> Result<(), ProviderError> {
+        bearer_key(config, headers)
     }
 
-    /// The JSON body of a request; `stream` selects the streamed form.
-    pub fn request_body(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        stream: bool,
-    ) -> Value {
+    fn request_body(call: Call<'_>) -> Value {
         let mut body = json!({
-            "model": self.config.model,
-            "messages": convert_messages(messages),
-            "stream": stream,
+            "model": call.config.model,
+            "messages": convert_messages(call.messages),
+            "stream": call.stream,
         });
-        let tools = convert_tools(tools);
+        let tools = convert_tools(call.tools);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
-        if stream {
+        if call.stream {
             body["stream_options"] = json!({"include_usage": true});
         }
-        if let Some(effort) = &self.config.reasoning_effort {
+        if let Some(effort) = &call.config.reasoning_effort {
             body["reasoning_effort"] = json!(effort);
             // Reasoning models refuse `max_tokens` and take `max_completion_tokens` instead.
-            if let Some(max) = self.config.max_tokens {
+            if let Some(max) = call.config.max_tokens {
                 body["max_completion_tokens"] = json!(max);
             }
-        } else if let Some(max) = self.config.max_tokens {
+        } else if let Some(max) = call.config.max_tokens {
             body["max_tokens"] = json!(max);
         }
         body
     }
 
     /// `request_body` as bytes, its messages written straight from the history (`wire`).
-    fn body_bytes(&self, messages: &[Message], tools: &[ToolDefinition], stream: bool) -> Bytes {
-        let Value::Object(mut envelope) = self.request_body(&[], tools, stream) else {
+    fn body_bytes(call: Call<'_>) -> Bytes {
+        let envelope = Self::request_body(Call {
+            messages: &[],
+            ..call
+        });
+        let Value::Object(mut envelope) = envelope else {
             unreachable!("the body is an object")
         };
         envelope.remove("messages");
         let body = wire::Body {
             envelope: &envelope,
-            messages: wire::Messages(messages),
+            messages: wire::Messages(call.messages),
         };
-        let mut json = Vec::with_capacity(wire::capacity_hint(&envelope, messages));
+        let mut json = Vec::with_capacity(wire::capacity_hint(&envelope, call.messages));
         // Writing plain data into a Vec cannot fail; were it to, the server says what is wrong.
         if serde_json::to_writer(&mut json, &body).is_err() {
             json.clear();
         }
         Bytes::from(json)
     }
-}
 
-#[async_trait]
-impl LlmProvider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn prices(&self) -> Option<super::catalogue::Prices> {
-        self.config.prices
-    }
-
-    async fn generate(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: &CancellationToken,
-        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
-    ) -> Result<Completion, ProviderError> {
-        let body = self.body_bytes(messages, tools, false);
-        self.transport
-            .complete(body, cancel, on_retry, parse_completion)
-            .await
-    }
-
-    fn generate_stream(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: CancellationToken,
-    ) -> ChunkReceiver {
-        let body = self.body_bytes(messages, tools, true);
-        self.transport
-            .spawn_stream(body, OpenAiDecoder::default, cancel)
+    fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
+        parse_completion(body)
     }
 }
 
-/// The transport of OpenAI's APIs to `{base}/{endpoint}`: JSON, and the key as a bearer token
-/// (left out when there is none: a local server).
-pub(crate) fn openai_transport(
+/// The key as a bearer token, as OpenAI's APIs take it (left out when there is none: a local
+/// server).
+pub(crate) fn bearer_key(
     config: &ProviderConfig,
-    endpoint: &str,
-) -> Result<Transport, ProviderError> {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers: &mut HeaderMap,
+) -> Result<(), ProviderError> {
     let key = config.api_key.expose();
-    if !key.is_empty() {
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-            ProviderError::new(
-                ProviderErrorKind::Auth,
-                "OPENAI_API_KEY contains characters that cannot be sent in a header",
-            )
-        })?;
-        value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
+    if key.is_empty() {
+        return Ok(());
     }
-    Transport::new(
-        "OpenAI",
-        format!("{}/{endpoint}", config.base_url),
-        headers,
-        key.to_owned(),
-        config.transport,
-    )
+    secret_header(headers, config, AUTHORIZATION, &format!("Bearer {key}"))
 }
 
 mod wire;
@@ -190,22 +135,20 @@ fn convert_message(message: &Message) -> Value {
                 json!(message.content)
             };
             if !message.tool_calls.is_empty() {
-                let calls: Vec<Value> = message
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": wire_arguments(call)},
-                        })
-                    })
-                    .collect();
-                wire["tool_calls"] = Value::Array(calls);
+                wire["tool_calls"] = message.tool_calls.iter().map(wire_call).collect();
             }
             wire
         }
     }
+}
+
+/// One tool call of an assistant message.
+fn wire_call(call: &ToolCall) -> Value {
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": wire_arguments(call)},
+    })
 }
 
 /// The arguments as the API wants them: a JSON string, `{}` when the model sent nothing.
@@ -319,13 +262,6 @@ impl WireUsage {
     }
 }
 
-#[derive(Default)]
-struct PartialCall {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 /// Accumulates one streamed chat completion.
 #[derive(Default)]
 pub(crate) struct OpenAiDecoder {
@@ -359,29 +295,12 @@ impl OpenAiDecoder {
 }
 
 impl StreamDecoder for OpenAiDecoder {
-    fn on_event(
-        &mut self,
-        _event: &str,
-        data: &str,
-        out: &mut Vec<StreamChunk>,
-    ) -> Result<bool, ProviderError> {
-        let data = data.trim();
-        if data.is_empty() {
-            return Ok(false);
-        }
+    fn on_event(&mut self, data: &str, out: &mut Vec<StreamChunk>) -> Result<bool, ProviderError> {
         if data == "[DONE]" {
             self.saw_done = true;
             return Ok(true);
         }
-        let chunk: WireChunk<'_> = serde_json::from_str(data).map_err(|e| {
-            ProviderError::new(
-                ProviderErrorKind::Protocol,
-                format!(
-                    "OpenAI sent a stream event that is not valid JSON ({e}): {}",
-                    excerpt(data)
-                ),
-            )
-        })?;
+        let chunk: WireChunk<'_> = read_event("OpenAI", data)?;
         if let Some(error) = &chunk.error {
             return Err(stream_error(error));
         }
@@ -428,18 +347,12 @@ impl StreamDecoder for OpenAiDecoder {
 
     fn finish(&mut self) -> Result<Completion, ProviderError> {
         if !self.saw_done && self.finish_reason.is_none() {
-            return Err(ProviderError::new(
-                ProviderErrorKind::Connection,
-                "OpenAI stream ended before the answer was complete (no finish_reason)",
+            return Err(ended_early(
+                "OpenAI",
+                "the answer was complete (no finish_reason)",
             ));
         }
-        let calls = finish_calls(
-            "OpenAI",
-            std::mem::take(&mut self.calls)
-                .into_values()
-                .filter(|call| !call.name.is_empty())
-                .map(|call| (call.id, call.name, call.arguments)),
-        )?;
+        let calls = finish_streamed_calls("OpenAI", std::mem::take(&mut self.calls))?;
         Ok(Completion {
             message: assistant_message(
                 std::mem::take(&mut self.text),
@@ -466,24 +379,18 @@ fn assistant_message(text: String, reasoning: String, tool_calls: Vec<ToolCall>)
 
 /// An `{"error": ...}` object sent inside the stream.
 fn stream_error(error: &Value) -> ProviderError {
-    let detail = ApiErrorBody::from_value(&json!({ "error": error }));
-    let kind_text = detail.label().unwrap_or_default().to_owned();
-    let kind = if detail.is_context_too_long() {
-        ProviderErrorKind::ContextTooLong
-    } else if kind_text.contains("rate_limit") {
-        ProviderErrorKind::RateLimited
-    } else if kind_text.contains("overloaded") {
-        ProviderErrorKind::Overloaded
-    } else if kind_text.contains("server_error") || kind_text.is_empty() {
-        ProviderErrorKind::Server
-    } else {
-        ProviderErrorKind::InvalidRequest
-    };
-    let message = detail.message.unwrap_or_else(|| error.to_string());
-    ProviderError::new(
-        kind,
-        format!("OpenAI stream error ({kind_text}): {message}"),
-    )
+    in_stream("OpenAI", error, |detail| {
+        let label = detail.label().unwrap_or_default();
+        if label.contains("rate_limit") {
+            ProviderErrorKind::RateLimited
+        } else if label.contains("overloaded") {
+            ProviderErrorKind::Overloaded
+        } else if label.contains("server_error") || label.is_empty() {
+            ProviderErrorKind::Server
+        } else {
+            ProviderErrorKind::InvalidRequest
+        }
+    })
 }
 
 #[derive(Deserialize)]
@@ -525,15 +432,8 @@ struct WireCompletionFunction {
 
 /// A whole (non-streamed) chat completion.
 pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
-    let wire: WireCompletion = serde_json::from_slice(body).map_err(|e| {
-        ProviderError::new(
-            ProviderErrorKind::Protocol,
-            format!(
-                "OpenAI sent a response that is not a chat completion ({e}): {}",
-                excerpt(&String::from_utf8_lossy(body))
-            ),
-        )
-    })?;
+    let wire: WireCompletion =
+        read_body("OpenAI", "a response that is not a chat completion", body)?;
     let choice = wire.choices.into_iter().next().ok_or_else(|| {
         ProviderError::new(
             ProviderErrorKind::Protocol,

@@ -7,55 +7,36 @@
 mod decode;
 mod web_search;
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use bytes::Bytes;
+use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tokio_util::sync::CancellationToken;
 
-use super::transport::Transport;
-use super::{ChunkReceiver, Completion, LlmProvider, ProviderConfig, sorted_tools};
-use crate::schema::{Message, ProviderError, RetryNotice, Role, ThinkingBlock, ToolDefinition};
-pub(crate) use decode::{ResponsesDecoder, parse_response};
+use super::protocol::{Call, Protocol, Wire};
+use super::{Completion, ProviderConfig, sorted_tools};
+use crate::schema::{Message, ProviderError, Role, ThinkingBlock, ToolDefinition};
+pub(crate) use decode::ResponsesDecoder;
 
 /// Model families that reason: they get `reasoning` (with a summary to show) and send back their
 /// encrypted reasoning.
 const REASONING_FAMILIES: [&str; 5] = ["gpt-5", "o1", "o3", "o4", "codex"];
 
-pub struct ResponsesProvider {
-    config: ProviderConfig,
-    transport: Arc<Transport>,
-}
+/// OpenAI's Responses API, `POST {base}/responses`.
+pub(crate) struct Responses;
 
-impl ResponsesProvider {
-    pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        let transport = super::openai::openai_transport(&config, "responses")?;
-        Ok(ResponsesProvider {
-            config,
-            transport: Arc::new(transport),
-        })
+impl Protocol for Responses {
+    const WIRE: Wire = Wire::new("responses", "OpenAI", "responses");
+    type Decoder = ResponsesDecoder;
+
+    fn headers(config: &ProviderConfig, headers: &mut HeaderMap) -> Result<(), ProviderError> {
+        super::openai::bearer_key(config, headers)
     }
 
-    fn reasons(&self) -> bool {
-        let model = self.config.model.to_ascii_lowercase();
-        self.config.reasoning_effort.is_some()
-            || REASONING_FAMILIES.iter().any(|f| model.starts_with(f))
-    }
-
-    /// The JSON body of a request; `stream` selects the streamed form.
-    pub fn request_body(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        stream: bool,
-    ) -> Value {
-        let (instructions, input) = convert_input(messages);
+    fn request_body(call: Call<'_>) -> Value {
+        let (instructions, input) = convert_input(call.messages);
         let mut body = json!({
-            "model": self.config.model,
+            "model": call.config.model,
             "input": input,
-            "stream": stream,
+            "stream": call.stream,
             // Nothing is kept server-side: the conversation (and the encrypted reasoning) is
             // sent each time, as it is stored in sessions.db.
             "store": false,
@@ -64,14 +45,15 @@ impl ResponsesProvider {
         if !instructions.is_empty() {
             body["instructions"] = json!(instructions);
         }
-        let searches = super::server_search::offered(tools, self.config.web_search, messages);
-        let tools = convert_tools(tools, searches);
+        let searches =
+            super::server_search::offered(call.tools, call.config.web_search, call.messages);
+        let tools = convert_tools(call.tools, searches);
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools);
         }
         let mut include = Vec::new();
-        if self.reasons() {
-            let effort = self.config.reasoning_effort.as_deref().unwrap_or("medium");
+        if reasons(call.config) {
+            let effort = call.config.reasoning_effort.as_deref().unwrap_or("medium");
             body["reasoning"] = json!({"effort": effort, "summary": "auto"});
             include.push("reasoning.encrypted_content");
         }
@@ -82,57 +64,24 @@ impl ResponsesProvider {
         if !include.is_empty() {
             body["include"] = json!(include);
         }
-        if let Some(max) = self.config.max_tokens {
+        if let Some(max) = call.config.max_tokens {
             body["max_output_tokens"] = json!(max);
         }
-        if let Some(key) = cache_key(messages) {
+        if let Some(key) = cache_key(call.messages) {
             body["prompt_cache_key"] = json!(key);
         }
         body
     }
 
-    fn body_bytes(&self, messages: &[Message], tools: &[ToolDefinition], stream: bool) -> Bytes {
-        Bytes::from(self.request_body(messages, tools, stream).to_string())
+    fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
+        decode::parse_response(body)
     }
 }
 
-#[async_trait]
-impl LlmProvider for ResponsesProvider {
-    fn name(&self) -> &str {
-        "responses"
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn prices(&self) -> Option<super::catalogue::Prices> {
-        self.config.prices
-    }
-
-    async fn generate(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: &CancellationToken,
-        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
-    ) -> Result<Completion, ProviderError> {
-        let body = self.body_bytes(messages, tools, false);
-        self.transport
-            .complete(body, cancel, on_retry, parse_response)
-            .await
-    }
-
-    fn generate_stream(
-        &self,
-        messages: &[Message],
-        tools: &[ToolDefinition],
-        cancel: CancellationToken,
-    ) -> ChunkReceiver {
-        let body = self.body_bytes(messages, tools, true);
-        self.transport
-            .spawn_stream(body, ResponsesDecoder::default, cancel)
-    }
+/// Whether the configured model reasons (it was given an effort, or its family does).
+fn reasons(config: &ProviderConfig) -> bool {
+    let model = config.model.to_ascii_lowercase();
+    config.reasoning_effort.is_some() || REASONING_FAMILIES.iter().any(|f| model.starts_with(f))
 }
 
 /// A key that routes a conversation's requests to the same prompt cache: a hash of its first

@@ -28,13 +28,9 @@ const CHUNK_CHANNEL_CAPACITY: usize = 256;
 
 /// Turns the events of one protocol's SSE stream into chunks and, at the end, a whole message.
 pub(crate) trait StreamDecoder: Send + 'static {
-    /// Feeds one SSE event; pushes any deltas to `out`. Returns `true` once the stream is complete.
-    fn on_event(
-        &mut self,
-        event: &str,
-        data: &str,
-        out: &mut Vec<StreamChunk>,
-    ) -> Result<bool, ProviderError>;
+    /// Feeds the data of one SSE event, trimmed and never empty (`decode_sse` skips an empty
+    /// one: a keep-alive); pushes any deltas to `out`. Returns `true` once the stream is complete.
+    fn on_event(&mut self, data: &str, out: &mut Vec<StreamChunk>) -> Result<bool, ProviderError>;
 
     /// Builds the final message; an error when the stream stopped before it was complete.
     fn finish(&mut self) -> Result<Completion, ProviderError>;
@@ -341,8 +337,12 @@ where
             .push(piece, &mut events)
             .map_err(|e| fail(exceeded(label, e), emitted))?;
         for event in events.drain(..) {
+            let data = event.data.trim();
+            if data.is_empty() {
+                continue;
+            }
             let finished = decoder
-                .on_event(&event.event, &event.data, &mut out)
+                .on_event(data, &mut out)
                 .map_err(|e| fail(e, emitted))?;
             for chunk in out.drain(..) {
                 emitted = true;

@@ -329,7 +329,7 @@ fn sigint_cancels_cleanly_with_status_130() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the model request", || !mock.requests().is_empty());
+    mock.wait_for_requests(1);
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();

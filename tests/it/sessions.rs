@@ -5,7 +5,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::exec::{Run, json_lines, wait_for};
+use crate::exec::{Run, json_lines};
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 
 fn sessions_json(run: &Run, mock: &MockLlm, args: &[&str]) -> Vec<Value> {
@@ -185,7 +185,7 @@ fn a_kill_mid_turn_keeps_every_finished_turn() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for("the second model call", || mock.requests().len() >= 2);
+    mock.wait_for_requests(2);
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let output = child.wait_with_output().unwrap();

@@ -172,16 +172,12 @@ fn the_tui_shows_a_task_block_and_ctrl_o_opens_the_childs_transcript() {
     script(&mock);
     let mut pty = crate::tui::start(&run, &mock);
     pty.send("Ask an explorer\r");
-    let screen = pty.wait_for("The explorer says: hi.");
-    assert!(
-        screen.contains("explore") && screen.contains("read hello"),
-        "{screen}"
-    );
-    let screen = pty.wait_idle();
-    assert!(screen.contains("done"), "{screen}");
+    pty.wait_for_all(&["The explorer says: hi.", "explore", "read hello"]);
+    pty.wait_until("the run to end, done", |screen| {
+        crate::tui::idle(screen) && screen.contains("done")
+    });
     pty.send("\x0f");
-    let screen = pty.wait_for("What does hello.txt say?");
-    assert!(screen.contains("It says hi."), "{screen}");
+    pty.wait_for_all(&["What does hello.txt say?", "It says hi."]);
     pty.send("\x1b");
     pty.wait_until("the child's transcript closed", |screen| {
         !screen.contains("What does hello.txt say?") && screen.contains("The explorer says: hi.")

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -89,21 +89,28 @@ struct Script {
     forget_bodies: bool,
 }
 
+/// The script and the signal given after each request is recorded (for `wait_for_requests`).
+#[derive(Default)]
+struct Shared {
+    script: Mutex<Script>,
+    recorded: Condvar,
+}
+
 /// A running mock server; it stops when dropped with the test's runtime.
 #[derive(Clone)]
 pub struct MockLlm {
     pub base_url: String,
-    script: Arc<Mutex<Script>>,
+    shared: Arc<Shared>,
 }
 
 impl MockLlm {
     pub async fn start() -> MockLlm {
-        let script = Arc::new(Mutex::new(Script::default()));
+        let shared = Arc::new(Shared::default());
         let app = Router::new()
             .fallback(answer)
             // A long conversation's request is larger than axum's 2 MB default.
             .layer(axum::extract::DefaultBodyLimit::disable())
-            .with_state(Arc::clone(&script));
+            .with_state(Arc::clone(&shared));
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
@@ -113,7 +120,7 @@ impl MockLlm {
         });
         MockLlm {
             base_url: format!("http://{addr}"),
-            script,
+            shared,
         }
     }
 
@@ -136,22 +143,39 @@ impl MockLlm {
     }
 
     pub fn push(&self, reply: Reply) -> &Self {
-        self.script.lock().unwrap().replies.push_back(reply);
+        self.shared.script.lock().unwrap().replies.push_back(reply);
         self
     }
 
     pub fn set_fallback(&self, reply: Reply) {
-        self.script.lock().unwrap().fallback = Some(reply);
+        self.shared.script.lock().unwrap().fallback = Some(reply);
     }
 
     /// Stops keeping request bodies (their paths and headers still are); the soak bench's.
     #[allow(dead_code)]
     pub fn forget_bodies(&self) {
-        self.script.lock().unwrap().forget_bodies = true;
+        self.shared.script.lock().unwrap().forget_bodies = true;
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
-        self.script.lock().unwrap().requests.clone()
+        self.shared.script.lock().unwrap().requests.clone()
+    }
+
+    /// Waits until at least `count` requests have been recorded (sleeping between them, never
+    /// spinning); returns them.
+    pub fn wait_for_requests(&self, count: usize) -> Vec<Recorded> {
+        let script = self.shared.script.lock().unwrap();
+        let (script, _) = self
+            .shared
+            .recorded
+            .wait_timeout_while(script, PATIENCE, |script| script.requests.len() < count)
+            .unwrap();
+        assert!(
+            script.requests.len() >= count,
+            "timed out waiting for {count} requests; {} arrived",
+            script.requests.len()
+        );
+        script.requests.clone()
     }
 
     /// The OpenAI-style base URL (`/v1`) for this server.
@@ -161,13 +185,13 @@ impl MockLlm {
 }
 
 async fn answer(
-    State(script): State<Arc<Mutex<Script>>>,
+    State(shared): State<Arc<Shared>>,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let reply = {
-        let mut script = script.lock().unwrap();
+        let mut script = shared.script.lock().unwrap();
         let body = if script.forget_bodies {
             serde_json::Value::Null
         } else {
@@ -178,6 +202,7 @@ async fn answer(
             headers,
             body,
         });
+        shared.recorded.notify_all();
         script
             .replies
             .pop_front()

@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::exec::{Run, json_lines, wait_for};
+use crate::exec::{Run, json_lines};
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 
 const KEY: &str = "sk-trust-test-key-8642-secret";
@@ -127,9 +127,8 @@ fn an_untrusted_folders_base_url_never_receives_the_environments_key() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the request to the default endpoint", || {
-        !proxy.requests().is_empty()
-    });
+    // The request to the default endpoint.
+    proxy.wait_for_requests(1);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();

@@ -1,11 +1,13 @@
 //! The real binary in a pseudo-terminal, as a person uses it: keys in, the screen (parsed by
 //! vt100, erasing as tmux does: `scroll_on_clear`) read back, a mock model server on
-//! 127.0.0.1. Every wait is on the screen or on the server, never a fixed sleep.
+//! 127.0.0.1. Every wait is on the screen or on the server, never a fixed sleep; a wait on the
+//! screen sleeps until the reader thread has fed it new bytes (a condition variable), never
+//! spinning, and waits for what it asserts, not for something drawn before it.
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
@@ -19,10 +21,20 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// Lines the parsed terminal keeps above its screen (for `--no-alt-screen`).
 const SCROLLBACK: usize = 2000;
 
-pub struct Pty {
-    parser: Arc<Mutex<vt100::Parser>>,
+/// What the program has written so far, as the reader thread parsed it.
+struct Terminal {
+    parser: vt100::Parser,
     /// Every byte the program wrote (for sequences with no visible effect, like OSC 52).
-    raw: Arc<Mutex<Vec<u8>>>,
+    raw: Vec<u8>,
+    /// The program's side is closed: nothing will change any more.
+    closed: bool,
+}
+
+/// The terminal and the signal the reader gives after each change to it.
+type Shared = Arc<(Mutex<Terminal>, Condvar)>;
+
+pub struct Pty {
+    terminal: Shared,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
@@ -64,15 +76,21 @@ impl Pty {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = pair.master.take_writer().expect("pty writer");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            NonZeroU16::new(rows).unwrap(),
-            NonZeroU16::new(cols).unwrap(),
-            SCROLLBACK,
-        )));
-        let feed = Arc::clone(&parser);
-        let raw = Arc::new(Mutex::new(Vec::new()));
-        let record = Arc::clone(&raw);
+        let terminal: Shared = Arc::new((
+            Mutex::new(Terminal {
+                parser: vt100::Parser::new(
+                    NonZeroU16::new(rows).unwrap(),
+                    NonZeroU16::new(cols).unwrap(),
+                    SCROLLBACK,
+                ),
+                raw: Vec::new(),
+                closed: false,
+            }),
+            Condvar::new(),
+        ));
+        let feed = Arc::clone(&terminal);
         std::thread::spawn(move || {
+            let (lock, changed) = &*feed;
             let mut buffer = [0u8; 8192];
             // As tmux: a whole-screen erase keeps what it erases in the scrollback.
             let mut clears = crate::scroll_on_clear::Feed::default();
@@ -80,27 +98,30 @@ impl Pty {
                 if n == 0 {
                     break;
                 }
-                clears.process(&mut feed.lock().unwrap(), &buffer[..n]);
-                record.lock().unwrap().extend_from_slice(&buffer[..n]);
+                let mut terminal = lock.lock().unwrap();
+                clears.process(&mut terminal.parser, &buffer[..n]);
+                terminal.raw.extend_from_slice(&buffer[..n]);
+                drop(terminal);
+                changed.notify_all();
             }
+            lock.lock().unwrap().closed = true;
+            changed.notify_all();
         });
         Pty {
-            parser,
-            raw,
+            terminal,
             writer,
             child,
             _master: pair.master,
         }
     }
 
-    pub fn screen(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
+    fn terminal(&self) -> MutexGuard<'_, Terminal> {
+        self.terminal.0.lock().unwrap()
     }
 
     pub fn raw_contains(&self, needle: &[u8]) -> bool {
-        self.raw
-            .lock()
-            .unwrap()
+        self.terminal()
+            .raw
             .windows(needle.len())
             .any(|w| w == needle)
     }
@@ -111,8 +132,8 @@ impl Pty {
 
     /// The scrollback and the screen, oldest line first.
     pub fn all_text(&self) -> String {
-        let mut parser = self.parser.lock().unwrap();
-        let screen = parser.screen_mut();
+        let mut terminal = self.terminal();
+        let screen = terminal.parser.screen_mut();
         screen.set_scrollback(usize::MAX);
         let above = screen.scrollback();
         let mut lines: Vec<String> = Vec::new();
@@ -130,7 +151,7 @@ impl Pty {
     /// Changes the terminal's size, as a user dragging the window does (the program gets
     /// SIGWINCH).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.parser.lock().unwrap().screen_mut().set_size(
+        self.terminal().parser.screen_mut().set_size(
             NonZeroU16::new(rows).unwrap(),
             NonZeroU16::new(cols).unwrap(),
         );
@@ -144,13 +165,8 @@ impl Pty {
             .expect("resize the pty");
     }
 
-    /// The cursor's (row, column) on the screen.
-    pub fn cursor(&self) -> (u16, u16) {
-        self.parser.lock().unwrap().screen().cursor_position()
-    }
-
     pub fn alternate_screen(&self) -> bool {
-        self.parser.lock().unwrap().screen().alternate_screen()
+        self.terminal().parser.screen().alternate_screen()
     }
 
     pub fn send(&mut self, bytes: &str) {
@@ -158,65 +174,95 @@ impl Pty {
         self.writer.flush().unwrap();
     }
 
+    /// Waits until `check` finds what it looks for in the terminal, or `deadline` passes (or
+    /// the program's side closes first): `Err` with the screen then. Each look follows a change
+    /// the reader made; between them this thread sleeps. `check` runs with the terminal locked,
+    /// so it must not call the `Pty`'s own methods.
+    fn wait_terminal<T>(
+        &self,
+        deadline: Instant,
+        mut check: impl FnMut(&Terminal) -> Option<T>,
+    ) -> Result<T, String> {
+        let (lock, changed) = &*self.terminal;
+        let mut terminal = lock.lock().unwrap();
+        loop {
+            if let Some(found) = check(&terminal) {
+                return Ok(found);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || terminal.closed {
+                return Err(terminal.parser.screen().contents());
+            }
+            terminal = changed.wait_timeout(terminal, left).unwrap().0;
+        }
+    }
+
+    /// Waits until `done` holds for the screen's text or `deadline` passes: `Err` with the
+    /// screen then.
+    pub fn wait_text(
+        &self,
+        deadline: Instant,
+        done: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        self.wait_terminal(deadline, |terminal| {
+            let text = terminal.parser.screen().contents();
+            done(&text).then_some(text)
+        })
+    }
+
+    /// Waits until `done` holds for the screen (its text, cursor, modes); returns its text.
+    pub fn wait_until_screen(&self, what: &str, done: impl Fn(&vt100::Screen) -> bool) -> String {
+        self.wait_terminal(Instant::now() + PATIENCE, |terminal| {
+            let screen = terminal.parser.screen();
+            done(screen).then(|| screen.contents())
+        })
+        .unwrap_or_else(|screen| panic!("timed out waiting for {what}; the screen:\n{screen}"))
+    }
+
+    /// Waits until the program has written `needle` (a sequence with no visible effect).
+    pub fn wait_raw(&self, what: &str, needle: &[u8]) {
+        self.wait_terminal(Instant::now() + PATIENCE, |terminal| {
+            terminal
+                .raw
+                .windows(needle.len())
+                .any(|w| w == needle)
+                .then_some(())
+        })
+        .unwrap_or_else(|screen| panic!("timed out waiting for {what}; the screen:\n{screen}"));
+    }
+
     /// Waits until the screen shows every one of `texts` (a frame may be half processed when
     /// the first appears); returns the screen.
     pub fn wait_for_all(&self, texts: &[&str]) -> String {
-        let until = Instant::now() + PATIENCE;
-        loop {
-            let screen = self.screen();
-            if texts.iter().all(|t| screen.contains(t)) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < until,
-                "timed out waiting for {texts:?}; the screen:\n{screen}"
-            );
-            std::thread::yield_now();
-        }
+        self.wait_until(&format!("{texts:?}"), |screen| {
+            texts.iter().all(|t| screen.contains(t))
+        })
     }
 
     /// Waits until `done` holds for the screen; returns the screen.
     pub fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let until = Instant::now() + PATIENCE;
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < until,
-                "timed out waiting for {what}; the screen:\n{screen}"
-            );
-            std::thread::yield_now();
-        }
+        self.wait_text(Instant::now() + PATIENCE, done)
+            .unwrap_or_else(|screen| panic!("timed out waiting for {what}; the screen:\n{screen}"))
     }
 
     /// Waits until no run is going on: the status line's spinner (a braille character) is gone.
     /// An answer can be on screen a moment before its run ends, and Ctrl+C or a command typed
     /// before the end acts on the run.
     pub fn wait_idle(&self) -> String {
-        self.wait_until("the run to end", |screen| {
-            !screen
-                .chars()
-                .any(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
-        })
+        self.wait_until("the run to end", idle)
     }
 
     /// Waits until the screen shows `text`; returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
-        let until = Instant::now() + PATIENCE;
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < until,
-                "timed out waiting for {text:?}; the screen:\n{screen}"
-            );
-            std::thread::yield_now();
-        }
+        self.wait_until(&format!("{text:?}"), |screen| screen.contains(text))
     }
+}
+
+/// No run is going on: the status line shows no spinner (a braille character).
+pub fn idle(screen: &str) -> bool {
+    !screen
+        .chars()
+        .any(|c| ('\u{2800}'..='\u{28FF}').contains(&c))
 }
 
 impl Drop for Pty {
@@ -293,8 +339,9 @@ fn a_prompt_streams_a_markdown_answer_onto_the_screen() {
     assert!(screen.contains("▏ fn main() {}"), "{screen}");
     // The provider is on the idle status line (while the spinner, the time and the cost show,
     // a 110-column line may keep only the model).
-    let idle = pty.wait_idle();
-    assert!(idle.contains("openai/gpt-4o"), "{idle}");
+    pty.wait_until("the provider on the idle status line", |screen| {
+        idle(screen) && screen.contains("openai/gpt-4o")
+    });
 }
 
 #[test]
@@ -365,7 +412,7 @@ fn n_denies_and_the_model_is_told() {
     let screen = pty.wait_for_all(&["Understood, I did not run it.", "✗ bash"]);
     assert!(screen.contains("✗ bash"), "{screen}");
     assert!(!run.workdir.join("should-not-exist").exists());
-    wait_for("the second request", || mock.requests().len() >= 2);
+    mock.wait_for_requests(2);
     let body = &mock.requests()[1].body;
     let tool = body["messages"]
         .as_array()
@@ -386,7 +433,8 @@ fn shift_tab_cycles_the_mode_on_the_status_line() {
     let mock = MockLlm::start_in_background();
     let run = Run::new();
     let mut pty = start(&run, &mock);
-    assert!(pty.screen().contains(" default "));
+    // The status line is drawn after the input's placeholder: waited for, not read at once.
+    pty.wait_for(" default ");
     pty.send("\x1b[Z");
     pty.wait_for(" auto-edit ");
     pty.send("\x1b[Z");
@@ -496,18 +544,13 @@ pub fn press_until_screen(pty: &mut Pty, key: &str, done: impl Fn(&str) -> bool)
     loop {
         pty.send(key);
         let press = Instant::now() + Duration::from_millis(100);
-        while Instant::now() < press {
-            let screen = pty.screen();
-            if done(&screen) {
-                return screen;
-            }
-            std::thread::yield_now();
+        match pty.wait_text(press, &done) {
+            Ok(screen) => return screen,
+            Err(screen) => assert!(
+                Instant::now() < until,
+                "timed out pressing {key:?}; the screen:\n{screen}"
+            ),
         }
-        assert!(
-            Instant::now() < until,
-            "timed out pressing {key:?}; the screen:\n{}",
-            pty.screen()
-        );
     }
 }
 
@@ -516,8 +559,11 @@ fn a_new_folder_is_asked_about_once_and_the_answer_is_remembered() {
     let mock = MockLlm::start_in_background();
     let run = Run::new();
     let mut pty = Pty::spawn(harness9(), &[], &run.workdir, &untrusted_env(&run, &mock));
-    let screen = pty.wait_for_all(&["Trust this folder?", "do not trust it for now"]);
-    assert!(screen.contains("trust this folder"), "{screen}");
+    pty.wait_for_all(&[
+        "Trust this folder?",
+        "do not trust it for now",
+        "trust this folder",
+    ]);
     let trusted = run.home.join("trusted.json");
     assert!(!trusted.exists());
     press_until_screen(&mut pty, "t", |screen| {
@@ -586,22 +632,19 @@ fn a_y_typed_while_the_model_streams_does_not_answer_the_approval_that_appears()
         pty.send("y");
         // A key every 10 ms at most, so the terminal's input buffer never fills.
         let next_key = Instant::now() + Duration::from_millis(10);
-        while Instant::now() < next_key {
-            if pty.screen().contains("Approve bash?") {
-                break 'typing;
-            }
-            std::thread::yield_now();
+        match pty.wait_text(next_key, |screen| screen.contains("Approve bash?")) {
+            Ok(_) => break 'typing,
+            Err(screen) => assert!(Instant::now() < until, "no approval: {screen}"),
         }
-        assert!(Instant::now() < until, "no approval: {}", pty.screen());
     }
     // The moment it appears, more of the same typing.
     pty.send("yy");
-    let screen = pty.screen();
-    assert!(screen.contains("$ touch victim"), "{screen}");
+    // The dialog's title can be on screen before its command line is drawn.
+    pty.wait_for("$ touch victim");
     // Answered on purpose, once it has been on screen long enough: no.
     let screen = press_until(&mut pty, "n", "✗ bash");
     assert!(!run.workdir.join("victim").exists(), "{screen}");
-    wait_for("the second request", || mock.requests().len() >= 2);
+    mock.wait_for_requests(2);
     let body = &mock.requests()[1].body;
     let tool = body["messages"]
         .as_array()

@@ -25,8 +25,7 @@ fn ctrl_c_interrupts_a_streaming_answer_and_the_tui_stays() {
     pty.send("explain the parser\r");
     pty.wait_for("The first words arrive");
     pty.send("\x03");
-    let screen = pty.wait_for("interrupted · type a new prompt");
-    assert!(screen.contains("The first words arrive"), "{screen}");
+    let screen = pty.wait_for_all(&["interrupted · type a new prompt", "The first words arrive"]);
     assert!(
         !screen.contains("press Ctrl+C again"),
         "interrupting is not a first press to quit: {screen}"
@@ -52,8 +51,7 @@ fn esc_stops_a_shell_command_and_the_prompt_typed_meanwhile_goes_after_it() {
     pty.send("what happened?\r");
     pty.wait_for("» queued  what happened?");
     press_until(&mut pty, "\x1b", "It was stopped.");
-    let screen = pty.screen();
-    assert!(screen.contains("› what happened?"), "{screen}");
+    pty.wait_for("› what happened?");
     let requests = mock.requests();
     assert_eq!(requests.len(), 1, "one model call, after the command");
     let sent = requests[0].body["messages"].to_string();
@@ -82,11 +80,17 @@ fn the_gauge_after_continue_shows_the_stored_sessions_size() {
     drop(pty);
     let pty = Pty::spawn(harness9(), &["--continue"], &run.workdir, &env(&run, &mock));
     // The welcome frame's gauge (0/128k) comes first; the loaded session's replaces it.
-    let screen = pty.wait_for_all(&["a long stored answer", "k/128k"]);
-    let status = screen.lines().last().unwrap_or("").to_owned();
-    assert!(
-        status.contains('~') && !status.contains(" 0%") && !status.contains(" 0/"),
-        "{status}"
+    // The status line is waited for whole, not read once its gauge has appeared.
+    pty.wait_until(
+        "the stored session's estimated size on the status line",
+        |screen| {
+            let status = screen.lines().last().unwrap_or("");
+            screen.contains("a long stored answer")
+                && status.contains("k/128k")
+                && status.contains('~')
+                && !status.contains(" 0%")
+                && !status.contains(" 0/")
+        },
     );
 }
 
@@ -158,11 +162,12 @@ fn a_slow_mcp_servers_prompt_leaves_the_screen_responsive_and_lands_when_it_arri
         "the typing echoed only after the server answered"
     );
     state.release_prompt.notify_one();
-    let screen = pty.wait_for_all(&["› Review a.rs with a focus on error handling.", "Reviewed."]);
-    assert!(
-        screen.contains("still typing"),
-        "the input is kept: {screen}"
-    );
+    // The input is kept.
+    pty.wait_for_all(&[
+        "› Review a.rs with a focus on error handling.",
+        "Reviewed.",
+        "still typing",
+    ]);
     let requests = mock.requests();
     assert!(
         requests[0].body["messages"]

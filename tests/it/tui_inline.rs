@@ -34,13 +34,14 @@ fn long_answer(tag: &str) -> Reply {
 /// line below it. Returns the screen.
 fn settled(pty: &Pty, rows: u16, last: &str) -> String {
     let rows = usize::from(rows);
-    pty.wait_until(&format!("{last:?} above the live area"), |screen| {
-        let lines: Vec<&str> = screen.lines().collect();
+    pty.wait_until_screen(&format!("{last:?} above the live area"), |screen| {
+        let text = screen.contents();
+        let lines: Vec<&str> = text.lines().collect();
         lines.len() == rows
             && lines[rows - 5] == last
             && lines[rows - 4].is_empty()
             && lines[rows - 2].starts_with("› ")
-            && usize::from(pty.cursor().0) == rows - 2
+            && usize::from(screen.cursor_position().0) == rows - 2
     })
 }
 

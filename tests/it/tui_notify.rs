@@ -24,7 +24,7 @@ fn an_approval_waiting_in_an_unfocused_terminal_rings_the_bell_and_sends_osc9() 
     pty.send("\x1b[O");
     pty.send("make a file\r");
     pty.wait_for_all(&["Approve bash?", "allow once"]);
-    pty.wait_until("the bell and OSC 9", |_| pty.raw_contains(nudge));
+    pty.wait_raw("the bell and OSC 9", nudge);
     // Focused again, the run's end (short) does not ring.
     pty.send("\x1b[I");
     press_until(&mut pty, "y", "Made it.");

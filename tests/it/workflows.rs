@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::exec::{Run, wait_for};
+use crate::exec::Run;
 use crate::support::{MockLlm, Reply, Split, openai_text_json, openai_text_sse, openai_tool_sse};
 use crate::tui::{Pty, env, harness9, start};
 
@@ -15,11 +15,7 @@ fn quit(mut pty: Pty) {
     pty.send("\x03");
     pty.wait_for("press Ctrl+C again");
     pty.send("\x03");
-    let until = std::time::Instant::now() + Duration::from_secs(20);
-    while pty.alternate_screen() {
-        assert!(std::time::Instant::now() < until, "harness9 did not quit");
-        std::thread::yield_now();
-    }
+    pty.wait_until_screen("harness9 to quit", |screen| !screen.alternate_screen());
 }
 
 fn open(run: &Run, mock: &MockLlm, args: &[&str]) -> Pty {
@@ -85,18 +81,9 @@ fn resume_opens_the_picker_and_a_word_from_a_tool_result_finds_the_session() {
     let screen = pty.wait_for_all(&["an unrelated task", "read the fruit file"]);
     assert!(screen.contains("read the fruit file"), "{screen}");
     pty.send("kumquat");
-    let until = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let screen = pty.screen();
-        if screen.contains("[kumquat]") && !screen.contains("an unrelated task") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "the filter did not narrow: {screen}"
-        );
-        std::thread::yield_now();
-    }
+    pty.wait_until("the filter to narrow", |screen| {
+        screen.contains("[kumquat]") && !screen.contains("an unrelated task")
+    });
     pty.send("\r");
     let screen = pty.wait_for_all(&[
         "Read it.",
@@ -334,9 +321,7 @@ fn copy_writes_an_osc52_sequence_with_the_answer() {
     pty.wait_for("copied 15 characters");
     let encoded = base64::engine::general_purpose::STANDARD.encode("copy me exactly");
     let sequence = format!("\x1b]52;c;{encoded}\x07");
-    wait_for("the OSC 52 sequence", || {
-        pty.raw_contains(sequence.as_bytes())
-    });
+    pty.wait_raw("the OSC 52 sequence", sequence.as_bytes());
 }
 
 fn todo_call(id: &str, statuses: [&str; 3]) -> Vec<u8> {

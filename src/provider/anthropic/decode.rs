@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::super::Completion;
-use super::super::api_error::{ApiErrorBody, classify_status};
+use super::super::api_error::classify_status;
 use super::super::limits::{check_argument_growth, check_index, check_tool_calls};
-use super::super::transport::{StreamDecoder, excerpt};
+use super::super::transport::StreamDecoder;
+use super::super::wire_error::{ended_early, in_stream, read_body, unreadable};
 use super::web_search;
 use crate::schema::{
     Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
@@ -182,6 +183,40 @@ pub(super) enum Block {
     Opaque(Value),
 }
 
+impl Block {
+    /// The block `wire` (read from `raw`) starts: whole in a whole response, to be completed
+    /// by deltas in a stream.
+    fn started(wire: WireBlock, raw: Value) -> Block {
+        match wire {
+            WireBlock::Text { text, citations } => Block::Text {
+                text,
+                citations: citations.unwrap_or_default(),
+            },
+            WireBlock::Thinking {
+                thinking,
+                signature,
+            } => Block::Thinking {
+                text: thinking,
+                signature,
+            },
+            WireBlock::RedactedThinking { data } => Block::Redacted(data),
+            WireBlock::ToolUse { id, name, input } => Block::ToolUse {
+                id,
+                name,
+                json: String::new(),
+                initial: input,
+            },
+            WireBlock::ServerToolUse { id, name, input } => Block::ServerToolUse {
+                id,
+                name,
+                json: String::new(),
+                initial: input,
+            },
+            WireBlock::WebSearchToolResult {} | WireBlock::Unknown => Block::Opaque(raw),
+        }
+    }
+}
+
 /// Accumulates one streamed message.
 #[derive(Default)]
 pub(crate) struct AnthropicDecoder {
@@ -209,15 +244,7 @@ impl AnthropicDecoder {
 }
 
 impl StreamDecoder for AnthropicDecoder {
-    fn on_event(
-        &mut self,
-        _event: &str,
-        data: &str,
-        out: &mut Vec<StreamChunk>,
-    ) -> Result<bool, ProviderError> {
-        if data.trim().is_empty() {
-            return Ok(false);
-        }
+    fn on_event(&mut self, data: &str, out: &mut Vec<StreamChunk>) -> Result<bool, ProviderError> {
         let event: WireEvent = match serde_json::from_str(data) {
             Ok(event) => event,
             Err(e) => {
@@ -239,12 +266,11 @@ impl StreamDecoder for AnthropicDecoder {
                         return Ok(false);
                     }
                 }
-                return Err(ProviderError::new(
-                    ProviderErrorKind::Protocol,
-                    format!(
-                        "Anthropic sent a stream event that could not be read ({e}): {}",
-                        excerpt(data)
-                    ),
+                return Err(unreadable(
+                    "Anthropic",
+                    "a stream event that could not be read",
+                    e,
+                    data,
                 ));
             }
         };
@@ -260,47 +286,20 @@ impl StreamDecoder for AnthropicDecoder {
                 content_block,
             } => {
                 let wire = read_block(&content_block)?;
-                let block = match wire {
-                    WireBlock::Text { text, citations } => {
-                        if !text.is_empty() {
-                            out.push(StreamChunk::TextDelta(text.clone()));
-                        }
-                        Block::Text {
-                            text,
-                            citations: citations.unwrap_or_default(),
-                        }
+                // What a block starts with is shown at once; the rest comes in deltas.
+                match &wire {
+                    WireBlock::Text { text, .. } if !text.is_empty() => {
+                        out.push(StreamChunk::TextDelta(text.clone()));
                     }
-                    WireBlock::Thinking {
-                        thinking,
-                        signature,
-                    } => {
-                        if !thinking.is_empty() {
-                            out.push(StreamChunk::ThinkingDelta(thinking.clone()));
-                        }
-                        Block::Thinking {
-                            text: thinking,
-                            signature,
-                        }
+                    WireBlock::Thinking { thinking, .. } if !thinking.is_empty() => {
+                        out.push(StreamChunk::ThinkingDelta(thinking.clone()));
                     }
-                    WireBlock::RedactedThinking { data } => Block::Redacted(data),
-                    WireBlock::ToolUse { id, name, input } => Block::ToolUse {
-                        id,
-                        name,
-                        json: String::new(),
-                        initial: input,
-                    },
-                    WireBlock::ServerToolUse { id, name, input } => Block::ServerToolUse {
-                        id,
-                        name,
-                        json: String::new(),
-                        initial: input,
-                    },
                     WireBlock::WebSearchToolResult {} => {
                         out.extend(web_search::result_chunk(&content_block, &self.blocks));
-                        Block::Opaque(content_block)
                     }
-                    WireBlock::Unknown => Block::Opaque(content_block),
-                };
+                    _ => {}
+                }
+                let block = Block::started(wire, content_block);
                 let index = check_index("Anthropic", index)?;
                 self.blocks.insert(index, block);
             }
@@ -359,10 +358,7 @@ impl StreamDecoder for AnthropicDecoder {
 
     fn finish(&mut self) -> Result<Completion, ProviderError> {
         if !self.stopped {
-            return Err(ProviderError::new(
-                ProviderErrorKind::Connection,
-                "Anthropic stream ended before message_stop",
-            ));
+            return Err(ended_early("Anthropic", "message_stop"));
         }
         let blocks: Vec<Block> = std::mem::take(&mut self.blocks).into_values().collect();
         let message = message_of(blocks)?;
@@ -413,21 +409,15 @@ pub(super) fn tool_input_text(input: &Value) -> String {
 
 /// An `event: error` inside the stream, e.g. `overloaded_error`.
 fn stream_error(error: &Value) -> ProviderError {
-    let detail = ApiErrorBody::from_value(&json!({ "error": error }));
-    let kind_text = detail.label().unwrap_or_default().to_owned();
-    let kind = match kind_text.as_str() {
-        _ if detail.is_context_too_long() => ProviderErrorKind::ContextTooLong,
-        "overloaded_error" => ProviderErrorKind::Overloaded,
-        "rate_limit_error" => ProviderErrorKind::RateLimited,
-        "api_error" | "timeout_error" => ProviderErrorKind::Server,
-        "authentication_error" | "permission_error" => ProviderErrorKind::Auth,
-        _ => classify_status(400, &detail),
-    };
-    let message = detail.message.unwrap_or_else(|| error.to_string());
-    ProviderError::new(
-        kind,
-        format!("Anthropic stream error ({kind_text}): {message}"),
-    )
+    in_stream("Anthropic", error, |detail| {
+        match detail.label().unwrap_or_default() {
+            "overloaded_error" => ProviderErrorKind::Overloaded,
+            "rate_limit_error" => ProviderErrorKind::RateLimited,
+            "api_error" | "timeout_error" => ProviderErrorKind::Server,
+            "authentication_error" | "permission_error" => ProviderErrorKind::Auth,
+            _ => classify_status(400, detail),
+        }
+    })
 }
 
 #[derive(Deserialize)]
@@ -440,45 +430,10 @@ struct WireResponse {
 
 /// A whole (non-streamed) message.
 pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError> {
-    let wire: WireResponse = serde_json::from_slice(body).map_err(|e| {
-        ProviderError::new(
-            ProviderErrorKind::Protocol,
-            format!(
-                "Anthropic sent a response that is not a message ({e}): {}",
-                excerpt(&String::from_utf8_lossy(body))
-            ),
-        )
-    })?;
+    let wire: WireResponse = read_body("Anthropic", "a response that is not a message", body)?;
     let mut blocks = Vec::new();
     for raw in wire.content {
-        let wire_block = read_block(&raw)?;
-        blocks.push(match wire_block {
-            WireBlock::Text { text, citations } => Block::Text {
-                text,
-                citations: citations.unwrap_or_default(),
-            },
-            WireBlock::Thinking {
-                thinking,
-                signature,
-            } => Block::Thinking {
-                text: thinking,
-                signature,
-            },
-            WireBlock::RedactedThinking { data } => Block::Redacted(data),
-            WireBlock::ToolUse { id, name, input } => Block::ToolUse {
-                id,
-                name,
-                json: String::new(),
-                initial: input,
-            },
-            WireBlock::ServerToolUse { id, name, input } => Block::ServerToolUse {
-                id,
-                name,
-                json: String::new(),
-                initial: input,
-            },
-            WireBlock::WebSearchToolResult {} | WireBlock::Unknown => Block::Opaque(raw),
-        });
+        blocks.push(Block::started(read_block(&raw)?, raw));
     }
     let message = message_of(blocks)?;
     let usage = wire.usage.map(|wire| {

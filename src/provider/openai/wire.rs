@@ -5,9 +5,9 @@
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::{convert_message, wire_arguments};
+use super::{convert_message, wire_arguments, wire_call};
 use crate::schema::{Message, Role};
 
 /// The envelope's fields (model, tools, options) and the messages.
@@ -94,17 +94,7 @@ impl Serialize for Wire<'_> {
                 }
                 map.serialize_entry("role", "assistant")?;
                 if calls {
-                    let wire: Vec<Value> = message
-                        .tool_calls
-                        .iter()
-                        .map(|call| {
-                            json!({
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": wire_arguments(call)},
-                            })
-                        })
-                        .collect();
+                    let wire: Vec<Value> = message.tool_calls.iter().map(wire_call).collect();
                     map.serialize_entry("tool_calls", &wire)?;
                 }
                 map.end()
@@ -115,6 +105,8 @@ impl Serialize for Wire<'_> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::schema::ToolCall;
 

@@ -13,8 +13,11 @@ use serde_json::Value;
 
 use crate::provider::Completion;
 use crate::provider::api_error::ApiErrorBody;
-use crate::provider::limits::{check_argument_growth, check_index, finish_calls};
+use crate::provider::limits::{
+    PartialCall, check_argument_growth, check_index, finish_streamed_calls,
+};
 use crate::provider::transport::{StreamDecoder, excerpt};
+use crate::provider::wire_error::{ended_early, read_body, read_event, reported};
 use crate::schema::{Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, Usage};
 
 /// The fields of a stream event this decoder reads; the hot ones (`type`, `delta`) borrowed.
@@ -37,13 +40,6 @@ struct WireEvent<'a> {
     code: Option<Value>,
     #[serde(default)]
     message: Option<String>,
-}
-
-#[derive(Default)]
-struct PartialCall {
-    call_id: String,
-    name: String,
-    arguments: String,
 }
 
 /// Accumulates one streamed response.
@@ -84,7 +80,7 @@ impl ResponsesDecoder {
                 let (call_id, name, arguments) = (text("call_id"), text("name"), text("arguments"));
                 let call = self.call(output_index)?;
                 if !call_id.is_empty() {
-                    call.call_id = call_id.to_owned();
+                    call.id = call_id.to_owned();
                 }
                 if !name.is_empty() {
                     call.name = name.to_owned();
@@ -161,13 +157,7 @@ impl ResponsesDecoder {
     }
 
     fn build(&mut self) -> Result<Completion, ProviderError> {
-        let calls = finish_calls(
-            "OpenAI",
-            std::mem::take(&mut self.calls)
-                .into_values()
-                .filter(|call| !call.name.is_empty())
-                .map(|call| (call.call_id, call.name, call.arguments)),
-        )?;
+        let calls = finish_streamed_calls("OpenAI", std::mem::take(&mut self.calls))?;
         let text = if self.text.is_empty() {
             std::mem::take(&mut self.item_text)
         } else {
@@ -199,23 +189,19 @@ fn reported_error(code: Option<&str>, message: Option<&str>) -> ProviderError {
         error_type: None,
         message: message.map(str::to_owned),
     };
-    let kind = if detail.is_context_too_long() {
-        ProviderErrorKind::ContextTooLong
-    } else {
-        match code {
-            "rate_limit_exceeded" | "rate_limit_error" => ProviderErrorKind::RateLimited,
-            "server_error" | "server_is_overloaded" | "" => ProviderErrorKind::Server,
-            "overloaded" | "overloaded_error" | "slow_down" => ProviderErrorKind::Overloaded,
-            _ => ProviderErrorKind::InvalidRequest,
-        }
+    let kind_of = |_: &ApiErrorBody| match code {
+        "rate_limit_exceeded" | "rate_limit_error" => ProviderErrorKind::RateLimited,
+        "server_error" | "server_is_overloaded" | "" => ProviderErrorKind::Server,
+        "overloaded" | "overloaded_error" | "slow_down" => ProviderErrorKind::Overloaded,
+        _ => ProviderErrorKind::InvalidRequest,
     };
     let label = if code.is_empty() { "error" } else { code };
-    ProviderError::new(
-        kind,
-        format!(
-            "OpenAI stream error ({label}): {}",
-            message.unwrap_or("no message")
-        ),
+    reported(
+        "OpenAI",
+        &detail,
+        kind_of,
+        label,
+        message.unwrap_or("no message"),
     )
 }
 
@@ -224,25 +210,11 @@ fn code_text(code: &Value) -> Option<&str> {
 }
 
 impl StreamDecoder for ResponsesDecoder {
-    fn on_event(
-        &mut self,
-        _event: &str,
-        data: &str,
-        out: &mut Vec<StreamChunk>,
-    ) -> Result<bool, ProviderError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
+    fn on_event(&mut self, data: &str, out: &mut Vec<StreamChunk>) -> Result<bool, ProviderError> {
+        if data == "[DONE]" {
             return Ok(false);
         }
-        let event: WireEvent<'_> = serde_json::from_str(data).map_err(|e| {
-            ProviderError::new(
-                ProviderErrorKind::Protocol,
-                format!(
-                    "OpenAI sent a stream event that is not valid JSON ({e}): {}",
-                    excerpt(data)
-                ),
-            )
-        })?;
+        let event: WireEvent<'_> = read_event("OpenAI", data)?;
         match event.kind.as_ref() {
             "response.output_text.delta" => {
                 if let Some(delta) = event.delta.filter(|d| !d.is_empty()) {
@@ -268,7 +240,7 @@ impl StreamDecoder for ResponsesDecoder {
                     let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
                     let (call_id, name) = (text("call_id").to_owned(), text("name").to_owned());
                     let call = self.call(event.output_index)?;
-                    call.call_id = call_id;
+                    call.id = call_id;
                     call.name = name;
                 }
             }
@@ -309,9 +281,9 @@ impl StreamDecoder for ResponsesDecoder {
 
     fn finish(&mut self) -> Result<Completion, ProviderError> {
         if !self.complete {
-            return Err(ProviderError::new(
-                ProviderErrorKind::Connection,
-                "OpenAI stream ended before the answer was complete (no response.completed)",
+            return Err(ended_early(
+                "OpenAI",
+                "the answer was complete (no response.completed)",
             ));
         }
         self.build()
@@ -320,15 +292,7 @@ impl StreamDecoder for ResponsesDecoder {
 
 /// A whole (non-streamed) response object.
 pub(crate) fn parse_response(body: &[u8]) -> Result<Completion, ProviderError> {
-    let response: Value = serde_json::from_slice(body).map_err(|e| {
-        ProviderError::new(
-            ProviderErrorKind::Protocol,
-            format!(
-                "OpenAI sent a response that is not JSON ({e}): {}",
-                excerpt(&String::from_utf8_lossy(body))
-            ),
-        )
-    })?;
+    let response: Value = read_body("OpenAI", "a response that is not JSON", body)?;
     if response.get("status").and_then(Value::as_str) == Some("failed") {
         let error = response.get("error");
         let code = error.and_then(|e| e.get("code")).and_then(code_text);

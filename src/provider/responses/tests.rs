@@ -1,8 +1,9 @@
 use super::*;
 use crate::provider::ApiKey;
+use crate::provider::protocol::ApiProvider;
 use crate::schema::{ProviderErrorKind, ToolCall};
 
-fn provider(model: &str, effort: Option<&str>) -> ResponsesProvider {
+fn provider(model: &str, effort: Option<&str>) -> ApiProvider<Responses> {
     let mut config = ProviderConfig::new(
         crate::provider::ProviderKind::Responses,
         ApiKey::new("k"),
@@ -11,7 +12,7 @@ fn provider(model: &str, effort: Option<&str>) -> ResponsesProvider {
     config.model = model.into();
     config.reasoning_effort = effort.map(str::to_owned);
     config.max_tokens = Some(1000);
-    ResponsesProvider::new(config).unwrap()
+    ApiProvider::new(config).unwrap()
 }
 
 #[test]
@@ -74,22 +75,22 @@ fn an_incomplete_stream_is_a_connection_error_and_failures_are_typed() {
     let mut decoder = ResponsesDecoder::default();
     let mut out = Vec::new();
     let delta = r#"{"type":"response.output_text.delta","output_index":0,"delta":"Hel"}"#;
-    assert!(!decoder.on_event("", delta, &mut out).unwrap());
+    assert!(!decoder.on_event(delta, &mut out).unwrap());
     let error = decoder.finish().unwrap_err();
     assert_eq!(error.kind, ProviderErrorKind::Connection);
     let overflow =
         r#"{"type":"response.function_call_arguments.delta","output_index":99999999,"delta":"x"}"#;
     let error = ResponsesDecoder::default()
-        .on_event("", overflow, &mut out)
+        .on_event(overflow, &mut out)
         .unwrap_err();
     assert_eq!(error.kind, ProviderErrorKind::Protocol);
     let too_long = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"context_length_exceeded","message":"too long"}}}"#;
     let error = ResponsesDecoder::default()
-        .on_event("", too_long, &mut out)
+        .on_event(too_long, &mut out)
         .unwrap_err();
     assert_eq!(error.kind, ProviderErrorKind::ContextTooLong);
     assert!(matches!(
-        parse_response(b"{\"status\":\"failed\",\"error\":{\"code\":\"server_error\"}}"),
+        Responses::parse_completion(b"{\"status\":\"failed\",\"error\":{\"code\":\"server_error\"}}"),
         Err(e) if e.kind == ProviderErrorKind::Server
     ));
 }
