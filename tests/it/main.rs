@@ -12,6 +12,7 @@ mod memory;
 mod observe;
 mod permissions;
 mod providers;
+mod pty;
 mod reaper;
 mod sandbox;
 mod scroll_on_clear;
