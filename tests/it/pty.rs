@@ -1,7 +1,8 @@
 //! The real binary in a pseudo-terminal, read back as a person sees it: the screen parsed by
 //! vt100 (erasing as tmux does: `scroll_on_clear`) by a reader thread. Every wait sleeps until
-//! the reader has fed the terminal new bytes (a condition variable), never spinning, and
-//! there is no way to read the screen without waiting for what is looked for.
+//! the reader has fed the terminal new bytes (a condition variable), never spinning; the
+//! screen's text is read only through a wait for what is looked for (the scrollback, the mode
+//! and the raw bytes can be read at once, for a program that has finished).
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
@@ -11,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
+/// The size of a pseudo-terminal unless a test picks one.
 pub const ROWS: u16 = 32;
 pub const COLS: u16 = 110;
+/// How long a wait on the screen lasts before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 /// Lines the parsed terminal keeps above its screen (for `--no-alt-screen`).
 const SCROLLBACK: usize = 2000;
