@@ -1,4 +1,4 @@
-//! The HTTP side shared by both providers: one POST with timeouts, HTTP failures classified into
+//! The HTTP side shared by every protocol: one POST with timeouts, HTTP failures classified into
 //! `ProviderError`s carrying the provider's own message, and the SSE decoding driver that turns a
 //! byte stream into `StreamChunk`s with retries. Every body a server sends is read within a
 //! bound (`limits`), and every error leaves through `redact`.

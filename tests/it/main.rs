@@ -14,6 +14,7 @@ mod memory;
 mod observe;
 mod permissions;
 mod providers;
+mod pty;
 mod reaper;
 mod sandbox;
 mod scroll_on_clear;
