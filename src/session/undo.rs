@@ -146,7 +146,7 @@ impl Core {
         })
         .await
         .unwrap_or_else(|_| RestoreReport {
-            failed: vec![(self.workdir.clone(), "the restore crashed".into())],
+            failed: vec![(self.workdir.clone(), checkpoint::RestoreFailure::Crashed)],
             ..RestoreReport::default()
         });
         let mut restored = Restored {
