@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use recorder::Checkpoints;
-pub use restore::{Conflicts, RestoreReport};
+pub use restore::{Conflicts, IoCause, RestoreFailure, RestoreReport};
 pub use stage::CheckpointStage;
 
 /// Files larger than this are not kept: a change to one is reported as not restorable.

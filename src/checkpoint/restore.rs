@@ -20,6 +20,45 @@ pub enum Conflicts {
     Keep,
 }
 
+/// Why one file could not be put back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestoreFailure {
+    #[error("it cannot be read now: {0}")]
+    ReadNow(IoCause),
+    #[error("it cannot be deleted: {0}")]
+    Delete(IoCause),
+    #[error("its kept copy cannot be read: {0}")]
+    ReadCopy(IoCause),
+    #[error("it cannot be written: {0}")]
+    Write(IoCause),
+    #[error("its mode cannot be set: {0}")]
+    Mode(IoCause),
+    /// The checkpoint recorded why it kept no copy (too large, unreadable...).
+    #[error("no copy was kept ({reason})")]
+    NotKept { reason: String },
+    /// The restore task itself ended abnormally.
+    #[error("the restore crashed")]
+    Crashed,
+}
+
+/// An io failure kept as data a report can be compared and cloned with: its kind and the
+/// system's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct IoCause {
+    pub kind: std::io::ErrorKind,
+    pub message: String,
+}
+
+impl From<std::io::Error> for IoCause {
+    fn from(error: std::io::Error) -> Self {
+        IoCause {
+            kind: error.kind(),
+            message: error.to_string(),
+        }
+    }
+}
+
 /// What a restore did, or (`asking`) would have to ask first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RestoreReport {
@@ -30,7 +69,7 @@ pub struct RestoreReport {
     /// Nothing was written: `changed_since` waits for the user's answer.
     pub asking: bool,
     /// Files that could not be put back, and why.
-    pub failed: Vec<(PathBuf, String)>,
+    pub failed: Vec<(PathBuf, RestoreFailure)>,
     /// What the checkpoints could not cover.
     pub notes: Vec<String>,
 }
@@ -120,7 +159,7 @@ pub fn restore(
             }
             Err(e) => report
                 .failed
-                .push((path, format!("it cannot be read now: {e}"))),
+                .push((path, RestoreFailure::ReadNow(e.into()))),
         }
     }
     if conflicts == Conflicts::Ask && !report.changed_since.is_empty() {
@@ -139,21 +178,23 @@ pub fn restore(
     report
 }
 
-fn put_back(objects: &Objects, path: &Path, before: &Before) -> Result<(), String> {
+fn put_back(objects: &Objects, path: &Path, before: &Before) -> Result<(), RestoreFailure> {
     match before {
         Before::Absent => match std::fs::remove_file(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(format!("it cannot be deleted: {e}")),
+            Err(e) => Err(RestoreFailure::Delete(e.into())),
         },
         Before::Kept { hash, mode } => {
             let bytes = objects
                 .get(hash)
-                .map_err(|e| format!("its kept copy cannot be read: {e}"))?;
+                .map_err(|e| RestoreFailure::ReadCopy(e.into()))?;
             crate::files::write_atomic(path, &bytes)
-                .map_err(|e| format!("it cannot be written: {e}"))?;
-            objects::set_mode(path, *mode).map_err(|e| format!("its mode cannot be set: {e}"))
+                .map_err(|e| RestoreFailure::Write(e.into()))?;
+            objects::set_mode(path, *mode).map_err(|e| RestoreFailure::Mode(e.into()))
         }
-        Before::NotKept { reason } => Err(format!("no copy was kept ({reason})")),
+        Before::NotKept { reason } => Err(RestoreFailure::NotKept {
+            reason: reason.clone(),
+        }),
     }
 }

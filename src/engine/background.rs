@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::subagent::{ChildMessage, ChildUsage};
+use crate::tools::ToolError;
 
 /// What a background child sends its parent.
 pub(crate) enum BackgroundMessage {
@@ -21,7 +22,7 @@ pub(crate) enum BackgroundMessage {
         task_id: String,
         agent: String,
         description: String,
-        result: Result<String, String>,
+        result: Result<String, ToolError>,
     },
 }
 
@@ -64,7 +65,7 @@ pub(crate) fn delivery(
     task_id: &str,
     agent: &str,
     description: &str,
-    result: &Result<String, String>,
+    result: &Result<String, ToolError>,
 ) -> String {
     match result {
         Ok(answer) => format!(

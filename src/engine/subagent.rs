@@ -257,7 +257,7 @@ impl SubagentRunner for SubagentLauncher {
             let answer_agent = agent_name.clone();
             tokio::spawn(async move {
                 let outcome = engine.run_loop(&prompt, &slot.cancel, &mut emitter).await;
-                let result = child_answer(&answer_agent, outcome).map_err(|e| e.0);
+                let result = child_answer(&answer_agent, outcome);
                 let _ = slot.sink.send(BackgroundMessage::Finished {
                     task_id,
                     agent: answer_agent,

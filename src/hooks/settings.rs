@@ -59,6 +59,29 @@ impl HookEvent {
     }
 }
 
+/// A hooks setting that cannot be used (the notice says which file).
+#[derive(Debug, thiserror::Error)]
+enum SettingError {
+    #[error("the matcher {text:?} is not a valid regular expression: {source}")]
+    Matcher {
+        text: String,
+        #[source]
+        source: regex::Error,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not valid JSON: {source}", path.display())]
+    Json {
+        path: std::path::PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// Which tools a hook is for (Claude Code's rules): absent, empty or `*` is every tool; only
 /// letters, digits, `_`, `-`, `|`, spaces and commas is an exact name or a list of names;
 /// anything else a regular expression that must match the whole name.
@@ -70,7 +93,7 @@ pub enum Matcher {
 }
 
 impl Matcher {
-    fn parse(text: Option<&str>) -> Result<Matcher, String> {
+    fn parse(text: Option<&str>) -> Result<Matcher, SettingError> {
         let text = text.unwrap_or("").trim();
         if text.is_empty() || text == "*" {
             return Ok(Matcher::All);
@@ -89,7 +112,10 @@ impl Matcher {
         }
         regex::Regex::new(&format!("^(?:{text})$"))
             .map(Matcher::Pattern)
-            .map_err(|e| format!("the matcher {text:?} is not a valid regular expression: {e}"))
+            .map_err(|source| SettingError::Matcher {
+                text: text.to_owned(),
+                source,
+            })
     }
 
     pub fn matches(&self, tool: &str) -> bool {
@@ -172,14 +198,21 @@ fn project_files(workdir: &Path) -> [(&'static str, PathBuf); 2] {
 }
 
 /// The `hooks` value of a settings file, if it has one that is not empty.
-fn hooks_value(path: &Path) -> Result<Option<Value>, String> {
+fn hooks_value(path: &Path) -> Result<Option<Value>, SettingError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => {
+            return Err(SettingError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
     };
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|source| SettingError::Json {
+        path: path.to_owned(),
+        source,
+    })?;
     Ok(value
         .get("hooks")
         .filter(|h| h.as_object().is_some_and(|o| !o.is_empty()))

@@ -18,7 +18,18 @@ use super::long_term::{MAX_CONTENT, MemoryScope, NewMemory};
 use super::summarize::transcript;
 use super::{Compaction, Compactor, MemoryError, SessionStore, Summarization};
 use crate::provider::LlmProvider;
-use crate::schema::Message;
+use crate::schema::{Message, ProviderError};
+
+/// Why facts were not extracted before a compaction (logged; the compaction goes on).
+#[derive(Debug, thiserror::Error)]
+enum ExtractError {
+    #[error("no answer within {} s", .0.as_secs())]
+    Timeout(Duration),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Store(#[from] MemoryError),
+}
 
 /// The importance extracted memories get (the lowest).
 pub const EXTRACTED_IMPORTANCE: i64 = 1;
@@ -62,14 +73,13 @@ impl ExtractingSummarization {
         folded: &[Message],
         provider: &dyn LlmProvider,
         cancel: &CancellationToken,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, ExtractError> {
         let text: String = transcript(folded).chars().take(MAX_TRANSCRIPT).collect();
         let request = [Message::system(INSTRUCTIONS), Message::user(text)];
         let call = provider.generate(&request, &[], cancel, &|_| {});
         let completion = tokio::time::timeout(self.timeout, call)
             .await
-            .map_err(|_| format!("no answer within {} s", self.timeout.as_secs()))?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| ExtractError::Timeout(self.timeout))??;
         let facts = parse_facts(&completion.message.content);
         for fact in &facts {
             self.store
@@ -81,14 +91,10 @@ impl ExtractingSummarization {
                     workdir: self.workdir.clone(),
                     importance: EXTRACTED_IMPORTANCE,
                 })
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
         }
         if !facts.is_empty() {
-            self.store
-                .memory_export(&self.home)
-                .await
-                .map_err(|e| e.to_string())?;
+            self.store.memory_export(&self.home).await?;
         }
         Ok(facts.len())
     }

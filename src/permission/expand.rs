@@ -33,27 +33,51 @@ impl Tok {
 
 use Tok::{Lit, Meta};
 
+/// Why the files a word expands to cannot be told with certainty (the decision then asks).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Unexpandable {
+    #[error("it is an extended glob")]
+    ExtendedGlob,
+    #[error("`**` means more with bash's `globstar` option")]
+    Globstar,
+    #[error("it expands to more than {0} files")]
+    TooManyFiles(usize),
+    #[error("its braces make more than {0} words")]
+    TooManyWords(usize),
+    /// `text`: what stands between the braces.
+    #[error("the brace sequence `{{{text}}}` is not understood")]
+    Sequence { text: String },
+    #[error("`~user` expands to another user's home")]
+    OtherHome,
+    #[error("`~` expands to $HOME, which is not set")]
+    NoHome,
+    #[error("it reads more than {0} directory entries")]
+    TooManyEntries(usize),
+    #[error("it uses a character class such as `[[:alpha:]]`")]
+    CharacterClass,
+}
+
 /// The paths `pattern` expands to: relative ones joined to `base`, `~` as `home`. A glob that
 /// matches nothing stays the word itself, as bash leaves it.
 pub(super) fn expand(
     pattern: &str,
     base: &Path,
     home: Option<&Path>,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, Unexpandable> {
     let mut words = Vec::new();
     braces(tokens(pattern), &mut words)?;
     let mut out = Vec::new();
     for word in words {
         let word = tilde(word, home)?;
         if word.iter().any(|t| matches!(t, Meta('(' | ')' | '|'))) {
-            return Err("it is an extended glob".into());
+            return Err(Unexpandable::ExtendedGlob);
         }
         if !has_glob(&word) {
             out.push(base.join(literal(&word)));
             continue;
         }
         if word.windows(2).any(|w| w == [Meta('*'), Meta('*')]) {
-            return Err("`**` means more with bash's `globstar` option".into());
+            return Err(Unexpandable::Globstar);
         }
         let matched = glob(&word, base)?;
         if matched.is_empty() {
@@ -61,7 +85,7 @@ pub(super) fn expand(
         }
         out.extend(matched);
         if out.len() > MAX_MATCHES {
-            return Err(format!("it expands to more than {MAX_MATCHES} files"));
+            return Err(Unexpandable::TooManyFiles(MAX_MATCHES));
         }
     }
     Ok(out)
@@ -88,9 +112,9 @@ fn has_glob(word: &[Tok]) -> bool {
 }
 
 /// Brace expansion, left to right as bash does it: `a{b,c}d`, `{1..3}`, `{a..e..2}`.
-fn braces(word: Vec<Tok>, out: &mut Vec<Vec<Tok>>) -> Result<(), String> {
+fn braces(word: Vec<Tok>, out: &mut Vec<Vec<Tok>>) -> Result<(), Unexpandable> {
     if out.len() >= MAX_WORDS {
-        return Err(format!("its braces make more than {MAX_WORDS} words"));
+        return Err(Unexpandable::TooManyWords(MAX_WORDS));
     }
     let Some((open, close, items)) = first_brace(&word)? else {
         out.push(word);
@@ -109,7 +133,7 @@ fn braces(word: Vec<Tok>, out: &mut Vec<Vec<Tok>>) -> Result<(), String> {
 type Brace = (usize, usize, Vec<Vec<Tok>>);
 
 /// The first brace expression of `word`.
-fn first_brace(word: &[Tok]) -> Result<Option<Brace>, String> {
+fn first_brace(word: &[Tok]) -> Result<Option<Brace>, Unexpandable> {
     for open in 0..word.len() {
         if word[open] != Meta('{') {
             continue;
@@ -158,7 +182,7 @@ fn first_brace(word: &[Tok]) -> Result<Option<Brace>, String> {
 
 /// `{A..B}` or `{A..B..STEP}` of integers or letters. Anything else with `..` in it is not
 /// understood well enough to say what bash makes of it.
-fn sequence(inside: &[Tok]) -> Result<Option<Vec<Vec<Tok>>>, String> {
+fn sequence(inside: &[Tok]) -> Result<Option<Vec<Vec<Tok>>>, Unexpandable> {
     if inside.iter().any(|t| matches!(t, Lit(_))) {
         return Ok(None);
     }
@@ -166,7 +190,7 @@ fn sequence(inside: &[Tok]) -> Result<Option<Vec<Vec<Tok>>>, String> {
     if !text.contains("..") {
         return Ok(None);
     }
-    let unsure = || format!("the brace sequence `{{{text}}}` is not understood");
+    let unsure = || Unexpandable::Sequence { text: text.clone() };
     let parts: Vec<&str> = text.split("..").collect();
     let step: i64 = match parts.as_slice() {
         [_, _] => 1,
@@ -176,7 +200,7 @@ fn sequence(inside: &[Tok]) -> Result<Option<Vec<Vec<Tok>>>, String> {
     let words: Vec<String> = match (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
         (Ok(from), Ok(to)) => {
             if from.abs_diff(to) / step.unsigned_abs() >= MAX_WORDS as u64 {
-                return Err(format!("its braces make more than {MAX_WORDS} words"));
+                return Err(Unexpandable::TooManyWords(MAX_WORDS));
             }
             let padded = |s: &str| {
                 s.trim_start_matches('-').len() > 1 && s.trim_start_matches('-').starts_with('0')
@@ -226,21 +250,21 @@ fn sequence(inside: &[Tok]) -> Result<Option<Vec<Vec<Tok>>>, String> {
 }
 
 /// A leading `~` or `~/` becomes `home`; `~user` is refused.
-fn tilde(word: Vec<Tok>, home: Option<&Path>) -> Result<Vec<Tok>, String> {
+fn tilde(word: Vec<Tok>, home: Option<&Path>) -> Result<Vec<Tok>, Unexpandable> {
     if word.first() != Some(&Meta('~')) {
         return Ok(word);
     }
     if word.get(1).is_some_and(|t| t.char() != '/') {
-        return Err("`~user` expands to another user's home".into());
+        return Err(Unexpandable::OtherHome);
     }
-    let home = home.ok_or("`~` expands to $HOME, which is not set")?;
+    let home = home.ok_or(Unexpandable::NoHome)?;
     let mut out: Vec<Tok> = home.to_string_lossy().chars().map(Lit).collect();
     out.extend_from_slice(&word[1..]);
     Ok(out)
 }
 
 /// The paths `word` (with a glob) matches, relative ones below `base`.
-fn glob(word: &[Tok], base: &Path) -> Result<Vec<PathBuf>, String> {
+fn glob(word: &[Tok], base: &Path) -> Result<Vec<PathBuf>, Unexpandable> {
     let absolute = word.first().is_some_and(|t| t.char() == '/');
     let components: Vec<&[Tok]> = word
         .split(|t| t.char() == '/')
@@ -277,9 +301,7 @@ fn glob(word: &[Tok], base: &Path) -> Result<Vec<PathBuf>, String> {
             for entry in entries {
                 scanned += 1;
                 if scanned > MAX_SCANNED {
-                    return Err(format!(
-                        "it reads more than {MAX_SCANNED} directory entries"
-                    ));
+                    return Err(Unexpandable::TooManyEntries(MAX_SCANNED));
                 }
                 if let Ok(entry) = entry {
                     names.push(entry.file_name().to_string_lossy().into_owned());
@@ -299,7 +321,7 @@ fn glob(word: &[Tok], base: &Path) -> Result<Vec<PathBuf>, String> {
                 }
                 next.push(path);
                 if next.len() > MAX_MATCHES {
-                    return Err(format!("it expands to more than {MAX_MATCHES} files"));
+                    return Err(Unexpandable::TooManyFiles(MAX_MATCHES));
                 }
             }
         }
@@ -312,7 +334,7 @@ fn glob(word: &[Tok], base: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Whether `name` matches the pattern component `pattern` (`*`, `?`, `[…]`).
-fn matches(pattern: &[Tok], name: &[char]) -> Result<bool, String> {
+fn matches(pattern: &[Tok], name: &[char]) -> Result<bool, Unexpandable> {
     let (mut p, mut n) = (0, 0);
     // Where the last `*` was, and the name position it has swallowed up to.
     let mut star: Option<(usize, usize)> = None;
@@ -354,7 +376,7 @@ fn matches(pattern: &[Tok], name: &[char]) -> Result<bool, String> {
 
 /// The bracket expression at the start of `pattern` against `c`: whether it matches and how
 /// many tokens it spans, `None` when it is not closed.
-fn class(pattern: &[Tok], c: char) -> Result<Option<(bool, usize)>, String> {
+fn class(pattern: &[Tok], c: char) -> Result<Option<(bool, usize)>, Unexpandable> {
     let mut at = 1;
     let negated = matches!(pattern.get(1), Some(Meta('!' | '^')));
     if negated {
@@ -370,7 +392,7 @@ fn class(pattern: &[Tok], c: char) -> Result<Option<(bool, usize)>, String> {
             break;
         }
         if *tok == Meta('[') && matches!(pattern.get(at + 1), Some(Meta(':' | '=' | '.'))) {
-            return Err("it uses a character class such as `[[:alpha:]]`".into());
+            return Err(Unexpandable::CharacterClass);
         }
         let low = tok.char();
         let range_end = pattern
@@ -394,7 +416,7 @@ fn class(pattern: &[Tok], c: char) -> Result<Option<(bool, usize)>, String> {
 mod tests {
     use super::*;
 
-    fn names(pattern: &str, base: &Path) -> Result<Vec<String>, String> {
+    fn names(pattern: &str, base: &Path) -> Result<Vec<String>, Unexpandable> {
         let mut out: Vec<String> = expand(pattern, base, Some(Path::new("/home/u")))?
             .iter()
             .map(|p| {

@@ -309,7 +309,7 @@ fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded>
         // `git -C DIR` reads DIR's repository.
         let moves = match git::moves(command) {
             Ok(moves) => moves,
-            Err(why) => return unknown(&why),
+            Err(why) => return unknown(&why.to_string()),
         };
         for base in &arguments.directories {
             let directory = moves

@@ -93,9 +93,17 @@ fn subcommand(command: &SimpleCommand) -> Option<(&str, &[String])> {
     None
 }
 
+/// A git global option that points git at another repository (`--git-dir`, `--work-tree`),
+/// as written: where git reads cannot be followed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`git {option}` points git at another repository")]
+pub(super) struct Elsewhere {
+    pub option: String,
+}
+
 /// The directories a git command moves to before it runs (its `-C` options, in order), or why
-/// where it reads cannot be followed (`--git-dir`, `--work-tree`).
-pub(super) fn moves(command: &SimpleCommand) -> Result<Vec<&str>, String> {
+/// where it reads cannot be followed.
+pub(super) fn moves(command: &SimpleCommand) -> Result<Vec<&str>, Elsewhere> {
     let mut out = Vec::new();
     let mut at = 1;
     while let Some(word) = command.words.get(at) {
@@ -108,7 +116,9 @@ pub(super) fn moves(command: &SimpleCommand) -> Result<Vec<&str>, String> {
                 .is_some_and(|r| r.is_empty() || r.starts_with('='))
         });
         if elsewhere {
-            return Err(format!("`git {word}` points git at another repository"));
+            return Err(Elsewhere {
+                option: word.to_owned(),
+            });
         }
         if word == "-C" {
             out.extend(command.words.get(at + 1).map(String::as_str));

@@ -55,12 +55,41 @@ impl Tracked {
     }
 }
 
+/// Why the files git tracks could not be listed (the decision then asks). Kept with the index
+/// it was found for, so io errors are shared.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum TrackedError {
+    #[error("${variable} points git at another repository")]
+    Redirected { variable: &'static str },
+    #[error("{} cannot be read: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: Arc<std::io::Error>,
+    },
+    #[error("{} does not name a repository", path.display())]
+    NoGitDir { path: PathBuf },
+    #[error("{} is a bare repository, whose files git lists only with a work tree", path.display())]
+    Bare { path: PathBuf },
+    #[error("git could not be started: {0}")]
+    Start(Arc<std::io::Error>),
+    #[error("git's output could not be read")]
+    NoOutput,
+    #[error("git's output could not be read: {0}")]
+    Output(Arc<std::io::Error>),
+    #[error("`git ls-files` did not finish within {}s", .0.as_secs())]
+    Timeout(std::time::Duration),
+    #[error("git could not be waited for: {0}")]
+    Wait(Arc<std::io::Error>),
+    #[error("`git ls-files` failed ({0})")]
+    Failed(std::process::ExitStatus),
+}
+
 /// The index file's modification time and size; `None` when there is none yet.
 type Stamp = Option<(SystemTime, u64)>;
 
 struct Remembered {
     stamp: Stamp,
-    tracked: Result<Arc<Tracked>, String>,
+    tracked: Result<Arc<Tracked>, TrackedError>,
 }
 
 /// By index file.
@@ -73,9 +102,9 @@ struct Layout {
 }
 
 /// The files git tracks in the repository `dir` lies in, `Ok(None)` outside any.
-pub(super) fn tracked(dir: &Path) -> Result<Option<Arc<Tracked>>, String> {
+pub(super) fn tracked(dir: &Path) -> Result<Option<Arc<Tracked>>, TrackedError> {
     if let Some(name) = REDIRECTING.iter().find(|n| std::env::var_os(n).is_some()) {
-        return Err(format!("${name} points git at another repository"));
+        return Err(TrackedError::Redirected { variable: name });
     }
     let Some(layout) = discover(dir)? else {
         return Ok(None);
@@ -119,7 +148,7 @@ pub(super) fn in_repository(dir: &Path) -> bool {
 /// The repository git would find from `dir`: a `.git` directory or file (`gitdir: …`, as in
 /// worktrees and submodules) in it or above it. A bare repository on the way is an error: it
 /// has no index to list, and its history is what git would print.
-fn discover(dir: &Path) -> Result<Option<Layout>, String> {
+fn discover(dir: &Path) -> Result<Option<Layout>, TrackedError> {
     for at in dir.ancestors() {
         let dot_git = at.join(".git");
         if dot_git.is_dir() && is_repository(&dot_git) {
@@ -129,24 +158,27 @@ fn discover(dir: &Path) -> Result<Option<Layout>, String> {
             }));
         }
         if dot_git.is_file() {
-            let text = std::fs::read_to_string(&dot_git)
-                .map_err(|e| format!("{} cannot be read: {e}", dot_git.display()))?;
+            let text = std::fs::read_to_string(&dot_git).map_err(|e| TrackedError::Unreadable {
+                path: dot_git.clone(),
+                source: Arc::new(e),
+            })?;
             let target = text
                 .lines()
                 .next()
                 .and_then(|line| line.strip_prefix("gitdir:"))
                 .map(str::trim)
-                .ok_or_else(|| format!("{} does not name a repository", dot_git.display()))?;
+                .ok_or_else(|| TrackedError::NoGitDir {
+                    path: dot_git.clone(),
+                })?;
             return Ok(Some(Layout {
                 git_dir: at.join(target),
                 toplevel: at.to_owned(),
             }));
         }
         if is_repository(at) {
-            return Err(format!(
-                "{} is a bare repository, whose files git lists only with a work tree",
-                at.display()
-            ));
+            return Err(TrackedError::Bare {
+                path: at.to_owned(),
+            });
         }
     }
     Ok(None)
@@ -158,7 +190,7 @@ fn is_repository(dir: &Path) -> bool {
 }
 
 /// `git ls-files`, safely.
-fn list(layout: &Layout) -> Result<Tracked, String> {
+fn list(layout: &Layout) -> Result<Tracked, TrackedError> {
     let mut child = Command::new("git")
         .arg("--git-dir")
         .arg(&layout.git_dir)
@@ -181,9 +213,9 @@ fn list(layout: &Layout) -> Result<Tracked, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("git could not be started: {e}"))?;
+        .map_err(|e| TrackedError::Start(Arc::new(e)))?;
     let Some(mut stdout) = child.stdout.take() else {
-        return Err("git's output could not be read".into());
+        return Err(TrackedError::NoOutput);
     };
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -192,23 +224,18 @@ fn list(layout: &Layout) -> Result<Tracked, String> {
         let _ = sender.send(read);
     });
     let output = match receiver.recv_timeout(LIST_TIMEOUT) {
-        Ok(read) => read.map_err(|e| format!("git's output could not be read: {e}")),
+        Ok(read) => read.map_err(|e| TrackedError::Output(Arc::new(e))),
         Err(_) => {
             // The child is still ours to stop: no other process can have its id.
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!(
-                "`git ls-files` did not finish within {}s",
-                LIST_TIMEOUT.as_secs()
-            ));
+            return Err(TrackedError::Timeout(LIST_TIMEOUT));
         }
     };
-    let status = child
-        .wait()
-        .map_err(|e| format!("git could not be waited for: {e}"))?;
+    let status = child.wait().map_err(|e| TrackedError::Wait(Arc::new(e)))?;
     let output = output?;
     if !status.success() {
-        return Err(format!("`git ls-files` failed ({status})"));
+        return Err(TrackedError::Failed(status));
     }
     let files = output
         .split(|b| *b == 0)

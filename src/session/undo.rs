@@ -147,7 +147,7 @@ impl Core {
         })
         .await
         .unwrap_or_else(|_| RestoreReport {
-            failed: vec![(self.workdir.clone(), "the restore crashed".into())],
+            failed: vec![(self.workdir.clone(), checkpoint::RestoreFailure::Crashed)],
             ..RestoreReport::default()
         });
         let report_text = report.describe(&self.workdir);

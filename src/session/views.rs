@@ -331,7 +331,12 @@ impl From<crate::checkpoint::RestoreReport> for RestoreReport {
             restored: report.restored,
             changed_since: report.changed_since,
             asking: report.asking,
-            failed: report.failed,
+            // A front end shows why a file could not be put back; it decides nothing from it.
+            failed: report
+                .failed
+                .into_iter()
+                .map(|(path, failure)| (path, failure.to_string()))
+                .collect(),
             notes: report.notes,
         }
     }
