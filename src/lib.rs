@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod checkpoint;
 pub mod config;
 pub mod context;
+pub mod detach;
 pub mod engine;
 pub mod eval;
 pub mod exec;

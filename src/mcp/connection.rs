@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use process_wrap::tokio::{CommandWrap, ProcessSession};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientRequest, Implementation, JsonObject, ProtocolVersion,
@@ -78,7 +78,8 @@ impl Connection {
                     .current_dir(workdir)
                     .kill_on_drop(true);
                 let mut wrapped = CommandWrap::from(cmd);
-                wrapped.wrap(ProcessGroup::leader());
+                // A session (so a group) of its own: no terminal to type into, one group to kill.
+                wrapped.wrap(ProcessSession);
                 let (child, stderr) = TokioChildProcess::builder(wrapped)
                     .stderr(std::process::Stdio::piped())
                     .spawn()

@@ -1,8 +1,8 @@
 //! Starting a shell command the way every `bash` call does, in the foreground or in the
 //! background: inside the session's sandbox (or, outside it, without the capability to read
-//! harness9's memory), in a process group of its own that a `GroupGuard` kills, stdin closed,
-//! the API keys out of its environment and git told not to run programs named by repositories
-//! it merely finds (`GIT_GUARDS`). On Linux, given the reaper binary (the background jobs), the
+//! harness9's memory), in a session (so a process group) of its own that a `GroupGuard` kills,
+//! without a controlling terminal, stdin closed, the API keys out of its environment and git
+//! told not to run programs named by repositories it merely finds (`GIT_GUARDS`). On Linux, given the reaper binary (the background jobs), the
 //! command runs under the `reaper`, which also stops what left the group (`setsid`, double
 //! forks, daemons) and outlives harness9 to stop everything when harness9 dies; a sandboxed
 //! command runs inside it too (its PID namespace ends with the sandbox's helper).
@@ -119,6 +119,9 @@ pub(super) fn spawn(
     };
     let mut child = Command::new(program);
     child.args(argv);
+    // A session of its own (so also a group of its own, which `GroupGuard` kills), without
+    // harness9's terminal.
+    crate::detach::detach(child.as_std_mut());
     if sandbox.is_none() {
         // SAFETY: the closure only makes one system call, which is async-signal-safe.
         unsafe {
@@ -140,7 +143,6 @@ pub(super) fn spawn(
         // The sandbox helper reports its own failures on stderr; a plain shell has already
         // sent stderr to stdout.
         .stderr(Stdio::piped())
-        .process_group(0)
         // A killed reaper would leave its orphans to init: it is stopped through its pipe.
         .kill_on_drop(stop_pipe.is_none());
     for name in HIDDEN_VARIABLES {

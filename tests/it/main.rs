@@ -8,6 +8,7 @@ mod hooks;
 mod images;
 mod mcp;
 mod memory;
+mod no_terminal;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
