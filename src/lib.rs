@@ -19,6 +19,7 @@ pub mod memory_cmd;
 pub mod observe;
 pub mod permission;
 pub mod planning;
+pub mod private_home;
 pub mod provider;
 pub mod sandbox;
 pub mod schema;

@@ -12,6 +12,7 @@ mod no_terminal;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
+mod private_home;
 mod providers;
 mod reaper;
 mod sandbox;
