@@ -123,13 +123,7 @@ pub(super) fn spawn(
     // harness9's terminal.
     crate::detach::detach(child.as_std_mut());
     if sandbox.is_none() {
-        // SAFETY: the closure only makes one system call, which is async-signal-safe.
-        unsafe {
-            child.pre_exec(|| {
-                drop_ptrace_capability();
-                Ok(())
-            });
-        }
+        crate::detach::drop_ptrace(child.as_std_mut());
     }
     let (stdin, stop_pipe) = match control {
         // The reaper gives the command /dev/null in its place.
@@ -181,20 +175,6 @@ pub(super) fn spawn(
         stdout,
         stderr,
     })
-}
-
-/// `CAP_SYS_PTRACE` (linux/capability.h).
-const CAP_SYS_PTRACE: libc::c_ulong = 19;
-
-/// Takes `CAP_SYS_PTRACE` out of the bounding set of a command run outside the sandbox, so even
-/// as root it cannot open harness9's memory (`/proc/PPID/mem`, where the keys live) or its
-/// environment: harness9 is not dumpable, and only that capability overrides it. Without the
-/// power to change the bounding set (not root) there is nothing to drop, and nothing fails.
-fn drop_ptrace_capability() {
-    // SAFETY: prctl with integer arguments; a refusal changes nothing.
-    unsafe {
-        libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-    }
 }
 
 /// The `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` variables that add

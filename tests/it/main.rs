@@ -1,6 +1,7 @@
 //! The one integration test binary (linking once is what keeps a 2-core machine fast).
 
 mod background;
+mod child_rights;
 mod eval;
 mod exec;
 mod exec_rules;
