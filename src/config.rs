@@ -312,6 +312,10 @@ pub fn resolve_trusted(
     validate_thinking(&provider)?;
 
     let home = resolve_home(env)?;
+    match crate::private_home::secure(&home) {
+        Ok(notice) => notices.extend(notice),
+        Err(error) => notices.push(error.to_string()),
+    }
     if !trusted {
         notices.extend(untrusted_notice(&workdir));
     }

@@ -337,6 +337,9 @@ async fn shell_with(script: &str, dir: &Path, todos: Option<&Path>) -> (bool, St
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
+    // The repository's scripts get no terminal to type into.
+    crate::detach::detach(command.as_std_mut());
+    crate::detach::drop_ptrace(command.as_std_mut());
     for name in [
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",

@@ -104,7 +104,7 @@ pub fn approve(
         path: path.display().to_string(),
         reason,
     };
-    std::fs::create_dir_all(home).map_err(|e| write_error(e.to_string()))?;
+    crate::private_home::create_dir(home).map_err(|e| write_error(e.to_string()))?;
     let text = serde_json::to_string_pretty(&file).map_err(|e| write_error(e.to_string()))?;
     // Written beside and renamed over, so a crash never leaves half a file.
     let partial = home.join(format!("{APPROVED_FILE}.partial"));

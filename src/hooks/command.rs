@@ -71,8 +71,10 @@ pub async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // A session of its own, so a group `Group` kills, without harness9's terminal.
+    crate::detach::detach(process.as_std_mut());
+    crate::detach::drop_ptrace(process.as_std_mut());
     for name in HIDDEN_VARIABLES {
         process.env_remove(name);
     }

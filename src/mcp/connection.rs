@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use process_wrap::tokio::{CommandWrap, ProcessSession};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientRequest, Implementation, JsonObject, ProtocolVersion,
@@ -27,6 +27,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::Transport;
 use super::error::McpError;
+
+/// The variables a stdio server inherits from harness9's environment (the MCP SDKs' default
+/// set); the rest it gets only when its configuration names them.
+const SERVER_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// Called when the server says its tool list changed.
 pub type OnChange = Arc<dyn Fn() + Send + Sync>;
@@ -74,12 +78,22 @@ impl Connection {
         match transport {
             Transport::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args)
+                // Only what a server needs, as the MCP SDKs pass it: the safe variables and
+                // those its configuration names, no other secret of the user's.
+                cmd.env_clear()
+                    .envs(
+                        SERVER_VARIABLES
+                            .iter()
+                            .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
+                    )
+                    .args(args)
                     .envs(env.iter().map(|(k, v)| (k, v)))
                     .current_dir(workdir)
                     .kill_on_drop(true);
+                crate::detach::drop_ptrace(cmd.as_std_mut());
                 let mut wrapped = CommandWrap::from(cmd);
-                wrapped.wrap(ProcessGroup::leader());
+                // A session (so a group) of its own: no terminal to type into, one group to kill.
+                wrapped.wrap(ProcessSession);
                 let (child, stderr) = TokioChildProcess::builder(wrapped)
                     .stderr(std::process::Stdio::piped())
                     .spawn()

@@ -168,9 +168,10 @@ impl SessionStore {
     /// Opens (creating it when missing) the database at `path`, migrated to the current schema.
     pub fn open(path: &Path) -> Result<Self, MemoryError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| MemoryError::Store(format!("cannot create {}: {e}", dir.display())))?;
+            crate::private_home::create_dir(dir).map_err(|e| MemoryError::Store(e.to_string()))?;
         }
+        // Made 0600 before SQLite opens it: its `-wal` and `-shm` files take the database's mode.
+        crate::private_home::create_file(path).map_err(|e| MemoryError::Store(e.to_string()))?;
         // Two processes opening a new file at once contend for the exclusive lock that switching
         // to WAL takes, and SQLite answers that with BUSY without always waiting: retry the whole
         // opening sequence, with jitter, up to the busy timeout.

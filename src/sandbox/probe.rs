@@ -148,7 +148,10 @@ fn run_probe(helper: &Path) -> Result<(), ProbeError> {
     let (program, args) = platform
         .wrap(&spec, "true".as_ref(), &[])
         .map_err(|super::SandboxError::Encode(e)| ProbeError::Encode(Arc::new(e)))?;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    // As every command's helper runs: without harness9's terminal.
+    crate::detach::detach(&mut command);
+    let mut child = command
         .args(args)
         .current_dir(&temp)
         .stdin(Stdio::null())

@@ -12,14 +12,14 @@ use super::SandboxMode;
 use super::git_metadata::linked_worktree;
 use super::guard::protected_paths;
 
-/// Devices commands write to as a matter of course (`> /dev/null`).
+/// Devices commands write to as a matter of course (`> /dev/null`). Not `/dev/tty`: a command
+/// has no terminal of its own (`detach`), and harness9's is not for it to write to.
 const WRITABLE_DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
 //! Starting a shell command the way every `bash` call does, in the foreground or in the
 //! background: inside the session's sandbox (or, outside it, without the capability to read
-//! harness9's memory), in a process group of its own that a `GroupGuard` kills, stdin closed,
-//! the API keys out of its environment and git told not to run programs named by repositories
-//! it merely finds (`GIT_GUARDS`). On Linux, given the reaper binary (the background jobs), the
+//! harness9's memory), in a session (so a process group) of its own that a `GroupGuard` kills,
+//! without a controlling terminal, stdin closed, the API keys out of its environment and git
+//! told not to run programs named by repositories it merely finds (`GIT_GUARDS`). On Linux, given the reaper binary (the background jobs), the
 //! command runs under the `reaper`, which also stops what left the group (`setsid`, double
 //! forks, daemons) and outlives harness9 to stop everything when harness9 dies; a sandboxed
 //! command runs inside it too (its PID namespace ends with the sandbox's helper).
@@ -119,14 +119,11 @@ pub(super) fn spawn(
     };
     let mut child = Command::new(program);
     child.args(argv);
+    // A session of its own (so also a group of its own, which `GroupGuard` kills), without
+    // harness9's terminal.
+    crate::detach::detach(child.as_std_mut());
     if sandbox.is_none() {
-        // SAFETY: the closure only makes one system call, which is async-signal-safe.
-        unsafe {
-            child.pre_exec(|| {
-                drop_ptrace_capability();
-                Ok(())
-            });
-        }
+        crate::detach::drop_ptrace(child.as_std_mut());
     }
     let (stdin, stop_pipe) = match control {
         // The reaper gives the command /dev/null in its place.
@@ -140,7 +137,6 @@ pub(super) fn spawn(
         // The sandbox helper reports its own failures on stderr; a plain shell has already
         // sent stderr to stdout.
         .stderr(Stdio::piped())
-        .process_group(0)
         // A killed reaper would leave its orphans to init: it is stopped through its pipe.
         .kill_on_drop(stop_pipe.is_none());
     for name in HIDDEN_VARIABLES {
@@ -179,20 +175,6 @@ pub(super) fn spawn(
         stdout,
         stderr,
     })
-}
-
-/// `CAP_SYS_PTRACE` (linux/capability.h).
-const CAP_SYS_PTRACE: libc::c_ulong = 19;
-
-/// Takes `CAP_SYS_PTRACE` out of the bounding set of a command run outside the sandbox, so even
-/// as root it cannot open harness9's memory (`/proc/PPID/mem`, where the keys live) or its
-/// environment: harness9 is not dumpable, and only that capability overrides it. Without the
-/// power to change the bounding set (not root) there is nothing to drop, and nothing fails.
-fn drop_ptrace_capability() {
-    // SAFETY: prctl with integer arguments; a refusal changes nothing.
-    unsafe {
-        libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-    }
 }
 
 /// The `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` variables that add

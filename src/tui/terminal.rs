@@ -179,7 +179,7 @@ pub fn init_file_logging(home: &Path) -> Option<FileLogs> {
     use tracing_subscriber::util::SubscriberInitExt;
 
     let dir = home.join("logs");
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::private_home::create_dir(&dir).ok()?;
     let appender = tracing_appender::rolling::daily(&dir, "harness9.log");
     // The writer's queue is allocated (and touched) whole at the start: the default of 128,000
     // lines is 4 MB resident for the whole session. A TUI logs a few lines a turn, and a file

@@ -24,6 +24,11 @@ impl Run {
         let workdir = dir.path().join("repo");
         let home = dir.path().join("home");
         std::fs::create_dir_all(&workdir).unwrap();
+        // Private, as harness9 makes it: a home found open is tightened with a notice, which
+        // would sit on the TUI's status line (tests/it/private_home.rs tests that).
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&home)
+            .unwrap();
         Run {
             _dir: dir,
             workdir,

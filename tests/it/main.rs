@@ -2,6 +2,7 @@
 
 mod architecture;
 mod background;
+mod child_rights;
 mod error_types;
 mod eval;
 mod exec;
@@ -10,9 +11,11 @@ mod hooks;
 mod images;
 mod mcp;
 mod memory;
+mod no_terminal;
 #[cfg(feature = "otel")]
 mod observe;
 mod permissions;
+mod private_home;
 mod providers;
 mod pty;
 mod reaper;

@@ -2,7 +2,8 @@
 //! AF_UNIX included, unless the network is on (a Unix socket outside, such as Docker's,
 //! reaches a process that is not sandboxed; `socketpair()` and pipes stay), and for calls
 //! that change the machine or reach beyond the sandbox; ENOSYS for `clone3`, whose flags a
-//! filter cannot read (libc then falls back to `clone`, whose flags it can). Invariant:
+//! filter cannot read (libc then falls back to `clone`, whose flags it can), and for the
+//! `ioctl`s that type into or take over a terminal (`TIOCSTI`, `TIOCLINUX`). Invariant:
 //! installed last, after `no_new_privs`.
 
 use std::collections::BTreeMap;
@@ -67,6 +68,13 @@ const MACHINE_CALLS: &[libc::c_long] = &[
     libc::SYS_ioperm,
 ];
 
+/// `ioctl` requests that push keystrokes into a terminal's input (`TIOCSTI`) or act on the
+/// console (`TIOCLINUX`, which can also paste the selection as input).
+const TERMINAL_IOCTLS: &[libc::c_ulong] = &[
+    libc::TIOCSTI as libc::c_ulong,
+    libc::TIOCLINUX as libc::c_ulong,
+];
+
 /// `clone` flags that create namespaces.
 const NAMESPACE_FLAGS: &[libc::c_int] = &[
     libc::CLONE_NEWUSER,
@@ -127,6 +135,22 @@ fn denied(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SetupError> 
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_clone, clone_rules);
+    // The kernel reads the request as `unsigned int`: only its low 32 bits are compared, or
+    // garbage in the upper half would slip past the filter (CVE-2019-10063).
+    let ioctl_rules = TERMINAL_IOCTLS
+        .iter()
+        .map(|request| {
+            let low = SeccompCondition::new(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Eq,
+                u64::from(*request as u32),
+            )
+            .map_err(unprefixed)?;
+            rule(vec![low])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
     if !network {
         // No rule: every call matches, whatever the family.
         rules.insert(libc::SYS_socket, Vec::new());
