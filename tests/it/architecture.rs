@@ -55,6 +55,8 @@ const RULES: &[Rule] = &[
             "terminal_text",
             "heap",
             "hardening",
+            "detach",
+            "private_home",
         ]),
         never: AllBut(&[]),
         why: "a leaf imports nothing of ours: everything may use it",
