@@ -11,6 +11,7 @@
 mod answers;
 mod app;
 mod commands;
+mod compositor;
 mod dialog_guard;
 mod editing;
 mod engine_events;
@@ -29,6 +30,7 @@ mod notify;
 mod overlays;
 mod picker;
 mod plan_review;
+mod restore_question;
 mod rewind;
 mod runner;
 mod slash;

@@ -32,7 +32,11 @@ impl App {
             AppEvent::Memories {
                 generation,
                 memories,
-            } => super::memory_panel::accept(self, generation, memories),
+            } => {
+                if let Some(panel) = self.stack.find_mut::<super::memory_panel::MemoryPanel>() {
+                    panel.accept(generation, memories);
+                }
+            }
             AppEvent::Mcp { servers, notices } => {
                 super::mcp_panel::servers_changed(self, servers, notices)
             }

@@ -265,16 +265,10 @@ pub struct App {
     pub sandbox: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
-    /// `/mcp` is open, with this server selected.
-    pub mcp_panel: Option<usize>,
-    /// `/memory` is open.
-    pub memory_panel: Option<super::memory_panel::MemoryPanel>,
     /// A sub-agent's transcript, while it is open.
     pub child_view: Option<super::subagents::ChildView>,
-    /// `/rewind`'s list, while it is open.
-    pub rewind: Option<super::rewind::RewindList>,
-    /// A restore asking about files changed since its checkpoint.
-    pub restore_question: Option<super::rewind::RestoreQuestion>,
+    /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
+    pub(super) stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
     pub jobs: super::jobs::JobsView,
 }
@@ -387,11 +381,8 @@ impl App {
             dialogs: DialogGuard::default(),
             sandbox: None,
             mcp: Vec::new(),
-            mcp_panel: None,
-            memory_panel: None,
             child_view: None,
-            rewind: None,
-            restore_question: None,
+            stack: Default::default(),
             jobs: Default::default(),
         }
     }

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::app::{App, Command, new_input};
-use super::keymap::{Action, Layer};
+use super::keymap::{Action, Focus};
 
 /// How long a second Ctrl+C has to quit (and its hint stays).
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
@@ -146,7 +146,7 @@ impl App {
     pub(super) fn overlay_scrolls(&self) -> bool {
         matches!(
             self.layer(),
-            Layer::Help | Layer::Approval | Layer::DenyReason | Layer::TaskTranscript
+            Focus::Help | Focus::Approval | Focus::DenyReason | Focus::TaskTranscript
         )
     }
 

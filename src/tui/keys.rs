@@ -8,29 +8,31 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Command, Scroll, new_input};
-use super::keymap::{self, Action, Layer};
+use super::compositor::Shared;
+use super::keymap::{self, Action, Focus};
 use super::transcript::{EntryKind, Tone};
 use crate::engine::ApprovalDecision;
 
 impl App {
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
-        if let Some(commands) = super::mcp_panel::key(self, key) {
-            return commands;
+        // An opened layer with nothing drawn over it takes the key first.
+        if self.stack_focused() {
+            let shared = Shared { mcp: &self.mcp };
+            if let Some(outcome) = self.stack.handle_key(key, &shared) {
+                if outcome.flash.is_some() {
+                    self.flash = outcome.flash;
+                }
+                return outcome.commands;
+            }
         }
-        if let Some(commands) = super::memory_panel::key(self, key) {
-            return commands;
-        }
-        if let Some(commands) = super::rewind::key(self, key) {
-            return commands;
-        }
-        if self.layer() == Layer::PlanReview
+        if self.layer() == Focus::PlanReview
             && let Some(commands) = self.review_feedback_key(key)
         {
             return commands;
         }
         let browsing = self.history_index.is_some();
         let mut action = keymap::action(self.layer(), key, self.input_is_empty());
-        if self.layer() == Layer::Main {
+        if self.layer() == Focus::Main {
             if let Some(popup_action) = self.popup_action(key) {
                 action = popup_action;
             } else if browsing && matches!(key.code, KeyCode::Up | KeyCode::Down) {

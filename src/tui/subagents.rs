@@ -11,7 +11,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::app::{App, Command};
-use super::keymap::{Action, Layer};
+use super::keymap::{Action, Focus};
 use super::task_view::seconds;
 use super::transcript::{Tone, Transcript};
 use super::wrap::truncate;
@@ -61,7 +61,7 @@ impl App {
     /// since the last prompt; `None`: not for this module.
     pub(super) fn apply_tasks(&mut self, action: Action) -> Option<Vec<Command>> {
         match self.layer() {
-            Layer::Main if action == Action::ToggleExpand => {
+            Focus::Main if action == Action::ToggleExpand => {
                 let task = self.transcript.current_task()?;
                 // A block read back from the store does not know its child's session: Ctrl+O
                 // folds and unfolds there, as everywhere.
@@ -71,7 +71,7 @@ impl App {
                 let task_id = task.call.id.clone();
                 Some(self.open_child(&task_id))
             }
-            Layer::TaskTranscript => {
+            Focus::TaskTranscript => {
                 match action {
                     Action::Close => self.child_view = None,
                     Action::ToggleExpand => self.expanded = !self.expanded,

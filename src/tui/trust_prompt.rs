@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 
 use super::app::{App, Command, SessionView};
 use super::dialog_guard::SETTLE;
-use super::keymap::{Action, Layer};
+use super::keymap::{Action, Focus};
 use super::terminal::Term;
 use crate::config::Settings;
 
@@ -47,12 +47,12 @@ impl App {
     /// The dialog on top that one key answers, named so that another dialog counts anew.
     pub(super) fn dialog_id(&self) -> Option<String> {
         match self.layer() {
-            Layer::Trust => Some("trust".into()),
-            Layer::Extension => self
+            Focus::Trust => Some("trust".into()),
+            Focus::Extension => self
                 .extension
                 .as_ref()
                 .map(|e| format!("extension:{}:{}", e.name, e.hash)),
-            Layer::Approval => self
+            Focus::Approval => self
                 .approvals
                 .front()
                 .map(|request| format!("approval:{}", request.id)),

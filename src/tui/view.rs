@@ -318,7 +318,7 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
     frame.render_widget(&app.input, field);
     // The terminal's own cursor sits where the next character goes, so an input method places
     // its window there.
-    if app.layer() == super::keymap::Layer::Main {
+    if app.layer() == super::keymap::Focus::Main {
         let cursor = app.input.screen_cursor();
         let (top, left) = app.input.scroll_offset();
         let row = (cursor.row as u16).saturating_sub(top);

@@ -18,7 +18,7 @@ pub const POPUP_ROWS: usize = 8;
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
     pub fn popup(&self) -> Vec<Completion> {
-        if self.layer() != super::keymap::Layer::Main || self.popup_closed {
+        if self.layer() != super::keymap::Focus::Main || self.popup_closed {
             return Vec::new();
         }
         let text = self.input_text();
@@ -101,11 +101,11 @@ impl App {
                     None => Vec::new(),
                 }
             }
-            Action::Close if self.layer() == super::keymap::Layer::Picker => {
+            Action::Close if self.layer() == super::keymap::Focus::Picker => {
                 self.picker = None;
                 Vec::new()
             }
-            Action::Edit(key) if self.layer() == super::keymap::Layer::Picker => {
+            Action::Edit(key) if self.layer() == super::keymap::Focus::Picker => {
                 let changed = match (key.code, &mut self.picker) {
                     (KeyCode::Char(c), Some(p))
                         if !key
@@ -311,10 +311,15 @@ impl App {
                 vec![Command::SetModel(rest.to_owned())]
             }
             "/mcp" => {
-                self.mcp_panel = Some(0);
+                self.stack
+                    .open(Box::new(super::mcp_panel::McpPanel::default()));
                 Vec::new()
             }
-            "/memory" => super::memory_panel::open(self),
+            "/memory" => {
+                let (panel, commands) = super::memory_panel::MemoryPanel::open();
+                self.stack.open(Box::new(panel));
+                commands
+            }
             "/todos" => {
                 self.show_todos = !self.show_todos;
                 Vec::new()

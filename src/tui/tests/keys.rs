@@ -155,7 +155,7 @@ fn an_approval_drawn_over_the_picker_takes_the_keys() {
     assert!(text.contains("Approve bash?"), "{text}");
     assert_eq!(
         app.layers().last(),
-        Some(&crate::tui::keymap::Layer::Approval)
+        Some(&crate::tui::keymap::Focus::Approval)
     );
     // `d` then the reason go to the approval, never to the picker's query under it.
     app.handle_key(key(KeyCode::Char('d')));

@@ -9,7 +9,7 @@ use super::*;
 use crate::engine::{SessionInfo, SubagentEvent};
 use crate::schema::Message;
 use crate::tui::AppEvent;
-use crate::tui::keymap::Layer;
+use crate::tui::keymap::Focus;
 
 fn task_call(id: &str, agent: &str, description: &str, background: bool) -> ToolCall {
     let arguments = serde_json::json!({
@@ -284,7 +284,7 @@ fn a_childs_approval_names_the_agent_and_the_answer_reaches_it() {
         "{text}"
     );
     assert!(text.contains("Approve bash for explore?"), "{text}");
-    assert_eq!(app.layer(), Layer::Approval);
+    assert_eq!(app.layer(), Focus::Approval);
     // A key counts once the dialog has been on screen a moment (`dialog_guard`).
     later(&now, 1);
     app.handle_key(key(KeyCode::Char('y')));
@@ -332,7 +332,7 @@ async fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
 
     let commands = app.handle_key(ctrl('o'));
     assert_eq!(commands, [Command::ReadSession(record.id.clone())]);
-    assert_eq!(app.layer(), Layer::TaskTranscript);
+    assert_eq!(app.layer(), Focus::TaskTranscript);
     assert!(screen(&mut app, 80, 24).contains("reading…"));
     // What the runner does with the command: the session core reads the store.
     let read = store.load_all(&record.id).await.map_err(|e| e.to_string());
@@ -347,7 +347,7 @@ async fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     assert!(text.contains("grep"), "{text}");
 
     app.handle_key(key(KeyCode::Esc));
-    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.layer(), Focus::Main);
     assert!(app.child_view.is_none());
     let text = screen(&mut app, 80, 24);
     assert!(!text.contains("Find every caller of split."), "{text}");
@@ -357,7 +357,7 @@ async fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     type_text(&mut app, "thanks");
     app.handle_key(key(KeyCode::Enter));
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.layer(), Focus::Main);
 }
 
 #[test]
@@ -491,5 +491,5 @@ fn a_resumed_task_block_opens_its_childs_transcript() {
     ]));
     let commands = app.handle_key(ctrl('o'));
     assert_eq!(commands, [Command::ReadSession("child-1".into())]);
-    assert_eq!(app.layer(), Layer::TaskTranscript);
+    assert_eq!(app.layer(), Focus::TaskTranscript);
 }
