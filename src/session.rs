@@ -15,6 +15,7 @@ mod hub;
 mod memories;
 mod protocol;
 pub mod remote;
+pub mod setup;
 mod switching;
 mod undo;
 

@@ -56,7 +56,7 @@ pub enum Command {
     },
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
-    /// The user answered the question about `extension`: approve it, or not for now.
+    /// The user answered the question about the extension shown: approve it, or not for now.
     ApproveExtension(bool),
     /// Start this MCP server again (`/mcp`).
     McpReconnect(String),
@@ -165,6 +165,20 @@ pub struct SessionView {
     pub context_window: u64,
 }
 
+/// What the opened session tells the screen besides its `SessionView`.
+pub(super) struct Facts {
+    /// Skills as (name, description), offered as slash commands.
+    pub skills: Vec<(String, String)>,
+    /// The configured command hooks, one line each (`/hooks`).
+    pub hooks: Vec<String>,
+    /// The catalogue's models for the provider, with their context windows (`/model`).
+    pub models: Vec<(String, Option<u64>)>,
+    /// The commands' sandbox for the status line.
+    pub sandbox: String,
+    /// Drawn inline in the main screen (`--no-alt-screen`).
+    pub inline: bool,
+}
+
 /// Where the transcript view is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scroll {
@@ -253,10 +267,6 @@ pub struct App {
     /// Feedback typed after choosing "keep planning".
     pub review_feedback: Option<TextArea<'static>>,
     pub auto_continue: bool,
-    /// The folder whose trust is being asked (CONTRACT "Folder trust"), while it is.
-    pub trust: Option<String>,
-    /// The project extension being asked about at start, while it is.
-    pub extension: Option<crate::config::approved::PendingExtension>,
     /// The time keys are read at (tests set it).
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
@@ -375,8 +385,6 @@ impl App {
             review_pending: false,
             review_feedback: None,
             auto_continue: false,
-            trust: None,
-            extension: None,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
@@ -419,6 +427,21 @@ impl App {
     /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
     pub fn busy(&self) -> bool {
         self.running || !self.shells.is_empty()
+    }
+
+    /// The session is open: the screen shows it from now on.
+    pub(super) fn show_session(&mut self, session: SessionView, facts: Facts) {
+        self.session = session;
+        self.skills = facts.skills;
+        self.hooks = facts.hooks;
+        self.models = facts.models;
+        self.sandbox = Some(facts.sandbox);
+        self.inline = facts.inline;
+    }
+
+    /// Opens `layer` over whatever is on screen.
+    pub(super) fn open_layer(&mut self, layer: impl super::compositor::Layer) {
+        self.stack.open(Box::new(layer));
     }
 
     pub fn tick(&mut self) {

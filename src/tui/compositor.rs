@@ -32,6 +32,11 @@ pub(super) trait Layer: Any {
     fn draw(&self, shared: &Shared, frame: &mut Frame, area: Rect);
     /// The hints for the rule above the input while the layer has the focus.
     fn hints(&self) -> &'static str;
+    /// A dialog one key answers names itself here, so its keys count only once it has been on
+    /// screen a moment (`dialog_guard`).
+    fn dialog(&self) -> Option<String> {
+        None
+    }
     /// The layer as `Any`, so the app can hand it the answers it asked for.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }

@@ -17,6 +17,18 @@ impl App {
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
         // An opened layer with nothing drawn over it takes the key first.
         if self.stack_focused() {
+            // A one-key dialog takes its answers only once it has been on screen a moment.
+            if let Some(top) = self.stack.top()
+                && top.dialog().is_some()
+            {
+                let action = keymap::action(top.focus(), key, true);
+                if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
+                    self.last_ctrl_c = None;
+                }
+                if !self.dialog_takes(action) {
+                    return Vec::new();
+                }
+            }
             let shared = Shared { mcp: &self.mcp };
             if let Some(outcome) = self.stack.handle_key(key, &shared) {
                 if outcome.flash.is_some() {
@@ -110,11 +122,6 @@ impl App {
             Action::Help => {
                 self.help = true;
                 self.overlay_scroll = 0;
-            }
-            Action::TrustFolder(trusted) => return self.answer_trust(trusted),
-            Action::ApproveExtension(yes) => {
-                self.extension = None;
-                return vec![Command::ApproveExtension(yes)];
             }
             Action::ToggleTodos => self.show_todos = !self.show_todos,
             Action::ToggleExpand => self.expanded = !self.expanded,

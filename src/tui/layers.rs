@@ -35,12 +35,6 @@ impl App {
         if self.help {
             stack.push(Focus::Help);
         }
-        if self.extension.is_some() {
-            stack.push(Focus::Extension);
-        }
-        if self.trust.is_some() {
-            stack.push(Focus::Trust);
-        }
         stack
     }
 
@@ -78,13 +72,13 @@ impl App {
             Focus::Approval => " answer the approval above: y · a · n · d ",
             Focus::DenyReason => " Enter sends the reason · Esc goes back ",
             Focus::Help => " Esc closes the help · ↑↓ scroll ",
-            Focus::Trust => " t trusts this folder · n or Esc does not ",
-            Focus::Extension => " a approves · n or Esc leaves it off for now ",
             Focus::TaskTranscript => {
                 " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
             }
             // Opened layers name their own hints (above).
-            Focus::McpPanel
+            Focus::Trust
+            | Focus::Extension
+            | Focus::McpPanel
             | Focus::MemoryPanel
             | Focus::MemoryEdit
             | Focus::MemoryForget
@@ -123,21 +117,13 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
                 let most = super::overlays::draw_help(app, frame, body);
                 app.overlay_scroll = app.overlay_scroll.min(most);
             }
-            Focus::Trust => {
-                if let Some(workdir) = &app.trust {
-                    super::overlays::draw_trust(workdir, frame, body);
-                }
-            }
-            Focus::Extension => {
-                if let Some(extension) = &app.extension {
-                    super::extension_prompt::draw(extension, frame, body);
-                }
-            }
             Focus::TaskTranscript => {
                 let most = super::subagents::draw(app, frame, body);
                 app.overlay_scroll = app.overlay_scroll.min(most);
             }
-            Focus::McpPanel
+            Focus::Trust
+            | Focus::Extension
+            | Focus::McpPanel
             | Focus::MemoryPanel
             | Focus::MemoryEdit
             | Focus::MemoryForget

@@ -364,60 +364,6 @@ pub(super) fn draw_approval(
     (most as u16).max(all_scroll)
 }
 
-/// The folder trust question (CONTRACT "Folder trust"): what trusting lets the folder do.
-pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
-    let width = area.width.saturating_sub(4).clamp(20, 90);
-    let inner_width = width.saturating_sub(4);
-    let key = Style::new()
-        .fg(super::theme::accent())
-        .add_modifier(Modifier::BOLD);
-    let mut lines = vec![
-        Line::styled(
-            truncate(workdir, inner_width as usize),
-            Style::new().add_modifier(Modifier::BOLD),
-        ),
-        Line::default(),
-    ];
-    lines.extend(wrap(
-        &[Span::raw(
-            "A trusted folder's own files may widen what harness9 does: the allow rules of its \
-             .harness9/settings*.json, its hooks and .mcp.json servers, and the base URLs in \
-             its .env. Until you trust it they are ignored (its deny and ask rules apply).",
-        )],
-        inner_width,
-        &[],
-        &[],
-    ));
-    lines.push(Line::default());
-    for (k, what) in [
-        (
-            "t",
-            "trust this folder (remembered in $HARNESS9_HOME/trusted.json)",
-        ),
-        ("n", "do not trust it for now (Esc): asked again next time"),
-    ] {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner_width,
-            &[Span::styled(format!(" {k}  "), key)],
-            &[Span::raw("    ")],
-        ));
-    }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = centered(area, width, height);
-    let title = Span::styled(
-        " Trust this folder? ",
-        Style::new().add_modifier(Modifier::BOLD),
-    );
-    boxed(
-        frame,
-        rect,
-        title,
-        Style::new().fg(super::theme::warn()),
-        lines,
-    );
-}
-
 pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
     let width = ((key_width + 56) as u16 + 4).min(area.width);

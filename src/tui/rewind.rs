@@ -52,10 +52,10 @@ impl App {
             self.flash = Some("wait for the run to end (or Esc) before /rewind".into());
             return Vec::new();
         }
-        self.stack.open(Box::new(RewindList {
+        self.open_layer(RewindList {
             loading: true,
             ..RewindList::default()
-        }));
+        });
         vec![Command::ListPrompts]
     }
 
@@ -71,7 +71,7 @@ impl App {
     pub(super) fn on_restored(&mut self, restored: Arc<Restored>) {
         let workdir = std::path::PathBuf::from(&self.session.workdir);
         if restored.report.asking {
-            self.stack.open(Box::new(RestoreQuestion::new(
+            self.open_layer(RestoreQuestion::new(
                 restored.what.clone(),
                 restored
                     .report
@@ -79,7 +79,7 @@ impl App {
                     .iter()
                     .map(|p| crate::tools::paths::display(&workdir, p))
                     .collect(),
-            )));
+            ));
             return;
         }
         let tone = if restored.report.failed.is_empty() {

@@ -311,13 +311,12 @@ impl App {
                 vec![Command::SetModel(rest.to_owned())]
             }
             "/mcp" => {
-                self.stack
-                    .open(Box::new(super::mcp_panel::McpPanel::default()));
+                self.open_layer(super::mcp_panel::McpPanel::default());
                 Vec::new()
             }
             "/memory" => {
                 let (panel, commands) = super::memory_panel::MemoryPanel::open();
-                self.stack.open(Box::new(panel));
+                self.open_layer(panel);
                 commands
             }
             "/todos" => {
