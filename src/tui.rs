@@ -17,6 +17,7 @@ mod dialogs;
 mod editing;
 mod engine_events;
 mod extension_question;
+mod frame;
 pub mod highlight;
 mod inline;
 mod jobs;
@@ -54,7 +55,8 @@ use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 
 pub use app::{App, AppEvent, Command, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
-pub use view::draw;
+/// A whole frame of the app (settled, drawn, taken in): what a test or a bench draws with.
+pub use view::render as draw;
 
 use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
@@ -246,7 +248,7 @@ pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::R
         return inline::draw(term, app);
     }
     crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
-    term.draw(|frame| view::draw(app, frame))?;
+    term.draw(|frame| view::render(app, frame))?;
     crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }

@@ -253,8 +253,8 @@ pub struct App {
     /// Drawn inline in the main screen (`--no-alt-screen`): the body shows only what is not in
     /// the scrollback yet (`inline`), and the mouse is the terminal's.
     pub inline: bool,
-    /// Where the last frame put the terminal's cursor (none: hidden).
-    pub(super) cursor: Option<(u16, u16)>,
+    /// What the last frame settled or found (`frame.rs`).
+    pub(super) frame: super::frame::FrameState,
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each (`/hooks`).
@@ -377,7 +377,7 @@ impl App {
             pastes: Vec::new(),
             mouse_captured: true,
             inline: false,
-            cursor: None,
+            frame: Default::default(),
             skills: Vec::new(),
             hooks: Vec::new(),
             models: Vec::new(),

@@ -90,8 +90,11 @@ impl App {
 
 /// Draws the layers over the conversation (`Main` is drawn by `view::draw` first), bottom to
 /// top, in `body`.
-pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
+pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
     let mut opened_drawn = false;
+    // How far the overlays are scrolled: each one drawn may find the end nearer.
+    let mut scroll = app.overlay_scroll;
+    let mut overlay_drawn = false;
     for layer in app.layers() {
         match layer {
             Focus::Main => {
@@ -106,20 +109,23 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
             }
             Focus::PlanReview => super::plan_review::draw(app, frame, body),
             Focus::Approval => {
-                if let Some(request) = app.approvals.front().cloned() {
-                    let most = super::overlays::draw_approval(app, &request, frame, body);
-                    app.overlay_scroll = app.overlay_scroll.min(most);
+                if let Some(request) = app.approvals.front() {
+                    let most = super::overlays::draw_approval(app, request, scroll, frame, body);
+                    scroll = scroll.min(most);
+                    overlay_drawn = true;
                 }
             }
             // Drawn inside the approval it answers.
             Focus::DenyReason => {}
             Focus::Help => {
-                let most = super::overlays::draw_help(app, frame, body);
-                app.overlay_scroll = app.overlay_scroll.min(most);
+                let most = super::overlays::draw_help(scroll, frame, body);
+                scroll = scroll.min(most);
+                overlay_drawn = true;
             }
             Focus::TaskTranscript => {
-                let most = super::subagents::draw(app, frame, body);
-                app.overlay_scroll = app.overlay_scroll.min(most);
+                let most = super::subagents::draw(app, scroll, frame, body);
+                scroll = scroll.min(most);
+                overlay_drawn = true;
             }
             Focus::Trust
             | Focus::Extension
@@ -136,5 +142,8 @@ pub(super) fn draw_over(app: &mut App, frame: &mut Frame, body: Rect) {
                 }
             }
         }
+    }
+    if overlay_drawn {
+        app.overlay_ends_at(scroll);
     }
 }

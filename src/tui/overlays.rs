@@ -241,6 +241,7 @@ fn preview_lines(preview: &str, width: u16) -> Vec<Line<'static>> {
 pub(super) fn draw_approval(
     app: &App,
     request: &ApprovalRequest,
+    overlay_scroll: u16,
     frame: &mut Frame,
     area: Rect,
 ) -> u16 {
@@ -338,7 +339,7 @@ pub(super) fn draw_approval(
         ([call, lines].concat(), 0, 0)
     } else if room >= 3 {
         let most = call.len() - (room - 1);
-        let skip = (app.overlay_scroll as usize).min(most);
+        let skip = (overlay_scroll as usize).min(most);
         let mut shown: Vec<Line<'static>> = call.into_iter().skip(skip).take(room - 1).collect();
         shown.push(Line::styled(
             format!(
@@ -349,7 +350,7 @@ pub(super) fn draw_approval(
         ));
         ([shown, lines].concat(), 0, most)
     } else {
-        ([call, lines].concat(), app.overlay_scroll, 0)
+        ([call, lines].concat(), overlay_scroll, 0)
     };
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
@@ -364,7 +365,7 @@ pub(super) fn draw_approval(
     (most as u16).max(all_scroll)
 }
 
-pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
+pub(super) fn draw_help(overlay_scroll: u16, frame: &mut Frame, area: Rect) -> u16 {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
     let width = ((key_width + 56) as u16 + 4).min(area.width);
     // Descriptions wrap under their own column when the screen is narrow.
@@ -409,6 +410,6 @@ pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
         Span::raw(" Keys · Esc closes "),
         Style::new(),
         lines,
-        app.overlay_scroll,
+        overlay_scroll,
     )
 }

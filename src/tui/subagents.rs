@@ -193,10 +193,10 @@ impl App {
 }
 
 /// Draws the open child's transcript over `area`; the furthest it can scroll.
-pub(super) fn draw(app: &mut App, frame: &mut Frame, area: Rect) -> u16 {
+pub(super) fn draw(app: &App, overlay_scroll: u16, frame: &mut Frame, area: Rect) -> u16 {
     let (expanded, spinner, now) = (app.expanded, app.spinner, app.clock.now());
-    let top = app.overlay_scroll as usize;
-    let Some(view) = app.child_view.as_mut() else {
+    let top = overlay_scroll as usize;
+    let Some(view) = app.child_view.as_ref() else {
         return 0;
     };
     frame.render_widget(Clear, area);
@@ -219,7 +219,7 @@ pub(super) fn draw(app: &mut App, frame: &mut Frame, area: Rect) -> u16 {
         ..inner
     };
     let height = inner.height as usize;
-    let (lines, most) = match (&mut view.transcript, &view.problem) {
+    let (lines, most) = match (&view.transcript, &view.problem) {
         (_, Some(problem)) => (vec![Line::styled(problem.clone(), super::view::DIM)], 0),
         (None, None) => (vec![Line::styled("reading…", super::view::DIM)], 0),
         (Some(transcript), None) => {
