@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{self, Action, Focus};
-use super::overlays::{boxed, centered};
+use super::overlays::{boxed, centered, choice_lines};
 use super::wrap::{truncate, wrap};
 use crate::session::setup::{ExtensionKind, PendingExtension};
 
@@ -95,20 +95,20 @@ fn draw(extension: &PendingExtension, frame: &mut Frame, area: Rect) {
         ));
     }
     lines.push(Line::default());
-    for (k, what) in [
-        (
-            "a",
-            "approve (remembered; asked again if its definition changes)",
-        ),
-        ("n", "not now (Esc): it does not run; asked again next time"),
-    ] {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner,
-            &[Span::styled(format!(" {k}  "), key)],
-            &[Span::raw("    ")],
-        ));
-    }
+    lines.extend(choice_lines(
+        [
+            (
+                "a",
+                "approve (remembered; asked again if its definition changes)".to_owned(),
+            ),
+            (
+                "n",
+                "not now (Esc): it does not run; asked again next time".to_owned(),
+            ),
+        ],
+        inner,
+        key,
+    ));
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     let title = Span::styled(

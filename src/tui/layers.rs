@@ -75,15 +75,8 @@ impl App {
             Focus::TaskTranscript => {
                 " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
             }
-            // Opened layers name their own hints (above).
-            Focus::Trust
-            | Focus::Extension
-            | Focus::McpPanel
-            | Focus::MemoryPanel
-            | Focus::MemoryEdit
-            | Focus::MemoryForget
-            | Focus::Rewind
-            | Focus::RestoreQuestion => "",
+            // The opened layers name their own hints (above).
+            _ => "",
         }
     }
 }
@@ -127,15 +120,8 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
                 scroll = scroll.min(most);
                 overlay_drawn = true;
             }
-            Focus::Trust
-            | Focus::Extension
-            | Focus::McpPanel
-            | Focus::MemoryPanel
-            | Focus::MemoryEdit
-            | Focus::MemoryForget
-            | Focus::Rewind
-            | Focus::RestoreQuestion => {
-                // The opened layers, bottom up, drawn once for all of them.
+            // The opened layers (the stack's), bottom up, drawn once for all of them.
+            _ => {
                 if !opened_drawn {
                     app.stack.draw(&app.shared(), frame, body);
                     opened_drawn = true;

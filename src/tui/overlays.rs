@@ -71,6 +71,25 @@ fn truncate_span(title: Span<'static>, width: u16) -> Span<'static> {
     Span::styled(truncate(&title.content, width as usize), title.style)
 }
 
+/// A dialog's answers, one each: its key in `key`'s style, then what it does, wrapped to
+/// `width` under itself.
+pub(super) fn choice_lines(
+    choices: impl IntoIterator<Item = (&'static str, String)>,
+    width: u16,
+    key: Style,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for (k, what) in choices {
+        lines.extend(wrap(
+            &[Span::raw(what)],
+            width,
+            &[Span::styled(format!(" {k}  "), key)],
+            &[Span::raw("    ")],
+        ));
+    }
+    lines
+}
+
 /// A rectangle of `width` × `height` centred in `area`.
 pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
@@ -273,7 +292,7 @@ pub(super) fn draw_approval(
     let key = Style::new()
         .fg(super::theme::accent())
         .add_modifier(Modifier::BOLD);
-    let mut choices: Vec<(&str, String)> = vec![
+    let mut choices: Vec<(&'static str, String)> = vec![
         ("y", "allow once: run this call only".into()),
         (
             "a",
@@ -296,14 +315,7 @@ pub(super) fn draw_approval(
             ),
         );
     }
-    for (k, what) in choices {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner_width,
-            &[Span::styled(format!(" {k}  "), key)],
-            &[Span::raw("    ")],
-        ));
-    }
+    lines.extend(choice_lines(choices, inner_width, key));
     if let Some(reason) = &app.deny_reason {
         lines.push(Line::default());
         lines.push(Line::styled(

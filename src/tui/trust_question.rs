@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{self, Action, Focus};
-use super::overlays::{boxed, centered};
+use super::overlays::{boxed, centered, choice_lines};
 use super::wrap::{truncate, wrap};
 
 /// The question about the folder `workdir`.
@@ -81,20 +81,20 @@ fn draw(workdir: &str, frame: &mut Frame, area: Rect) {
         &[],
     ));
     lines.push(Line::default());
-    for (k, what) in [
-        (
-            "t",
-            "trust this folder (remembered in $HARNESS9_HOME/trusted.json)",
-        ),
-        ("n", "do not trust it for now (Esc): asked again next time"),
-    ] {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner_width,
-            &[Span::styled(format!(" {k}  "), key)],
-            &[Span::raw("    ")],
-        ));
-    }
+    lines.extend(choice_lines(
+        [
+            (
+                "t",
+                "trust this folder (remembered in $HARNESS9_HOME/trusted.json)".to_owned(),
+            ),
+            (
+                "n",
+                "do not trust it for now (Esc): asked again next time".to_owned(),
+            ),
+        ],
+        inner_width,
+        key,
+    ));
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
     let title = Span::styled(

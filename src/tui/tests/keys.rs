@@ -218,7 +218,9 @@ fn the_terminal_cursor_sits_at_the_input_position() {
     let mut app = app();
     type_text(&mut app, "héllo 北京");
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal.draw(|frame| view::draw(&mut app, frame)).unwrap();
+    terminal
+        .draw(|frame| view::render(&mut app, frame))
+        .unwrap();
     let position = terminal.get_cursor_position().unwrap();
     // "› " then 6 cells of "héllo " and 4 of the two wide characters.
     assert_eq!((position.x, position.y), (2 + 10, 22));

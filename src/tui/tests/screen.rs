@@ -240,7 +240,9 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
             ],
         });
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-        terminal.draw(|frame| view::draw(&mut app, frame)).unwrap();
+        terminal
+            .draw(|frame| view::render(&mut app, frame))
+            .unwrap();
         let buffer = terminal.backend().buffer();
         let top = (0..h)
             .find(|&y| (0..w).any(|x| buffer[(x, y)].symbol() == "┐"))
