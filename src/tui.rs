@@ -10,6 +10,7 @@
 
 mod answers;
 mod app;
+mod child_view;
 mod commands;
 mod compositor;
 mod dialog_guard;

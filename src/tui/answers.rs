@@ -99,7 +99,7 @@ impl App {
                 self.session.session_id = session_id;
                 self.session.mode = mode;
                 self.transcript = Transcript::from_messages(&messages);
-                self.child_view = None;
+                self.stack.close::<super::child_view::ChildView>();
                 self.set_history(
                     messages
                         .iter()

@@ -275,8 +275,6 @@ pub struct App {
     pub sandbox: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
-    /// A sub-agent's transcript, while it is open.
-    pub child_view: Option<super::subagents::ChildView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
     pub(super) stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
@@ -389,7 +387,6 @@ impl App {
             dialogs: DialogGuard::default(),
             sandbox: None,
             mcp: Vec::new(),
-            child_view: None,
             stack: Default::default(),
             jobs: Default::default(),
         }

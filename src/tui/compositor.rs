@@ -1,10 +1,11 @@
 //! The layers the app opens over the conversation, each the owner of its state (helix's
-//! compositor is the model): a layer reads its keys through the keymap in its own mode, answers
-//! with what it wants done (`Outcome`: requests for the core, close me, open another layer, or
-//! pass the key down), draws as a pure function of its state and names its hints. The `Stack`
-//! keeps them in the order they were opened: keys go top first until one takes them, drawing goes
-//! bottom up. A layer never reads another's state; what they all may read (the session's MCP
-//! servers, ...) comes in `Shared`, read-only.
+//! compositor is the model): a layer is given its keys as the keymap's actions in its own mode
+//! (it never reads raw keys but a text box's), answers with what it wants done (`Outcome`:
+//! requests for the core, close me, open another layer, or pass the key down), draws as a
+//! function of its state and names its hints. The `Stack` keeps them in the order they were
+//! opened: keys go top first until one takes them, drawing goes bottom up. A layer never reads
+//! another's state; what they all may read (the conversation, the session's MCP servers, ...)
+//! comes in `Shared`, read-only.
 
 use std::any::Any;
 
@@ -13,23 +14,40 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::app::Command;
-use super::keymap::Focus;
+use super::dialog_guard::Clock;
+use super::keymap::{self, Action, Focus};
 use super::mcp_panel::McpView;
+use super::transcript::Transcript;
 
 /// What the app shows to every layer, read-only.
 pub(super) struct Shared<'a> {
     /// The session's MCP servers, as last reported.
     pub mcp: &'a [McpView],
+    /// The conversation.
+    pub transcript: &'a Transcript,
+    /// Tool output and thinking unfolded (`Ctrl+O`).
+    pub expanded: bool,
+    pub spinner: usize,
+    /// The time the screen reads.
+    pub clock: &'a Clock,
+    /// The transcript viewport's height at the last frame (a page).
+    pub viewport: u16,
 }
 
 /// One element on screen that takes keys.
 pub(super) trait Layer: Any {
-    /// The keymap's mode for this layer's keys, and the name its focus goes by.
+    /// The name the layer's focus goes by.
     fn focus(&self) -> Focus;
-    /// What `key` does to the layer, and what it wants done.
-    fn handle_key(&mut self, key: KeyEvent, shared: &Shared) -> Outcome;
+    /// The keymap's mode for the layer's keys now (a layer with a text box in it has two).
+    fn mode(&self) -> Focus {
+        self.focus()
+    }
+    /// What `action` (a key's, or the mouse wheel's) does to the layer, and what it wants done.
+    fn update(&mut self, action: Action, shared: &Shared) -> Outcome;
     /// Draws the layer in `area` (the body of the screen); a function of its state.
     fn draw(&self, shared: &Shared, frame: &mut Frame, area: Rect);
+    /// A frame was drawn (a layer that scrolls brings its scroll back to what it showed).
+    fn drawn(&mut self) {}
     /// The hints for the rule above the input while the layer has the focus.
     fn hints(&self) -> &'static str;
     /// A dialog one key answers names itself here, so its keys count only once it has been on
@@ -124,11 +142,32 @@ impl Stack {
             .find_map(|layer| layer.as_any_mut().downcast_mut::<T>())
     }
 
-    /// Gives `key` to the layers top first until one takes it; what that one wants (its close
-    /// and open already done), or `None` when every layer passed it down.
+    /// Closes every open layer of type `T`.
+    pub fn close<T: Layer>(&mut self) {
+        self.layers
+            .retain_mut(|layer| !layer.as_any_mut().is::<T>());
+    }
+
+    /// Gives `key` to the layers top first, each in its mode of the keymap, until one takes it.
     pub fn handle_key(&mut self, key: KeyEvent, shared: &Shared) -> Option<Outcome> {
+        self.handle(shared, |layer| keymap::action(layer.mode(), key, true))
+    }
+
+    /// Gives `action` (the mouse wheel's) to the layers top first until one takes it.
+    pub fn handle_action(&mut self, action: Action, shared: &Shared) -> Option<Outcome> {
+        self.handle(shared, |_| action)
+    }
+
+    /// What the layer that took the action wants (its close and open already done), or
+    /// `None` when every layer passed it down.
+    fn handle(
+        &mut self,
+        shared: &Shared,
+        action: impl Fn(&dyn Layer) -> Action,
+    ) -> Option<Outcome> {
         for index in (0..self.layers.len()).rev() {
-            let mut outcome = self.layers[index].handle_key(key, shared);
+            let action = action(self.layers[index].as_ref());
+            let mut outcome = self.layers[index].update(action, shared);
             if outcome.passed {
                 continue;
             }
@@ -141,6 +180,13 @@ impl Stack {
             return Some(outcome);
         }
         None
+    }
+
+    /// A frame was drawn.
+    pub fn drawn(&mut self) {
+        for layer in &mut self.layers {
+            layer.drawn();
+        }
     }
 
     /// Draws the layers bottom up.

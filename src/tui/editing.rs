@@ -146,7 +146,7 @@ impl App {
     pub(super) fn overlay_scrolls(&self) -> bool {
         matches!(
             self.layer(),
-            Focus::Help | Focus::Approval | Focus::DenyReason | Focus::TaskTranscript
+            Focus::Help | Focus::Approval | Focus::DenyReason
         )
     }
 
@@ -231,15 +231,20 @@ impl App {
     }
 
     pub fn handle_mouse(&mut self, mouse: MouseEvent) {
-        match mouse.kind {
-            MouseEventKind::ScrollUp => {
-                self.apply(Action::ScrollUp(WHEEL_LINES));
+        let action = match mouse.kind {
+            MouseEventKind::ScrollUp => Action::ScrollUp(WHEEL_LINES),
+            MouseEventKind::ScrollDown => Action::ScrollDown(WHEEL_LINES),
+            _ => return,
+        };
+        // An opened layer on top scrolls itself, or passes the wheel down.
+        if self.stack_focused() {
+            let outcome = self.with_stack(|stack, shared| stack.handle_action(action, shared));
+            if let Some(outcome) = outcome {
+                self.take_outcome(outcome);
+                return;
             }
-            MouseEventKind::ScrollDown => {
-                self.apply(Action::ScrollDown(WHEEL_LINES));
-            }
-            _ => {}
         }
+        self.apply(action);
     }
 }
 

@@ -5,7 +5,6 @@
 //! now. The answer is a command for the runner, which remembers it off the UI task; one-key
 //! answers wait out the dialogs' 250 ms guard as the trust question's do.
 
-use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -13,7 +12,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
-use super::keymap::{self, Action, Focus};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered, choice_lines};
 use super::wrap::{truncate, wrap};
 use crate::session::setup::{ExtensionKind, PendingExtension};
@@ -34,11 +33,15 @@ impl Layer for ExtensionQuestion {
         Focus::Extension
     }
 
-    fn handle_key(&mut self, key: KeyEvent, _: &Shared) -> Outcome {
-        match keymap::action(Focus::Extension, key, true) {
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        match action {
             Action::ApproveExtension(yes) => Outcome::close(vec![Command::ApproveExtension(yes)]),
-            // Ctrl+C (quitting) and the page keys are the app's.
-            Action::ClearOrQuit | Action::PageUp | Action::PageDown => Outcome::pass(),
+            // Ctrl+C (quitting), the page keys and the wheel are the app's.
+            Action::ClearOrQuit
+            | Action::PageUp
+            | Action::PageDown
+            | Action::ScrollUp(_)
+            | Action::ScrollDown(_) => Outcome::pass(),
             _ => Outcome::done(),
         }
     }

@@ -54,6 +54,7 @@ impl App {
         if let Some(most) = self.frame.overlay_most.take() {
             self.overlay_scroll = self.overlay_scroll.min(most);
         }
+        self.stack.drawn();
         // What this frame shows is on screen from now: a dialog's keys count from its first
         // frame.
         self.dialog_drawn();

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Command, Scroll, new_input};
-use super::compositor::Shared;
+use super::compositor::Outcome;
 use super::keymap::{self, Action, Focus};
 use super::transcript::{EntryKind, Tone};
 use crate::engine::ApprovalDecision;
@@ -17,24 +17,20 @@ impl App {
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
         // An opened layer with nothing drawn over it takes the key first.
         if self.stack_focused() {
-            // A one-key dialog takes its answers only once it has been on screen a moment.
-            if let Some(top) = self.stack.top()
-                && top.dialog().is_some()
-            {
-                let action = keymap::action(top.focus(), key, true);
+            if let Some(top) = self.stack.top() {
+                let action = keymap::action(top.mode(), key, true);
+                // Another key between two Ctrl+C's: the second does not quit.
                 if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
                     self.last_ctrl_c = None;
                 }
-                if !self.dialog_takes(action) {
+                // A one-key dialog takes its answers only once it has been on screen a moment.
+                if top.dialog().is_some() && !self.dialog_takes(action) {
                     return Vec::new();
                 }
             }
-            let shared = Shared { mcp: &self.mcp };
-            if let Some(outcome) = self.stack.handle_key(key, &shared) {
-                if outcome.flash.is_some() {
-                    self.flash = outcome.flash;
-                }
-                return outcome.commands;
+            let outcome = self.with_stack(|stack, shared| stack.handle_key(key, shared));
+            if let Some(outcome) = outcome {
+                return self.take_outcome(outcome);
             }
         }
         if self.layer() == Focus::PlanReview
@@ -64,6 +60,15 @@ impl App {
             return Vec::new();
         }
         self.apply(action)
+    }
+
+    /// What an opened layer wanted after taking a key: its word for the status line, its
+    /// requests.
+    pub(super) fn take_outcome(&mut self, outcome: Outcome) -> Vec<Command> {
+        if outcome.flash.is_some() {
+            self.flash = outcome.flash;
+        }
+        outcome.commands
     }
 
     pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::app::App;
-use super::compositor::Shared;
+use super::compositor::{Shared, Stack};
 use super::keymap::Focus;
 
 impl App {
@@ -20,9 +20,6 @@ impl App {
         }
         if self.plan_ready() && self.approvals.is_empty() && !self.running {
             stack.push(Focus::PlanReview);
-        }
-        if self.child_view.is_some() {
-            stack.push(Focus::TaskTranscript);
         }
         // The layers the app opened, in the order it opened them.
         stack.extend(self.stack.focuses());
@@ -52,7 +49,23 @@ impl App {
 
     /// What every opened layer may read.
     pub(super) fn shared(&self) -> Shared<'_> {
-        Shared { mcp: &self.mcp }
+        Shared {
+            mcp: &self.mcp,
+            transcript: &self.transcript,
+            expanded: self.expanded,
+            spinner: self.spinner,
+            clock: &self.clock,
+            viewport: self.viewport,
+        }
+    }
+
+    /// `give` the stack of opened layers, with what they may read of the rest of the app.
+    pub(super) fn with_stack<R>(&mut self, give: impl FnOnce(&mut Stack, &Shared) -> R) -> R {
+        // Out of the app while it is given: the layers read the app beside it.
+        let mut stack = std::mem::take(&mut self.stack);
+        let given = give(&mut stack, &self.shared());
+        self.stack = stack;
+        given
     }
 
     /// The hints of the focused layer, shown in the rule above the input.
@@ -72,9 +85,6 @@ impl App {
             Focus::Approval => " answer the approval above: y · a · n · d ",
             Focus::DenyReason => " Enter sends the reason · Esc goes back ",
             Focus::Help => " Esc closes the help · ↑↓ scroll ",
-            Focus::TaskTranscript => {
-                " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
-            }
             // The opened layers name their own hints (above).
             _ => "",
         }
@@ -112,11 +122,6 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
             Focus::DenyReason => {}
             Focus::Help => {
                 let most = super::overlays::draw_help(scroll, frame, body);
-                scroll = scroll.min(most);
-                overlay_drawn = true;
-            }
-            Focus::TaskTranscript => {
-                let most = super::subagents::draw(app, scroll, frame, body);
                 scroll = scroll.min(most);
                 overlay_drawn = true;
             }

@@ -6,7 +6,6 @@
 //! server's prompt is fetched by the core too, and sent when it arrives: a slow server never
 //! holds up the screen.
 
-use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -14,7 +13,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
 use super::compositor::{Layer, Outcome, Shared};
-use super::keymap::{self, Action, Focus};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
 use super::slash::Completion;
 use super::transcript::Tone;
@@ -178,10 +177,10 @@ impl Layer for McpPanel {
         Focus::McpPanel
     }
 
-    fn handle_key(&mut self, key: KeyEvent, shared: &Shared) -> Outcome {
+    fn update(&mut self, action: Action, shared: &Shared) -> Outcome {
         let selected = self.selected(shared.mcp);
         let name = shared.mcp.get(selected).map(|s| s.name.clone());
-        match keymap::action(Focus::McpPanel, key, true) {
+        match action {
             Action::Close => return Outcome::close(Vec::new()),
             Action::Prev => self.selected = selected.saturating_sub(1),
             Action::Next => self.selected = (selected + 1).min(shared.mcp.len().saturating_sub(1)),
@@ -191,6 +190,8 @@ impl Layer for McpPanel {
             Action::Disable => {
                 return Outcome::send(name.map(Command::McpDisable).into_iter().collect());
             }
+            // The wheel scrolls the conversation under the panel.
+            Action::ScrollUp(_) | Action::ScrollDown(_) => return Outcome::pass(),
             _ => {}
         }
         Outcome::done()

@@ -5,7 +5,7 @@
 //! sends requests (`Command::ListMemories`, `Command::ChangeMemory`) and shows the answers,
 //! each tagged with the generation of the query it answers so a late one is dropped.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -14,7 +14,7 @@ use ratatui_textarea::TextArea;
 
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
-use super::keymap::{self, Action, Focus};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed_scrolled, centered};
 use super::view::DIM;
 use super::wrap::truncate;
@@ -69,17 +69,6 @@ impl MemoryPanel {
         self.loading = false;
     }
 
-    /// The keymap's mode: the list, the editor of the chosen memory, or the question.
-    fn mode(&self) -> Focus {
-        if self.editing.is_some() {
-            Focus::MemoryEdit
-        } else if self.confirm_forget {
-            Focus::MemoryForget
-        } else {
-            Focus::MemoryPanel
-        }
-    }
-
     fn search(&mut self) -> Vec<Command> {
         self.selected = 0;
         let generation = self.next_generation();
@@ -125,9 +114,23 @@ impl Layer for MemoryPanel {
         Focus::MemoryPanel
     }
 
-    fn handle_key(&mut self, key: KeyEvent, _: &Shared) -> Outcome {
+    /// The list, the editor of the chosen memory, or the question.
+    fn mode(&self) -> Focus {
+        if self.editing.is_some() {
+            Focus::MemoryEdit
+        } else if self.confirm_forget {
+            Focus::MemoryForget
+        } else {
+            Focus::MemoryPanel
+        }
+    }
+
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        // The wheel scrolls the conversation under the panel, whatever it is doing.
+        if matches!(action, Action::ScrollUp(_) | Action::ScrollDown(_)) {
+            return Outcome::pass();
+        }
         let mode = self.mode();
-        let action = keymap::action(mode, key, self.query.is_empty());
         let commands = match mode {
             Focus::MemoryEdit => self.edit_key(action),
             Focus::MemoryForget => {

@@ -2,7 +2,6 @@
 //! it names them, and `o` overwrites them too, `k` keeps them and restores the others, `n` or
 //! Esc restores nothing. The answer is a request for the session core, which restores.
 
-use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -10,7 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
-use super::keymap::{self, Action, Focus};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
 use super::wrap::truncate;
 use crate::checkpoint::Conflicts;
@@ -35,9 +34,11 @@ impl Layer for RestoreQuestion {
         Focus::RestoreQuestion
     }
 
-    fn handle_key(&mut self, key: KeyEvent, _: &Shared) -> Outcome {
-        let conflicts = match keymap::action(Focus::RestoreQuestion, key, true) {
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        let conflicts = match action {
             Action::Overwrite => Conflicts::Overwrite,
+            // The wheel scrolls the conversation under the question.
+            Action::ScrollUp(_) | Action::ScrollDown(_) => return Outcome::pass(),
             Action::Keep => Conflicts::Keep,
             Action::Close => return Outcome::close(Vec::new()).flash("nothing was restored"),
             _ => return Outcome::done(),

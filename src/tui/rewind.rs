@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -14,7 +13,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
 use super::compositor::{Layer, Outcome, Shared};
-use super::keymap::{self, Action, Focus};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
 use super::restore_question::RestoreQuestion;
 use super::transcript::Tone;
@@ -105,9 +104,9 @@ impl Layer for RewindList {
         Focus::Rewind
     }
 
-    fn handle_key(&mut self, key: KeyEvent, _: &Shared) -> Outcome {
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
         let last = self.prompts.len().saturating_sub(1);
-        match keymap::action(Focus::Rewind, key, true) {
+        match action {
             Action::Close => Outcome::close(Vec::new()),
             Action::Prev => {
                 self.selected = self.selected.saturating_sub(1);
@@ -132,6 +131,8 @@ impl Layer for RewindList {
                 // Nothing to go back to (the list is still coming, or empty).
                 None => Outcome::done(),
             },
+            // The wheel scrolls the conversation under the list.
+            Action::ScrollUp(_) | Action::ScrollDown(_) => Outcome::pass(),
             _ => Outcome::done(),
         }
     }

@@ -2,7 +2,6 @@
 //! is not decided: `t` trusts it (remembered), `n` or Esc does not for now. Its answer is a
 //! command for the runner, which settles it off the UI task before the session opens.
 
-use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -10,7 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
-use super::keymap::{self, Action, Focus};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered, choice_lines};
 use super::wrap::{truncate, wrap};
 
@@ -30,11 +29,15 @@ impl Layer for TrustQuestion {
         Focus::Trust
     }
 
-    fn handle_key(&mut self, key: KeyEvent, _: &Shared) -> Outcome {
-        match keymap::action(Focus::Trust, key, true) {
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        match action {
             Action::TrustFolder(trusted) => Outcome::close(vec![Command::TrustFolder(trusted)]),
-            // Ctrl+C (quitting) and the page keys are the app's.
-            Action::ClearOrQuit | Action::PageUp | Action::PageDown => Outcome::pass(),
+            // Ctrl+C (quitting), the page keys and the wheel are the app's.
+            Action::ClearOrQuit
+            | Action::PageUp
+            | Action::PageDown
+            | Action::ScrollUp(_)
+            | Action::ScrollDown(_) => Outcome::pass(),
             _ => Outcome::done(),
         }
     }

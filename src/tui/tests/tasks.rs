@@ -348,7 +348,6 @@ async fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
 
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(app.layer(), Focus::Main);
-    assert!(app.child_view.is_none());
     let text = screen(&mut app, 80, 24);
     assert!(!text.contains("Find every caller of split."), "{text}");
 
@@ -408,7 +407,8 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
     assert!(text.contains("│ One caller."), "{text}");
     // No child session is known for it: Ctrl+O folds and unfolds.
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert!(app.expanded && app.child_view.is_none());
+    assert!(app.expanded);
+    assert_eq!(app.layer(), Focus::Main);
 }
 
 /// A child's model calls count in the status line's totals and `/cost`'s models, once each:
