@@ -19,6 +19,7 @@ mod editing;
 mod engine_events;
 mod extension_question;
 mod frame;
+mod help;
 pub mod highlight;
 mod inline;
 mod jobs;

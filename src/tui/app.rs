@@ -197,7 +197,6 @@ pub struct App {
     pub(super) history_index: Option<usize>,
     pub approvals: VecDeque<ApprovalRequest>,
     pub deny_reason: Option<TextArea<'static>>,
-    pub help: bool,
     pub show_todos: bool,
     pub todos: Vec<TodoItem>,
     pub scroll: Scroll,
@@ -226,7 +225,7 @@ pub struct App {
     pub shells: Vec<String>,
     /// The completion popup was closed with Esc (until the input changes).
     pub(super) popup_closed: bool,
-    /// How far the help or approval overlay is scrolled when it does not fit.
+    /// How far the approval overlay is scrolled when it does not fit.
     pub overlay_scroll: u16,
     /// When the model was last heard from in this run (deltas, tools, any event).
     pub(super) last_heard: Option<Instant>,
@@ -339,7 +338,6 @@ impl App {
             history_index: None,
             approvals: VecDeque::new(),
             deny_reason: None,
-            help: false,
             show_todos: false,
             todos: Vec::new(),
             scroll: Scroll::Follow,

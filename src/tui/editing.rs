@@ -141,13 +141,10 @@ impl App {
         }
     }
 
-    /// Whether the wheel and page keys scroll an overlay (the help, an approval) rather than
+    /// Whether the wheel and page keys scroll an overlay (an approval) rather than
     /// the transcript under it.
     pub(super) fn overlay_scrolls(&self) -> bool {
-        matches!(
-            self.layer(),
-            Focus::Help | Focus::Approval | Focus::DenyReason
-        )
+        matches!(self.layer(), Focus::Approval | Focus::DenyReason)
     }
 
     pub(super) fn recall(&mut self, step: i64) {

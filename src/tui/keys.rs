@@ -124,10 +124,7 @@ impl App {
                 self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
                 return vec![Command::SetMode(self.session.mode)];
             }
-            Action::Help => {
-                self.help = true;
-                self.overlay_scroll = 0;
-            }
+            Action::Help => self.open_layer(super::help::Help::default()),
             Action::ToggleTodos => self.show_todos = !self.show_todos,
             Action::ToggleExpand => self.expanded = !self.expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
@@ -148,13 +145,7 @@ impl App {
                 let reason = (!text.trim().is_empty()).then_some(text);
                 self.answer(ApprovalDecision::Deny { reason });
             }
-            Action::Close => {
-                if self.help {
-                    self.help = false;
-                } else {
-                    self.deny_reason = None;
-                }
-            }
+            Action::Close => self.deny_reason = None,
             Action::Edit(key) => match &mut self.deny_reason {
                 Some(reason) => super::editing::edit(reason, key),
                 None => {

@@ -29,9 +29,6 @@ impl App {
                 stack.push(Focus::DenyReason);
             }
         }
-        if self.help {
-            stack.push(Focus::Help);
-        }
         stack
     }
 
@@ -84,7 +81,6 @@ impl App {
             Focus::PlanReview => " answer the plan review above ",
             Focus::Approval => " answer the approval above: y · a · n · d ",
             Focus::DenyReason => " Enter sends the reason · Esc goes back ",
-            Focus::Help => " Esc closes the help · ↑↓ scroll ",
             // The opened layers name their own hints (above).
             _ => "",
         }
@@ -120,11 +116,6 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
             }
             // Drawn inside the approval it answers.
             Focus::DenyReason => {}
-            Focus::Help => {
-                let most = super::overlays::draw_help(scroll, frame, body);
-                scroll = scroll.min(most);
-                overlay_drawn = true;
-            }
             // The opened layers (the stack's), bottom up, drawn once for all of them.
             _ => {
                 if !opened_drawn {

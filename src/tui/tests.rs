@@ -470,7 +470,7 @@ fn no_state_panics_at_tiny_sizes() {
         }),
         Box::new(|| {
             let mut app = app();
-            app.help = true;
+            app.open_layer(super::help::Help::default());
             app
         }),
         Box::new(|| {

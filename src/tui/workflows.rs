@@ -252,7 +252,7 @@ impl App {
         }
         let commands = match name {
             "/help" => {
-                self.help = true;
+                self.open_layer(super::help::Help::default());
                 Vec::new()
             }
             "/new" => vec![Command::NewSession],

@@ -75,7 +75,11 @@ fn tab_in_the_slash_popup_completes_and_never_runs_and_esc_closes_it() {
     type_text(&mut app, "/he");
     assert!(app.handle_key(key(KeyCode::Tab)).is_empty());
     assert_eq!(app.input_text(), "/help");
-    assert!(!app.help, "Tab did not run /help");
+    assert_ne!(
+        app.layer(),
+        crate::tui::keymap::Focus::Help,
+        "Tab did not run /help"
+    );
     type_text(&mut app, "");
     app.set_input("/q");
     assert!(app.handle_key(key(KeyCode::Tab)).is_empty());
@@ -169,10 +173,11 @@ fn an_approval_drawn_over_the_picker_takes_the_keys() {
     );
     assert_eq!(app.picker.as_ref().unwrap().query, "pars");
     // Help over the picker: Esc closes the help, the picker stays.
-    app.help = true;
+    app.open_layer(crate::tui::help::Help::default());
     assert!(screen(&mut app, 100, 30).contains("Keys · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
-    assert!(!app.help && app.picker.is_some());
+    assert_eq!(app.layer(), crate::tui::keymap::Focus::Picker);
+    assert!(app.picker.is_some());
 }
 
 #[test]
