@@ -25,6 +25,7 @@ mod inline;
 mod jobs;
 mod keymap;
 mod keys;
+mod layer_scroll;
 mod layers;
 pub mod markdown;
 mod mcp_panel;

@@ -3,8 +3,6 @@
 //! by the session id of the child's first event. It scrolls (from its end: what the child found
 //! is looked for first), Tab goes to the next task's child, `r` reads it again, Esc closes it.
 
-use std::cell::Cell;
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -14,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::app::Command;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
+use super::layer_scroll::LayerScroll;
 use super::transcript::{Tone, Transcript};
 use super::wrap::truncate;
 use crate::schema::Message;
@@ -30,10 +29,7 @@ pub(super) struct ChildView {
     transcript: Option<Transcript>,
     /// Why it could not be read.
     problem: Option<String>,
-    /// The first line shown, from the top.
-    scroll: u16,
-    /// The furthest it could scroll at the last frame (a cache of the drawing).
-    most: Cell<u16>,
+    scroll: LayerScroll,
 }
 
 impl ChildView {
@@ -56,8 +52,7 @@ impl ChildView {
             transcript: None,
             problem: None,
             // From its end: what the child found is what is looked for first.
-            scroll: u16::MAX,
-            most: Cell::new(u16::MAX),
+            scroll: LayerScroll::at_end(),
         };
         Ok((view, Command::ReadSession(session_id)))
     }
@@ -125,29 +120,25 @@ impl Layer for ChildView {
     }
 
     fn update(&mut self, action: Action, shared: &Shared) -> Outcome {
-        match action {
-            Action::Close => return Outcome::close(Vec::new()),
-            Action::Top => self.scroll = 0,
-            Action::Bottom => self.scroll = u16::MAX,
-            Action::ScrollUp(n) => self.scroll = self.scroll.saturating_sub(n),
-            Action::ScrollDown(n) => self.scroll = self.scroll.saturating_add(n),
-            Action::PageUp => self.scroll = self.scroll.saturating_sub(shared.viewport / 2),
-            Action::PageDown => self.scroll = self.scroll.saturating_add(shared.viewport / 2),
-            Action::ReadAgain => return self.reopen(shared.transcript, &self.task_id),
-            Action::OtherTask(forward) => return self.other_task(shared.transcript, forward),
-            // Folding (Ctrl+O) and Ctrl+C are the app's.
-            Action::ToggleExpand | Action::ClearOrQuit => return Outcome::pass(),
-            _ => {}
+        if self.scroll.update(action, shared.viewport) {
+            return Outcome::done();
         }
-        Outcome::done()
+        match action {
+            Action::Close => Outcome::close(Vec::new()),
+            Action::ReadAgain => self.reopen(shared.transcript, &self.task_id),
+            Action::OtherTask(forward) => self.other_task(shared.transcript, forward),
+            // Folding (Ctrl+O) and Ctrl+C are the app's.
+            Action::ToggleExpand | Action::ClearOrQuit => Outcome::pass(),
+            _ => Outcome::done(),
+        }
     }
 
     fn draw(&self, shared: &Shared, frame: &mut Frame, area: Rect) {
-        self.most.set(draw(self, shared, frame, area));
+        self.scroll.found_end(draw(self, shared, frame, area));
     }
 
     fn drawn(&mut self) {
-        self.scroll = self.scroll.min(self.most.get());
+        self.scroll.drawn();
     }
 
     fn hints(&self) -> &'static str {
@@ -162,7 +153,7 @@ impl Layer for ChildView {
 /// Draws the child's transcript over `area`; the furthest it can scroll.
 fn draw(view: &ChildView, shared: &Shared, frame: &mut Frame, area: Rect) -> u16 {
     let (expanded, spinner, now) = (shared.expanded, shared.spinner, shared.clock.now());
-    let top = view.scroll as usize;
+    let top = view.scroll.top() as usize;
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
