@@ -3,8 +3,10 @@
 //! never touches the store, a provider, a tool or the working directory's files itself (the one
 //! file it writes is a `/export` the user asked for, never over an existing one). The first frame
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
-//! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
-//! while something is dirty, animating or about to time out, so an idle screen costs nothing.
+//! (`runner`) from that frame on: the start's questions (folder trust, a project's extensions)
+//! are layers of it (`startup`), the session opens behind them; then a `select!` over input, the
+//! session's updates and a deadline that exists only while something is dirty, animating or
+//! about to time out, so an idle screen costs nothing.
 //! Every frame is one synchronized update. With `--no-alt-screen` the same app runs inline in
 //! the main screen (`inline`): finished entries go into the terminal's scrollback.
 

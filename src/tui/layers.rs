@@ -1,8 +1,10 @@
 //! The screen as one stack of layers, bottom to top (helix's compositor is the model): the
-//! conversation, then whatever is drawn over it. The same stack decides what is drawn last and
-//! which layer gets the keys, so a dialog drawn over the picker also takes the keys, never the
-//! query hidden under it. Each layer draws itself and lists its hints for the input rule; its
-//! keys are in `keymap::action`.
+//! conversation and the picker, the plan review, then the layers the app opened (`compositor`'s
+//! stack, in the order they were opened: `/mcp`, `/memory`, `/rewind` and its question, a
+//! child's transcript, the help, the start's questions), then an approval and its reason. The
+//! same stack decides what is drawn last and which layer gets the keys, so a dialog drawn over
+//! the picker also takes the keys, never the query hidden under it. Each layer draws itself
+//! and lists its hints for the input rule; its keys are in `keymap::action`.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
