@@ -10,7 +10,7 @@ impl App {
     pub fn handle_async(&mut self, event: AppEvent) -> Vec<Command> {
         match event {
             AppEvent::Sessions { generation, hits } => {
-                if let Some(picker) = &mut self.picker {
+                if let Some(picker) = self.stack.find_mut::<super::picker::Picker>() {
                     picker.accept(generation, hits);
                 }
             }

@@ -241,7 +241,6 @@ pub struct App {
     pub viewport: u16,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     pub queue: Vec<String>,
-    pub picker: Option<super::picker::Picker>,
     /// The highlighted entry of the completion popup.
     pub popup_selected: usize,
     /// The working directory's files, for `@` completion (loaded on the first `@`).
@@ -367,7 +366,6 @@ impl App {
             should_quit: false,
             viewport: 20,
             queue: Vec::new(),
-            picker: None,
             popup_selected: 0,
             files: None,
             pastes: Vec::new(),

@@ -144,10 +144,6 @@ impl Layer for ChildView {
     fn hints(&self) -> &'static str {
         " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Draws the child's transcript over `area`; the furthest it can scroll.

@@ -32,6 +32,10 @@ pub(super) struct Shared<'a> {
     pub clock: &'a Clock,
     /// The transcript viewport's height at the last frame (a page).
     pub viewport: u16,
+    /// The session shown.
+    pub session_id: &'a str,
+    /// A turn runs.
+    pub running: bool,
 }
 
 /// One element on screen that takes keys.
@@ -55,8 +59,6 @@ pub(super) trait Layer: Any {
     fn dialog(&self) -> Option<String> {
         None
     }
-    /// The layer as `Any`, so the app can hand it the answers it asked for.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 /// What a layer wants after a key.
@@ -134,18 +136,30 @@ impl Stack {
         self.layers.last().map(|layer| layer.as_ref())
     }
 
-    /// The open layer of type `T` (the topmost, if several are).
+    /// The open layer of type `T` (the topmost, if several are), to hand it the answers it
+    /// asked for.
     pub fn find_mut<T: Layer>(&mut self) -> Option<&mut T> {
-        self.layers
-            .iter_mut()
-            .rev()
-            .find_map(|layer| layer.as_any_mut().downcast_mut::<T>())
+        self.layers.iter_mut().rev().find_map(|layer| {
+            let layer: &mut dyn Any = layer.as_mut();
+            layer.downcast_mut::<T>()
+        })
+    }
+
+    /// The open layer of type `T` (the topmost, if several are): tests read its state.
+    #[cfg(test)]
+    pub fn find<T: Layer>(&self) -> Option<&T> {
+        self.layers.iter().rev().find_map(|layer| {
+            let layer: &dyn Any = layer.as_ref();
+            layer.downcast_ref::<T>()
+        })
     }
 
     /// Closes every open layer of type `T`.
     pub fn close<T: Layer>(&mut self) {
-        self.layers
-            .retain_mut(|layer| !layer.as_any_mut().is::<T>());
+        self.layers.retain(|layer| {
+            let layer: &dyn Any = layer.as_ref();
+            !layer.is::<T>()
+        });
     }
 
     /// Gives `key` to the layers top first, each in its mode of the keymap, until one takes it.

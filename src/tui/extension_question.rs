@@ -37,11 +37,7 @@ impl Layer for ExtensionQuestion {
         match action {
             Action::ApproveExtension(yes) => Outcome::close(vec![Command::ApproveExtension(yes)]),
             // Ctrl+C (quitting), the page keys and the wheel are the app's.
-            Action::ClearOrQuit
-            | Action::PageUp
-            | Action::PageDown
-            | Action::ScrollUp(_)
-            | Action::ScrollDown(_) => Outcome::pass(),
+            action if action.is_the_conversations() => Outcome::pass(),
             _ => Outcome::done(),
         }
     }
@@ -59,10 +55,6 @@ impl Layer for ExtensionQuestion {
             "extension:{}:{}",
             self.extension.name, self.extension.hash
         ))
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

@@ -43,8 +43,4 @@ impl Layer for Help {
     fn hints(&self) -> &'static str {
         " Esc closes the help · ↑↓ scroll "
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }

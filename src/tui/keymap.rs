@@ -60,8 +60,6 @@ pub enum Action {
     SendDenyReason,
     Close,
     OpenPicker,
-    PickerUp,
-    PickerDown,
     PickerToggleAll,
     PickerResume,
     CopyLast,
@@ -112,6 +110,31 @@ pub enum Action {
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
+}
+
+impl Action {
+    /// The entry of a list of `count` chosen after this action from `selected` (`Prev` and
+    /// `Next` move by one, within the list); `None` for any other action.
+    pub fn chosen(self, selected: usize, count: usize) -> Option<usize> {
+        match self {
+            Action::Prev => Some(selected.saturating_sub(1)),
+            Action::Next => Some((selected + 1).min(count.saturating_sub(1))),
+            _ => None,
+        }
+    }
+
+    /// What a question or a list over the conversation leaves to the conversation under it:
+    /// Ctrl+C, the page keys and the wheel.
+    pub fn is_the_conversations(self) -> bool {
+        matches!(
+            self,
+            Action::ClearOrQuit
+                | Action::PageUp
+                | Action::PageDown
+                | Action::ScrollUp(_)
+                | Action::ScrollDown(_)
+        )
+    }
 }
 
 /// The keys the help overlay lists.
@@ -269,8 +292,8 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
         Focus::Picker => match key.code {
             KeyCode::Esc => Action::Close,
             KeyCode::Enter => Action::PickerResume,
-            KeyCode::Up => Action::PickerUp,
-            KeyCode::Down => Action::PickerDown,
+            KeyCode::Up => Action::Prev,
+            KeyCode::Down => Action::Next,
             KeyCode::Tab | KeyCode::BackTab => Action::PickerToggleAll,
             _ => Action::Edit(key),
         },

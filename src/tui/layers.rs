@@ -17,9 +17,6 @@ impl App {
     /// The layers on screen, bottom to top; the last one has the focus.
     pub fn layers(&self) -> Vec<Focus> {
         let mut stack = vec![Focus::Main];
-        if self.picker.is_some() {
-            stack.push(Focus::Picker);
-        }
         if self.plan_ready() && self.approvals.is_empty() && !self.running {
             stack.push(Focus::PlanReview);
         }
@@ -55,6 +52,8 @@ impl App {
             spinner: self.spinner,
             clock: &self.clock,
             viewport: self.viewport,
+            session_id: &self.session.session_id,
+            running: self.running,
         }
     }
 
@@ -79,7 +78,6 @@ impl App {
                 " Enter queues · Esc or Ctrl+C interrupt · Shift+Enter newline · ? keys "
             }
             Focus::Main => " Enter send · Shift+Enter newline · / commands · ? keys ",
-            Focus::Picker => " type to search · ↑↓ choose · Enter resumes · Esc closes ",
             Focus::PlanReview => " answer the plan review above ",
             Focus::Approval => " answer the approval above: y · a · n · d ",
             Focus::DenyReason => " Enter sends the reason · Esc goes back ",
@@ -101,11 +99,6 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
             Focus::Main => {
                 if app.layer() == Focus::Main {
                     super::view::draw_popup(app, frame, body);
-                }
-            }
-            Focus::Picker => {
-                if let Some(picker) = &app.picker {
-                    super::picker::draw(picker, &app.session.session_id, frame, body);
                 }
             }
             Focus::PlanReview => super::plan_review::draw(app, frame, body),

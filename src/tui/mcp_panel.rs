@@ -182,8 +182,11 @@ impl Layer for McpPanel {
         let name = shared.mcp.get(selected).map(|s| s.name.clone());
         match action {
             Action::Close => return Outcome::close(Vec::new()),
-            Action::Prev => self.selected = selected.saturating_sub(1),
-            Action::Next => self.selected = (selected + 1).min(shared.mcp.len().saturating_sub(1)),
+            Action::Prev | Action::Next => {
+                self.selected = action
+                    .chosen(selected, shared.mcp.len())
+                    .unwrap_or(selected)
+            }
             Action::Reconnect => {
                 return Outcome::send(name.map(Command::McpReconnect).into_iter().collect());
             }
@@ -203,10 +206,6 @@ impl Layer for McpPanel {
 
     fn hints(&self) -> &'static str {
         " ↑↓ choose · r reconnects · d disables · Esc closes "
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

@@ -143,12 +143,10 @@ impl Layer for MemoryPanel {
             }
             _ => match action {
                 Action::Close => return Outcome::close(Vec::new()),
-                Action::Prev => {
-                    self.selected = self.selected.saturating_sub(1);
-                    Vec::new()
-                }
-                Action::Next => {
-                    self.selected = (self.selected + 1).min(self.memories.len().saturating_sub(1));
+                Action::Prev | Action::Next => {
+                    if let Some(chosen) = action.chosen(self.selected, self.memories.len()) {
+                        self.selected = chosen;
+                    }
                     Vec::new()
                 }
                 Action::Choose => {
@@ -191,10 +189,6 @@ impl Layer for MemoryPanel {
             Focus::MemoryForget => " y forgets it · any other key keeps it ",
             _ => " type to search · ↑↓ choose · Enter edits · Del forgets · Esc closes ",
         }
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

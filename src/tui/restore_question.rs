@@ -56,10 +56,6 @@ impl Layer for RestoreQuestion {
     fn hints(&self) -> &'static str {
         " o overwrites · k keeps yours · n or Esc restores nothing "
     }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 fn draw_question(question: &RestoreQuestion, frame: &mut Frame, area: Rect) {

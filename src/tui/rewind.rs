@@ -105,17 +105,12 @@ impl Layer for RewindList {
     }
 
     fn update(&mut self, action: Action, _: &Shared) -> Outcome {
-        let last = self.prompts.len().saturating_sub(1);
+        if let Some(chosen) = action.chosen(self.selected, self.prompts.len()) {
+            self.selected = chosen;
+            return Outcome::done();
+        }
         match action {
             Action::Close => Outcome::close(Vec::new()),
-            Action::Prev => {
-                self.selected = self.selected.saturating_sub(1);
-                Outcome::done()
-            }
-            Action::Next => {
-                self.selected = (self.selected + 1).min(last);
-                Outcome::done()
-            }
             Action::Rewind {
                 files,
                 conversation,
@@ -143,10 +138,6 @@ impl Layer for RewindList {
 
     fn hints(&self) -> &'static str {
         " ↑↓ choose · Enter files and conversation · c · f · Esc closes "
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

@@ -33,11 +33,7 @@ impl Layer for TrustQuestion {
         match action {
             Action::TrustFolder(trusted) => Outcome::close(vec![Command::TrustFolder(trusted)]),
             // Ctrl+C (quitting), the page keys and the wheel are the app's.
-            Action::ClearOrQuit
-            | Action::PageUp
-            | Action::PageDown
-            | Action::ScrollUp(_)
-            | Action::ScrollDown(_) => Outcome::pass(),
+            action if action.is_the_conversations() => Outcome::pass(),
             _ => Outcome::done(),
         }
     }
@@ -52,10 +48,6 @@ impl Layer for TrustQuestion {
 
     fn dialog(&self) -> Option<String> {
         Some("trust".into())
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

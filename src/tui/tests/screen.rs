@@ -231,7 +231,11 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
     for (w, h) in [(40u16, 12u16), (80, 24)] {
         let mut app = app();
         app.handle_key(ctrl('r'));
-        let generation = app.picker.as_ref().unwrap().generation;
+        let generation = app
+            .stack
+            .find::<crate::tui::picker::Picker>()
+            .unwrap()
+            .generation;
         app.handle_async(AppEvent::Sessions {
             generation,
             hits: vec![

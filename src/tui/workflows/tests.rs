@@ -274,7 +274,7 @@ fn the_picker_queries_off_the_ui_and_drops_stale_answers() {
         app.handle_key(key(KeyCode::Enter)),
         [Command::ResumeSession("bbb222".into())]
     );
-    assert!(app.picker.is_none());
+    assert_eq!(app.layer(), crate::tui::keymap::Focus::Main);
 }
 
 #[test]
