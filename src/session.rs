@@ -24,6 +24,7 @@ mod hub;
 mod memories;
 mod protocol;
 pub mod remote;
+pub mod setup;
 mod switching;
 pub mod text;
 mod undo;

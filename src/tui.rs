@@ -3,23 +3,31 @@
 //! never touches the store, a provider, a tool or the working directory's files itself (a
 //! `/export` the user asked for is written by the core, never over an existing one). The first frame
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
-//! (`runner`): a `select!` over input, the session's updates and a deadline that exists only
-//! while something is dirty, animating or about to time out, so an idle screen costs nothing.
+//! (`runner`) from that frame on: the start's questions (folder trust, a project's extensions)
+//! are layers of it (`startup`), the session opens behind them; then a `select!` over input, the
+//! session's updates and a deadline that exists only while something is dirty, animating or
+//! about to time out, so an idle screen costs nothing.
 //! Every frame is one synchronized update. With `--no-alt-screen` the same app runs inline in
 //! the main screen (`inline`): finished entries go into the terminal's scrollback.
 
 mod answers;
 mod app;
+mod child_view;
 mod commands;
+mod compositor;
 mod dialog_guard;
+mod dialogs;
 mod editing;
 mod engine_events;
-mod extension_prompt;
+mod extension_question;
+mod frame;
+mod help;
 pub mod highlight;
 mod inline;
 mod jobs;
 mod keymap;
 mod keys;
+mod layer_scroll;
 mod layers;
 pub mod markdown;
 mod mcp_panel;
@@ -29,9 +37,11 @@ mod notify;
 mod overlays;
 mod picker;
 mod plan_review;
+mod restore_question;
 mod rewind;
 mod runner;
 mod slash;
+mod startup;
 mod status_line;
 mod subagents;
 mod task_view;
@@ -39,7 +49,7 @@ mod terminal;
 pub mod theme;
 mod tool_view;
 mod transcript;
-mod trust_prompt;
+mod trust_question;
 mod view;
 mod workflows;
 mod wrap;
@@ -50,13 +60,15 @@ use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 
 pub use app::{App, AppEvent, Command, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
-pub use view::draw;
+/// A whole frame of the app (settled, drawn, taken in): what a test or a bench draws with.
+pub use view::render as draw;
 
 use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
 use crate::config::display::{Display, Theme};
-use crate::session::{self, CoreOptions, LoadedSession, Opened};
+use crate::session;
 use runner::Runner;
+use startup::Startup;
 
 /// The TUI's exit status (CONTRACT.md).
 pub fn exit_code(result: Result<(), AssembleError>) -> u8 {
@@ -93,7 +105,7 @@ pub async fn run(
 }
 
 async fn run_screen(
-    mut settings: Settings,
+    settings: Settings,
     choice: SessionChoice,
     open_picker: bool,
     trusted: TrustedSettings,
@@ -101,7 +113,7 @@ async fn run_screen(
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
     // The first frame comes before anything that can wait: the logs, the store and its
-    // migrations, the session; keys typed meanwhile wait in the terminal.
+    // migrations, the session; keys typed meanwhile wait for it.
     let mut app = App::new(SessionView {
         session_id: String::new(),
         provider: settings.provider.kind.to_string(),
@@ -110,50 +122,17 @@ async fn run_screen(
         mode: settings.mode,
         context_window: settings.context_window,
     });
-    let mut term = first_frame(&settings.home, &display, &mut app, started)?;
+    let term = first_frame(&settings.home, &display, &mut app, started)?;
     let _logs = terminal::init_file_logging(&settings.home);
     tracing::info!(
         "[tui] first frame | after_ms={}",
         started.elapsed().as_millis()
     );
     highlight::warm_up();
-    if !settings.trust_decided {
-        match trust_prompt::ask(&mut term, &settings).await {
-            Ok(Some(true)) => {
-                settings = trusted().map_err(|e| AssembleError::Session(e.to_string()))?;
-                if let Err(error) =
-                    crate::config::trust::remember(&settings.home, &settings.workdir)
-                {
-                    settings
-                        .notices
-                        .push(format!("this folder is trusted for this run only: {error}"));
-                }
-            }
-            Ok(Some(false)) => {}
-            Ok(None) => return Ok(()),
-            Err(error) => return Err(AssembleError::Setup(error.to_string())),
-        }
-    }
-    // In the TUI the user answers for the project's extensions; `--trust` does not.
-    settings.approve_extensions = false;
-    let pending = extension_prompt::pending(&settings);
-    if !pending.is_empty() {
-        match extension_prompt::ask(&mut term, &settings, pending).await {
-            Ok(Some(problems)) => settings.notices.extend(problems),
-            Ok(None) => return Ok(()),
-            Err(error) => return Err(AssembleError::Setup(error.to_string())),
-        }
-    }
-    let options = CoreOptions {
-        // The app shows and edits the queue and sends the next prompt itself.
-        drive_queue: false,
-        load_transcript: true,
-        // The first frame never waits for MCP servers; late tools join at the next turn.
-        wait_for_mcp: None,
-    };
-    let opened = session::open(&settings, choice, options).await?;
-    // Whatever was typed into the welcome screen's input stays there.
-    show(opened, open_picker, term, display, app.input_text()).await
+    // A folder whose trust is not decided is asked about first, then a trusted project's
+    // extensions; the session opens after the answers.
+    let startup = Startup::local(settings, choice, trusted, &mut app);
+    show(app, startup, open_picker, term, display).await
 }
 
 /// Enters the terminal, picks the theme and draws the welcome screen with its input line.
@@ -224,96 +203,31 @@ pub async fn attach(
     let term = first_frame(home, &display, &mut app, started)?;
     let _logs = terminal::init_file_logging(home);
     highlight::warm_up();
-    let opened = match session::remote::open(&args.url, &token, args.session.as_deref()).await {
-        Ok(opened) => opened,
-        Err(error) => {
-            terminal::restore();
-            return Err(error);
-        }
-    };
-    let outcome = show(opened, false, term, display, app.input_text()).await;
+    let (url, session) = (args.url.clone(), args.session.clone());
+    let startup = Startup::opening(Box::pin(async move {
+        session::remote::open(&url, &token, session.as_deref()).await
+    }));
+    let outcome = show(app, startup, false, term, display).await;
     terminal::restore();
     outcome
 }
 
-/// Shows an opened session until the user leaves it.
+/// Runs the one loop from the first frame: the start's questions, then the opened session
+/// until the user leaves it.
 async fn show(
-    opened: Opened,
+    mut app: App,
+    startup: Startup,
     open_picker: bool,
     mut term: terminal::Term,
     display: Display,
-    typed: String,
 ) -> Result<(), AssembleError> {
-    let Opened {
-        handle,
-        updates,
-        facts,
-        loaded,
-        notices,
-        mcp,
-        ..
-    } = opened;
-    // The servers' process groups are killed when the TUI ends, however it ends.
-    let _mcp_guard = mcp.shutdown_guard();
-    let mut app = App::new(SessionView {
-        session_id: loaded.session_id.clone(),
-        provider: facts.provider,
-        model: facts.model,
-        workdir: facts.workdir,
-        mode: loaded.mode,
-        context_window: facts.context_window,
-    });
-    app.skills = facts.skills;
-    app.hooks = facts.hooks;
-    app.models = facts.models;
-    app.input.insert_str(&typed);
-    app.inline = !display.alt_screen;
-    // A session named in an earlier run is still resumed by its name.
-    app.session_name = loaded.name.clone();
-    let LoadedSession {
-        session_id,
-        mode,
-        messages,
-        todos,
-        queue,
-        problems,
-        child_sessions,
-        ..
-    } = loaded;
-    app.handle_async(AppEvent::SessionLoaded {
-        session_id: session_id.clone(),
-        mode,
-        messages,
-        todos,
-        queue,
-    });
-    app.handle_async(AppEvent::ChildSessions(child_sessions));
-    app.flash = None;
-    // Unreadable stored state is reported and left in sessions.db until the user changes it.
-    for problem in problems {
-        app.transcript.notice(problem.message, Tone::Warning);
-    }
-    app.sandbox = Some(facts.sandbox);
-    // What was ignored or changed at start (the folder's .env, an untrusted folder's files, a
-    // malformed settings file, a yolo session resumed in default, a sandbox that cannot be had)
-    // stays readable in the transcript.
-    for notice in notices.into_iter().chain(display.notices.iter().cloned()) {
-        app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
-        app.transcript.notice(notice, Tone::Warning);
-    }
-    let first_commands = if open_picker {
-        app.open_picker()
-    } else {
-        Vec::new()
-    };
-
-    let mut runner = Runner::new(handle, updates, session_id);
-    runner.notify.bell = display.bell;
-    runner.notify.osc9 = display.notify;
-    for command in first_commands {
-        runner.execute(command).await;
-    }
+    let mut runner = Runner::new(startup, display, open_picker);
     let outcome = runner.event_loop(&mut term, &mut app).await;
+    // Left before a session was shown (a question answered with quitting, a session that
+    // could not be opened): nothing to finish or to resume.
+    if !runner.opened() {
+        return outcome;
+    }
     // Inline, what the live area still held joins the conversation in the scrollback.
     if let Err(error) = inline::finish(&mut term, &mut app) {
         tracing::warn!("[tui] inline finish | error={error}");
@@ -331,7 +245,7 @@ async fn show(
         let key = app.session_name.as_deref().unwrap_or(&closing.session_id);
         println!("Resume this session with: harness9 --resume {key}");
     }
-    outcome.map_err(|e| AssembleError::Setup(e.to_string()))
+    outcome
 }
 
 pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::Result<()> {
@@ -339,7 +253,7 @@ pub(crate) fn draw_frame(term: &mut terminal::Term, app: &mut App) -> std::io::R
         return inline::draw(term, app);
     }
     crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
-    term.draw(|frame| view::draw(app, frame))?;
+    term.draw(|frame| view::render(app, frame))?;
     crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ impl App {
     pub fn handle_async(&mut self, event: AppEvent) -> Vec<Command> {
         match event {
             AppEvent::Sessions { generation, hits } => {
-                if let Some(picker) = &mut self.picker {
+                if let Some(picker) = self.stack.find_mut::<super::picker::Picker>() {
                     picker.accept(generation, hits);
                 }
             }
@@ -32,7 +32,11 @@ impl App {
             AppEvent::Memories {
                 generation,
                 memories,
-            } => super::memory_panel::accept(self, generation, memories),
+            } => {
+                if let Some(panel) = self.stack.find_mut::<super::memory_panel::MemoryPanel>() {
+                    panel.accept(generation, memories);
+                }
+            }
             AppEvent::Mcp { servers, notices } => {
                 super::mcp_panel::servers_changed(self, servers, notices)
             }
@@ -95,7 +99,7 @@ impl App {
                 self.session.session_id = session_id;
                 self.session.mode = mode;
                 self.transcript = Transcript::from_messages(&messages);
-                self.child_view = None;
+                self.stack.close::<super::child_view::ChildView>();
                 self.set_history(
                     messages
                         .iter()

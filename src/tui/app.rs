@@ -56,7 +56,7 @@ pub enum Command {
     },
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
-    /// The user answered the question about `extension`: approve it, or not for now.
+    /// The user answered the question about the extension shown: approve it, or not for now.
     ApproveExtension(bool),
     /// Start this MCP server again (`/mcp`).
     McpReconnect(String),
@@ -165,6 +165,20 @@ pub struct SessionView {
     pub context_window: u64,
 }
 
+/// What the opened session tells the screen besides its `SessionView`.
+pub(super) struct Facts {
+    /// Skills as (name, description), offered as slash commands.
+    pub skills: Vec<(String, String)>,
+    /// The configured command hooks, one line each (`/hooks`).
+    pub hooks: Vec<String>,
+    /// The catalogue's models for the provider, with their context windows (`/model`).
+    pub models: Vec<(String, Option<u64>)>,
+    /// The commands' sandbox for the status line.
+    pub sandbox: String,
+    /// Drawn inline in the main screen (`--no-alt-screen`).
+    pub inline: bool,
+}
+
 /// Where the transcript view is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scroll {
@@ -183,7 +197,6 @@ pub struct App {
     pub(super) history_index: Option<usize>,
     pub approvals: VecDeque<ApprovalRequest>,
     pub deny_reason: Option<TextArea<'static>>,
-    pub help: bool,
     pub show_todos: bool,
     pub todos: Vec<TodoItem>,
     pub scroll: Scroll,
@@ -212,7 +225,7 @@ pub struct App {
     pub shells: Vec<String>,
     /// The completion popup was closed with Esc (until the input changes).
     pub(super) popup_closed: bool,
-    /// How far the help or approval overlay is scrolled when it does not fit.
+    /// How far the approval overlay is scrolled when it does not fit.
     pub overlay_scroll: u16,
     /// When the model was last heard from in this run (deltas, tools, any event).
     pub(super) last_heard: Option<Instant>,
@@ -228,7 +241,6 @@ pub struct App {
     pub viewport: u16,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     pub queue: Vec<String>,
-    pub picker: Option<super::picker::Picker>,
     /// The highlighted entry of the completion popup.
     pub popup_selected: usize,
     /// The working directory's files, for `@` completion (loaded on the first `@`).
@@ -239,8 +251,8 @@ pub struct App {
     /// Drawn inline in the main screen (`--no-alt-screen`): the body shows only what is not in
     /// the scrollback yet (`inline`), and the mouse is the terminal's.
     pub inline: bool,
-    /// Where the last frame put the terminal's cursor (none: hidden).
-    pub(super) cursor: Option<(u16, u16)>,
+    /// What the last frame settled or found (`frame.rs`).
+    pub(super) frame: super::frame::FrameState,
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each (`/hooks`).
@@ -253,10 +265,6 @@ pub struct App {
     /// Feedback typed after choosing "keep planning".
     pub review_feedback: Option<TextArea<'static>>,
     pub auto_continue: bool,
-    /// The folder whose trust is being asked (CONTRACT "Folder trust"), while it is.
-    pub trust: Option<String>,
-    /// The project extension being asked about at start, while it is.
-    pub extension: Option<crate::config::approved::PendingExtension>,
     /// The time keys are read at (tests set it).
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
@@ -265,16 +273,8 @@ pub struct App {
     pub sandbox: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
-    /// `/mcp` is open, with this server selected.
-    pub mcp_panel: Option<usize>,
-    /// `/memory` is open.
-    pub memory_panel: Option<super::memory_panel::MemoryPanel>,
-    /// A sub-agent's transcript, while it is open.
-    pub child_view: Option<super::subagents::ChildView>,
-    /// `/rewind`'s list, while it is open.
-    pub rewind: Option<super::rewind::RewindList>,
-    /// A restore asking about files changed since its checkpoint.
-    pub restore_question: Option<super::rewind::RestoreQuestion>,
+    /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
+    pub(super) stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
     pub jobs: super::jobs::JobsView,
 }
@@ -337,7 +337,6 @@ impl App {
             history_index: None,
             approvals: VecDeque::new(),
             deny_reason: None,
-            help: false,
             show_todos: false,
             todos: Vec::new(),
             scroll: Scroll::Follow,
@@ -367,13 +366,12 @@ impl App {
             should_quit: false,
             viewport: 20,
             queue: Vec::new(),
-            picker: None,
             popup_selected: 0,
             files: None,
             pastes: Vec::new(),
             mouse_captured: true,
             inline: false,
-            cursor: None,
+            frame: Default::default(),
             skills: Vec::new(),
             hooks: Vec::new(),
             models: Vec::new(),
@@ -381,17 +379,11 @@ impl App {
             review_pending: false,
             review_feedback: None,
             auto_continue: false,
-            trust: None,
-            extension: None,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
             mcp: Vec::new(),
-            mcp_panel: None,
-            memory_panel: None,
-            child_view: None,
-            rewind: None,
-            restore_question: None,
+            stack: Default::default(),
             jobs: Default::default(),
         }
     }
@@ -428,6 +420,21 @@ impl App {
     /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
     pub fn busy(&self) -> bool {
         self.running || !self.shells.is_empty()
+    }
+
+    /// The session is open: the screen shows it from now on.
+    pub(super) fn show_session(&mut self, session: SessionView, facts: Facts) {
+        self.session = session;
+        self.skills = facts.skills;
+        self.hooks = facts.hooks;
+        self.models = facts.models;
+        self.sandbox = Some(facts.sandbox);
+        self.inline = facts.inline;
+    }
+
+    /// Opens `layer` over whatever is on screen.
+    pub(super) fn open_layer(&mut self, layer: impl super::compositor::Layer) {
+        self.stack.open(Box::new(layer));
     }
 
     pub fn tick(&mut self) {

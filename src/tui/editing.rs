@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::app::{App, Command, new_input};
-use super::keymap::{Action, Layer};
+use super::keymap::{Action, Focus};
 
 /// How long a second Ctrl+C has to quit (and its hint stays).
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
@@ -141,13 +141,10 @@ impl App {
         }
     }
 
-    /// Whether the wheel and page keys scroll an overlay (the help, an approval) rather than
+    /// Whether the wheel and page keys scroll an overlay (an approval) rather than
     /// the transcript under it.
     pub(super) fn overlay_scrolls(&self) -> bool {
-        matches!(
-            self.layer(),
-            Layer::Help | Layer::Approval | Layer::DenyReason | Layer::TaskTranscript
-        )
+        matches!(self.layer(), Focus::Approval | Focus::DenyReason)
     }
 
     pub(super) fn recall(&mut self, step: i64) {
@@ -231,15 +228,20 @@ impl App {
     }
 
     pub fn handle_mouse(&mut self, mouse: MouseEvent) {
-        match mouse.kind {
-            MouseEventKind::ScrollUp => {
-                self.apply(Action::ScrollUp(WHEEL_LINES));
+        let action = match mouse.kind {
+            MouseEventKind::ScrollUp => Action::ScrollUp(WHEEL_LINES),
+            MouseEventKind::ScrollDown => Action::ScrollDown(WHEEL_LINES),
+            _ => return,
+        };
+        // An opened layer on top scrolls itself, or passes the wheel down.
+        if self.stack_focused() {
+            let outcome = self.with_stack(|stack, shared| stack.handle_action(action, shared));
+            if let Some(outcome) = outcome {
+                self.take_outcome(outcome);
+                return;
             }
-            MouseEventKind::ScrollDown => {
-                self.apply(Action::ScrollDown(WHEEL_LINES));
-            }
-            _ => {}
         }
+        self.apply(action);
     }
 }
 

@@ -148,9 +148,9 @@ impl Screen {
             term.set_area(area)?;
             self.drawn = area;
         }
-        term.draw(|frame| super::view::draw(app, frame))?;
+        term.draw(|frame| super::view::render(app, frame))?;
         // A hidden cursor is put on a known row (a resize is judged by it).
-        self.cursor_row = match app.cursor {
+        self.cursor_row = match app.cursor() {
             Some((_, row)) => row,
             None => {
                 let last = area.bottom().saturating_sub(1);

@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// Which layer receives keys: the top one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
+pub enum Focus {
     Main,
     Picker,
     PlanReview,
@@ -17,15 +17,19 @@ pub enum Layer {
     Trust,
     /// Whether to approve a trusted project's hooks (or MCP server), asked at start.
     Extension,
-    /// `/mcp`: the servers, their tools, reconnect and disable (its keys: `mcp_panel::key`).
+    /// `/mcp`: the servers, their tools, reconnect and disable (`mcp_panel`).
     McpPanel,
-    /// `/memory`: search, edit and forget memories (its keys: `memory_panel::key`).
+    /// `/memory`: search, edit and forget memories (`memory_panel`).
     MemoryPanel,
+    /// The memory panel while the chosen memory's content is edited.
+    MemoryEdit,
+    /// The memory panel while it asks whether to forget the chosen memory.
+    MemoryForget,
     /// A sub-agent's transcript, opened from its task block (`subagents`).
     TaskTranscript,
-    /// `/rewind`'s list of prompts (its keys: `rewind::key`).
+    /// `/rewind`'s list of prompts (`rewind`).
     Rewind,
-    /// Files changed since a checkpoint: overwrite, keep or cancel (`rewind::key`).
+    /// Files changed since a checkpoint: overwrite, keep or cancel (`restore_question`).
     RestoreQuestion,
 }
 
@@ -56,8 +60,6 @@ pub enum Action {
     SendDenyReason,
     Close,
     OpenPicker,
-    PickerUp,
-    PickerDown,
     PickerToggleAll,
     PickerResume,
     CopyLast,
@@ -86,9 +88,53 @@ pub enum Action {
     /// A sub-agent's transcript: show the next (`true`) or previous task's; read it again.
     OtherTask(bool),
     ReadAgain,
+    /// A list: the entry above or below the chosen one.
+    Prev,
+    Next,
+    /// A list: take the chosen entry (the memory panel edits it).
+    Choose,
+    /// `/mcp`: start the chosen server again, or stop it for the session.
+    Reconnect,
+    Disable,
+    /// `/rewind`: back to before the chosen prompt, with its files and/or the conversation.
+    Rewind {
+        files: bool,
+        conversation: bool,
+    },
+    /// Files changed since the checkpoint: overwrite them too, or keep them.
+    Overwrite,
+    Keep,
+    /// `/memory`: ask to forget the chosen memory; `y` to that question.
+    Forget,
+    Confirm,
     /// The key goes to the focused text input.
     Edit(KeyEvent),
     Ignore,
+}
+
+impl Action {
+    /// The entry of a list of `count` chosen after this action from `selected` (`Prev` and
+    /// `Next` move by one, within the list); `None` for any other action.
+    pub fn chosen(self, selected: usize, count: usize) -> Option<usize> {
+        match self {
+            Action::Prev => Some(selected.saturating_sub(1)),
+            Action::Next => Some((selected + 1).min(count.saturating_sub(1))),
+            _ => None,
+        }
+    }
+
+    /// What a question or a list over the conversation leaves to the conversation under it:
+    /// Ctrl+C, the page keys and the wheel.
+    pub fn is_the_conversations(self) -> bool {
+        matches!(
+            self,
+            Action::ClearOrQuit
+                | Action::PageUp
+                | Action::PageDown
+                | Action::ScrollUp(_)
+                | Action::ScrollDown(_)
+        )
+    }
 }
 
 /// The keys the help overlay lists.
@@ -141,13 +187,21 @@ pub const KEY_HINTS: &[(&str, &str)] = &[
 ];
 
 /// The action of `key` in `layer`. `input_empty` says whether the prompt input is empty.
-pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
+pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
     if key.kind == KeyEventKind::Release {
         return Action::Ignore;
     }
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
+    // A memory being edited takes every key but its two (Ctrl+C included).
+    if layer == Focus::MemoryEdit {
+        return match key.code {
+            KeyCode::Esc => Action::Close,
+            KeyCode::Enter => Action::Submit,
+            _ => Action::Edit(key),
+        };
+    }
     // Keys that work whatever has the focus.
     match key.code {
         KeyCode::Char('c') if ctrl => return Action::ClearOrQuit,
@@ -156,15 +210,61 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
         _ => {}
     }
     match layer {
-        Layer::Trust => match key.code {
+        Focus::Trust => match key.code {
             KeyCode::Char('t' | 'T') => Action::TrustFolder(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::TrustFolder(false),
             _ => Action::Ignore,
         },
-        Layer::McpPanel | Layer::MemoryPanel | Layer::Rewind | Layer::RestoreQuestion => {
-            Action::Ignore
-        }
-        Layer::TaskTranscript => match key.code {
+        Focus::McpPanel => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Action::Close,
+            KeyCode::Up | KeyCode::Char('k') => Action::Prev,
+            KeyCode::Down | KeyCode::Char('j') => Action::Next,
+            KeyCode::Char('r') => Action::Reconnect,
+            KeyCode::Char('d') => Action::Disable,
+            _ => Action::Ignore,
+        },
+        Focus::MemoryPanel => match key.code {
+            KeyCode::Esc => Action::Close,
+            KeyCode::Up => Action::Prev,
+            KeyCode::Down => Action::Next,
+            KeyCode::Enter => Action::Choose,
+            KeyCode::Delete => Action::Forget,
+            KeyCode::Char('d') if ctrl => Action::Forget,
+            // The search query's own editing.
+            KeyCode::Backspace => Action::Edit(key),
+            KeyCode::Char(_) if !ctrl => Action::Edit(key),
+            _ => Action::Ignore,
+        },
+        Focus::MemoryEdit => Action::Edit(key),
+        Focus::MemoryForget => match key.code {
+            KeyCode::Char('y') => Action::Confirm,
+            _ => Action::Ignore,
+        },
+        Focus::Rewind => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Action::Close,
+            KeyCode::Up | KeyCode::Char('k') => Action::Prev,
+            KeyCode::Down | KeyCode::Char('j') => Action::Next,
+            KeyCode::Enter => Action::Rewind {
+                files: true,
+                conversation: true,
+            },
+            KeyCode::Char('c') => Action::Rewind {
+                files: false,
+                conversation: true,
+            },
+            KeyCode::Char('f') => Action::Rewind {
+                files: true,
+                conversation: false,
+            },
+            _ => Action::Ignore,
+        },
+        Focus::RestoreQuestion => match key.code {
+            KeyCode::Char('o' | 'O') => Action::Overwrite,
+            KeyCode::Char('k' | 'K') => Action::Keep,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::Close,
+            _ => Action::Ignore,
+        },
+        Focus::TaskTranscript => match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Action::Close,
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,
             KeyCode::Char('r') => Action::ReadAgain,
@@ -176,12 +276,12 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::End => Action::Bottom,
             _ => Action::Ignore,
         },
-        Layer::Extension => match key.code {
+        Focus::Extension => match key.code {
             KeyCode::Char('a' | 'A') => Action::ApproveExtension(true),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::ApproveExtension(false),
             _ => Action::Ignore,
         },
-        Layer::Help => match key.code {
+        Focus::Help => match key.code {
             KeyCode::Esc | KeyCode::Char('q' | '?') | KeyCode::F(1) | KeyCode::Enter => {
                 Action::Close
             }
@@ -189,15 +289,15 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Down => Action::ScrollDown(1),
             _ => Action::Ignore,
         },
-        Layer::Picker => match key.code {
+        Focus::Picker => match key.code {
             KeyCode::Esc => Action::Close,
             KeyCode::Enter => Action::PickerResume,
-            KeyCode::Up => Action::PickerUp,
-            KeyCode::Down => Action::PickerDown,
+            KeyCode::Up => Action::Prev,
+            KeyCode::Down => Action::Next,
             KeyCode::Tab | KeyCode::BackTab => Action::PickerToggleAll,
             _ => Action::Edit(key),
         },
-        Layer::PlanReview => match key.code {
+        Focus::PlanReview => match key.code {
             KeyCode::Char('a') => Action::PlanAuto(false),
             KeyCode::Char('e') => Action::PlanAuto(true),
             KeyCode::Char('s') => Action::PlanStep,
@@ -205,7 +305,7 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('x') | KeyCode::Esc => Action::PlanDiscard,
             _ => Action::Ignore,
         },
-        Layer::Approval => match key.code {
+        Focus::Approval => match key.code {
             KeyCode::Char('y' | 'Y') => Action::ApproveOnce,
             KeyCode::Char('a' | 'A') => Action::ApproveAlways,
             KeyCode::Char('r' | 'R') => Action::ApproveRule,
@@ -215,12 +315,12 @@ pub fn action(layer: Layer, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Down => Action::ScrollDown(1),
             _ => Action::Ignore,
         },
-        Layer::DenyReason => match key.code {
+        Focus::DenyReason => match key.code {
             KeyCode::Enter if !shift && !alt => Action::SendDenyReason,
             KeyCode::Esc => Action::Close,
             _ => Action::Edit(key),
         },
-        Layer::Main => match key.code {
+        Focus::Main => match key.code {
             KeyCode::Enter if shift || alt => Action::Newline,
             KeyCode::Char('j') if ctrl => Action::Newline,
             KeyCode::Enter => Action::Submit,

@@ -8,29 +8,39 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Command, Scroll, new_input};
-use super::keymap::{self, Action, Layer};
+use super::compositor::Outcome;
+use super::keymap::{self, Action, Focus};
 use super::transcript::{EntryKind, Tone};
 use crate::engine::ApprovalDecision;
 
 impl App {
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
-        if let Some(commands) = super::mcp_panel::key(self, key) {
-            return commands;
+        // An opened layer with nothing drawn over it takes the key first.
+        if self.stack_focused() {
+            if let Some(top) = self.stack.top() {
+                let action = keymap::action(top.mode(), key, true);
+                // Another key between two Ctrl+C's: the second does not quit.
+                if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
+                    self.last_ctrl_c = None;
+                }
+                // A one-key dialog takes its answers only once it has been on screen a moment.
+                if top.dialog().is_some() && !self.dialog_takes(action) {
+                    return Vec::new();
+                }
+            }
+            let outcome = self.with_stack(|stack, shared| stack.handle_key(key, shared));
+            if let Some(outcome) = outcome {
+                return self.take_outcome(outcome);
+            }
         }
-        if let Some(commands) = super::memory_panel::key(self, key) {
-            return commands;
-        }
-        if let Some(commands) = super::rewind::key(self, key) {
-            return commands;
-        }
-        if self.layer() == Layer::PlanReview
+        if self.layer() == Focus::PlanReview
             && let Some(commands) = self.review_feedback_key(key)
         {
             return commands;
         }
         let browsing = self.history_index.is_some();
         let mut action = keymap::action(self.layer(), key, self.input_is_empty());
-        if self.layer() == Layer::Main {
+        if self.layer() == Focus::Main {
             if let Some(popup_action) = self.popup_action(key) {
                 action = popup_action;
             } else if browsing && matches!(key.code, KeyCode::Up | KeyCode::Down) {
@@ -50,6 +60,15 @@ impl App {
             return Vec::new();
         }
         self.apply(action)
+    }
+
+    /// What an opened layer wanted after taking a key: its word for the status line, its
+    /// requests.
+    pub(super) fn take_outcome(&mut self, outcome: Outcome) -> Vec<Command> {
+        if outcome.flash.is_some() {
+            self.flash = outcome.flash;
+        }
+        outcome.commands
     }
 
     pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {
@@ -105,15 +124,7 @@ impl App {
                 self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
                 return vec![Command::SetMode(self.session.mode)];
             }
-            Action::Help => {
-                self.help = true;
-                self.overlay_scroll = 0;
-            }
-            Action::TrustFolder(trusted) => return self.answer_trust(trusted),
-            Action::ApproveExtension(yes) => {
-                self.extension = None;
-                return vec![Command::ApproveExtension(yes)];
-            }
+            Action::Help => self.open_layer(super::help::Help::default()),
             Action::ToggleTodos => self.show_todos = !self.show_todos,
             Action::ToggleExpand => self.expanded = !self.expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
@@ -134,13 +145,7 @@ impl App {
                 let reason = (!text.trim().is_empty()).then_some(text);
                 self.answer(ApprovalDecision::Deny { reason });
             }
-            Action::Close => {
-                if self.help {
-                    self.help = false;
-                } else {
-                    self.deny_reason = None;
-                }
-            }
+            Action::Close => self.deny_reason = None,
             Action::Edit(key) => match &mut self.deny_reason {
                 Some(reason) => super::editing::edit(reason, key),
                 None => {

@@ -6,13 +6,14 @@
 //! server's prompt is fetched by the core too, and sent when it arrives: a slow server never
 //! holds up the screen.
 
-use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
+use super::compositor::{Layer, Outcome, Shared};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
 use super::slash::Completion;
 use super::transcript::Tone;
@@ -151,9 +152,6 @@ pub fn prompt_fetched(
 /// The servers as the session reports them; what went wrong with them goes to the transcript.
 pub fn servers_changed(app: &mut App, servers: Vec<McpView>, notices: Vec<String>) {
     app.mcp = servers;
-    if let Some(selected) = app.mcp_panel {
-        app.mcp_panel = Some(selected.min(app.mcp.len().saturating_sub(1)));
-    }
     for notice in notices {
         let notice = sanitize(&notice);
         app.flash = Some(notice.clone());
@@ -161,47 +159,68 @@ pub fn servers_changed(app: &mut App, servers: Vec<McpView>, notices: Vec<String
     }
 }
 
-/// Keys while the panel is open (and no dialog is in front of it); `None` when it is closed.
-pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Command>> {
-    let selected = app.mcp_panel?;
-    // Only while the panel has the focus: a dialog drawn over it takes the keys.
-    if app.layer() != super::keymap::Layer::McpPanel {
-        return None;
-    }
-    let count = app.mcp.len();
-    let name = app.mcp.get(selected).map(|s| s.name.clone());
-    let commands = match key.code {
-        KeyCode::Esc | KeyCode::Char('q') => {
-            app.mcp_panel = None;
-            Vec::new()
-        }
-        KeyCode::Up | KeyCode::Char('k') => {
-            app.mcp_panel = Some(selected.saturating_sub(1));
-            Vec::new()
-        }
-        KeyCode::Down | KeyCode::Char('j') => {
-            app.mcp_panel = Some((selected + 1).min(count.saturating_sub(1)));
-            Vec::new()
-        }
-        KeyCode::Char('r') => name.map(Command::McpReconnect).into_iter().collect(),
-        KeyCode::Char('d') => name.map(Command::McpDisable).into_iter().collect(),
-        _ => Vec::new(),
-    };
-    Some(commands)
+/// The `/mcp` layer: which server is chosen (kept within the servers when they change).
+#[derive(Debug, Default)]
+pub(super) struct McpPanel {
+    selected: usize,
 }
 
-pub fn draw(app: &App, selected: usize, frame: &mut Frame, area: Rect) {
+impl McpPanel {
+    /// The chosen server, within `servers` however many there are now.
+    fn selected(&self, servers: &[McpView]) -> usize {
+        self.selected.min(servers.len().saturating_sub(1))
+    }
+}
+
+impl Layer for McpPanel {
+    fn focus(&self) -> Focus {
+        Focus::McpPanel
+    }
+
+    fn update(&mut self, action: Action, shared: &Shared) -> Outcome {
+        let selected = self.selected(shared.mcp);
+        let name = shared.mcp.get(selected).map(|s| s.name.clone());
+        match action {
+            Action::Close => return Outcome::close(Vec::new()),
+            Action::Prev | Action::Next => {
+                self.selected = action
+                    .chosen(selected, shared.mcp.len())
+                    .unwrap_or(selected)
+            }
+            Action::Reconnect => {
+                return Outcome::send(name.map(Command::McpReconnect).into_iter().collect());
+            }
+            Action::Disable => {
+                return Outcome::send(name.map(Command::McpDisable).into_iter().collect());
+            }
+            // The wheel scrolls the conversation under the panel.
+            Action::ScrollUp(_) | Action::ScrollDown(_) => return Outcome::pass(),
+            _ => {}
+        }
+        Outcome::done()
+    }
+
+    fn draw(&self, shared: &Shared, frame: &mut Frame, area: Rect) {
+        draw(shared.mcp, self.selected(shared.mcp), frame, area);
+    }
+
+    fn hints(&self) -> &'static str {
+        " ↑↓ choose · r reconnects · d disables · Esc closes "
+    }
+}
+
+fn draw(servers: &[McpView], selected: usize, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).min(90);
     let text = width.saturating_sub(4) as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
-    if app.mcp.is_empty() {
+    if servers.is_empty() {
         lines.push(Line::raw("No MCP servers are configured."));
         lines.push(Line::styled(
             "harness9 mcp add NAME -- CMD ARGS...  or  --url URL",
             DIM,
         ));
     }
-    for (index, server) in app.mcp.iter().enumerate() {
+    for (index, server) in servers.iter().enumerate() {
         let marker = if index == selected { "› " } else { "  " };
         let color = if server.connected {
             Color::Green

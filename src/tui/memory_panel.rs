@@ -5,37 +5,49 @@
 //! sends requests (`Command::ListMemories`, `Command::ChangeMemory`) and shows the answers,
 //! each tagged with the generation of the query it answers so a late one is dropped.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui_textarea::TextArea;
 
-use super::app::{App, Command};
-use super::keymap::Layer;
+use super::app::Command;
+use super::compositor::{Layer, Outcome, Shared};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed_scrolled, centered};
 use super::view::DIM;
 use super::wrap::truncate;
 use crate::session::Memory;
 use crate::terminal_text::sanitize;
 
-/// The panel's state (`App::memory_panel`).
+/// The `/memory` layer's state.
 #[derive(Debug, Default)]
-pub struct MemoryPanel {
-    pub query: String,
-    pub memories: Vec<Memory>,
-    pub selected: usize,
+pub(super) struct MemoryPanel {
+    query: String,
+    memories: Vec<Memory>,
+    selected: usize,
     /// The generation of the latest request sent; older answers are stale.
-    pub generation: u64,
-    pub loading: bool,
+    generation: u64,
+    loading: bool,
     /// The chosen memory's content being edited.
-    pub editing: Option<TextArea<'static>>,
+    editing: Option<TextArea<'static>>,
     /// Asked to forget the chosen memory: `y` does.
-    pub confirm_forget: bool,
+    confirm_forget: bool,
 }
 
 impl MemoryPanel {
+    /// `/memory`: the panel, and its request for every memory.
+    pub fn open() -> (Self, Vec<Command>) {
+        let mut panel = MemoryPanel::default();
+        let generation = panel.next_generation();
+        let commands = vec![Command::ListMemories {
+            query: String::new(),
+            generation,
+        }];
+        (panel, commands)
+    }
+
     fn selected(&self) -> Option<&Memory> {
         self.memories.get(self.selected)
     }
@@ -46,135 +58,141 @@ impl MemoryPanel {
         self.loading = true;
         self.generation
     }
-}
 
-/// `/memory`: opens the panel and asks for every memory.
-pub fn open(app: &mut App) -> Vec<Command> {
-    let mut panel = MemoryPanel::default();
-    let generation = panel.next_generation();
-    app.memory_panel = Some(panel);
-    vec![Command::ListMemories {
-        query: String::new(),
-        generation,
-    }]
-}
-
-/// An answer of the core; a stale one (an older query's) is dropped.
-pub fn accept(app: &mut App, generation: u64, memories: Vec<Memory>) {
-    let Some(panel) = &mut app.memory_panel else {
-        return;
-    };
-    if generation != panel.generation {
-        return;
+    /// An answer of the core; a stale one (an older query's) is dropped.
+    pub fn accept(&mut self, generation: u64, memories: Vec<Memory>) {
+        if generation != self.generation {
+            return;
+        }
+        self.memories = memories;
+        self.selected = self.selected.min(self.memories.len().saturating_sub(1));
+        self.loading = false;
     }
-    panel.memories = memories;
-    panel.selected = panel.selected.min(panel.memories.len().saturating_sub(1));
-    panel.loading = false;
-}
 
-/// Keys while the panel has the focus; `None` when it is closed or a dialog is over it.
-pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Command>> {
-    if app.memory_panel.is_none() || app.layer() != Layer::MemoryPanel {
-        return None;
+    fn search(&mut self) -> Vec<Command> {
+        self.selected = 0;
+        let generation = self.next_generation();
+        vec![Command::ListMemories {
+            query: self.query.clone(),
+            generation,
+        }]
     }
-    let panel = app.memory_panel.as_mut()?;
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    if let Some(editing) = &mut panel.editing {
-        return Some(match key.code {
-            KeyCode::Esc => {
-                panel.editing = None;
-                Vec::new()
-            }
-            KeyCode::Enter => {
+
+    fn change(&mut self, id: i64, content: Option<String>) -> Vec<Command> {
+        let generation = self.next_generation();
+        vec![Command::ChangeMemory {
+            id,
+            content,
+            query: self.query.clone(),
+            generation,
+        }]
+    }
+
+    /// A key while the chosen memory is edited.
+    fn edit_key(&mut self, action: Action) -> Vec<Command> {
+        let Some(editing) = &mut self.editing else {
+            return Vec::new();
+        };
+        match action {
+            Action::Close => self.editing = None,
+            Action::Submit => {
                 let content = editing.lines().join("\n");
-                panel.editing = None;
-                match panel.selected().map(|m| m.id) {
-                    Some(id) => change(panel, id, Some(content)),
-                    None => Vec::new(),
+                self.editing = None;
+                if let Some(id) = self.selected().map(|m| m.id) {
+                    return self.change(id, Some(content));
                 }
             }
-            _ => {
-                super::editing::edit(editing, key);
-                Vec::new()
+            Action::Edit(key) => super::editing::edit(editing, key),
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+impl Layer for MemoryPanel {
+    fn focus(&self) -> Focus {
+        Focus::MemoryPanel
+    }
+
+    /// The list, the editor of the chosen memory, or the question.
+    fn mode(&self) -> Focus {
+        if self.editing.is_some() {
+            Focus::MemoryEdit
+        } else if self.confirm_forget {
+            Focus::MemoryForget
+        } else {
+            Focus::MemoryPanel
+        }
+    }
+
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        // The wheel scrolls the conversation under the panel, whatever it is doing.
+        if matches!(action, Action::ScrollUp(_) | Action::ScrollDown(_)) {
+            return Outcome::pass();
+        }
+        let mode = self.mode();
+        let commands = match mode {
+            Focus::MemoryEdit => self.edit_key(action),
+            Focus::MemoryForget => {
+                // Any other key keeps it.
+                self.confirm_forget = false;
+                match (action, self.selected().map(|m| m.id)) {
+                    (Action::Confirm, Some(id)) => self.change(id, None),
+                    _ => Vec::new(),
+                }
             }
-        });
+            _ => match action {
+                Action::Close => return Outcome::close(Vec::new()),
+                Action::Prev | Action::Next => {
+                    if let Some(chosen) = action.chosen(self.selected, self.memories.len()) {
+                        self.selected = chosen;
+                    }
+                    Vec::new()
+                }
+                Action::Choose => {
+                    if let Some(memory) = self.selected() {
+                        let mut text = TextArea::default();
+                        text.set_cursor_line_style(Style::default());
+                        text.insert_str(&memory.content);
+                        self.editing = Some(text);
+                    }
+                    Vec::new()
+                }
+                Action::Forget => {
+                    self.confirm_forget = self.selected().is_some();
+                    Vec::new()
+                }
+                Action::Edit(key) => match key.code {
+                    KeyCode::Backspace => {
+                        self.query.pop();
+                        self.search()
+                    }
+                    KeyCode::Char(c) => {
+                        self.query.push(c);
+                        self.search()
+                    }
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            },
+        };
+        Outcome::send(commands)
     }
-    if panel.confirm_forget {
-        panel.confirm_forget = false;
-        let id = panel.selected().map(|m| m.id);
-        return Some(match (key.code, id) {
-            (KeyCode::Char('y'), Some(id)) => change(panel, id, None),
-            _ => Vec::new(),
-        });
+
+    fn draw(&self, _: &Shared, frame: &mut Frame, area: Rect) {
+        draw(self, frame, area);
     }
-    let commands = match key.code {
-        KeyCode::Esc => {
-            app.memory_panel = None;
-            Vec::new()
-        }
-        KeyCode::Up => {
-            panel.selected = panel.selected.saturating_sub(1);
-            Vec::new()
-        }
-        KeyCode::Down => {
-            panel.selected = (panel.selected + 1).min(panel.memories.len().saturating_sub(1));
-            Vec::new()
-        }
-        KeyCode::Enter => {
-            if let Some(memory) = panel.selected() {
-                let mut text = TextArea::default();
-                text.set_cursor_line_style(Style::default());
-                text.insert_str(&memory.content);
-                panel.editing = Some(text);
-            }
-            Vec::new()
-        }
-        KeyCode::Delete | KeyCode::Char('d') if ctrl || key.code == KeyCode::Delete => {
-            panel.confirm_forget = panel.selected().is_some();
-            Vec::new()
-        }
-        KeyCode::Backspace => {
-            panel.query.pop();
-            search(panel)
-        }
-        KeyCode::Char(c) if !ctrl => {
-            panel.query.push(c);
-            search(panel)
-        }
-        _ => Vec::new(),
-    };
-    Some(commands)
-}
 
-fn search(panel: &mut MemoryPanel) -> Vec<Command> {
-    panel.selected = 0;
-    let generation = panel.next_generation();
-    vec![Command::ListMemories {
-        query: panel.query.clone(),
-        generation,
-    }]
-}
-
-fn change(panel: &mut MemoryPanel, id: i64, content: Option<String>) -> Vec<Command> {
-    let generation = panel.next_generation();
-    vec![Command::ChangeMemory {
-        id,
-        content,
-        query: panel.query.clone(),
-        generation,
-    }]
-}
-
-/// The hints for the rule above the input while the panel has the focus.
-pub fn hints(app: &App) -> &'static str {
-    match &app.memory_panel {
-        Some(panel) if panel.editing.is_some() => " Enter saves · Esc goes back ",
-        Some(panel) if panel.confirm_forget => " y forgets it · any other key keeps it ",
-        _ => " type to search · ↑↓ choose · Enter edits · Del forgets · Esc closes ",
+    fn hints(&self) -> &'static str {
+        match self.mode() {
+            Focus::MemoryEdit => " Enter saves · Esc goes back ",
+            Focus::MemoryForget => " y forgets it · any other key keeps it ",
+            _ => " type to search · ↑↓ choose · Enter edits · Del forgets · Esc closes ",
+        }
     }
 }
 
-pub fn draw(panel: &MemoryPanel, frame: &mut Frame, area: Rect) {
+fn draw(panel: &MemoryPanel, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).min(100);
     let text = width.saturating_sub(4) as usize;
     let accent = Style::new()

@@ -71,6 +71,25 @@ fn truncate_span(title: Span<'static>, width: u16) -> Span<'static> {
     Span::styled(truncate(&title.content, width as usize), title.style)
 }
 
+/// A dialog's answers, one each: its key in `key`'s style, then what it does, wrapped to
+/// `width` under itself.
+pub(super) fn choice_lines(
+    choices: impl IntoIterator<Item = (&'static str, String)>,
+    width: u16,
+    key: Style,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for (k, what) in choices {
+        lines.extend(wrap(
+            &[Span::raw(what)],
+            width,
+            &[Span::styled(format!(" {k}  "), key)],
+            &[Span::raw("    ")],
+        ));
+    }
+    lines
+}
+
 /// A rectangle of `width` × `height` centred in `area`.
 pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
@@ -241,6 +260,7 @@ fn preview_lines(preview: &str, width: u16) -> Vec<Line<'static>> {
 pub(super) fn draw_approval(
     app: &App,
     request: &ApprovalRequest,
+    overlay_scroll: u16,
     frame: &mut Frame,
     area: Rect,
 ) -> u16 {
@@ -272,7 +292,7 @@ pub(super) fn draw_approval(
     let key = Style::new()
         .fg(super::theme::accent())
         .add_modifier(Modifier::BOLD);
-    let mut choices: Vec<(&str, String)> = vec![
+    let mut choices: Vec<(&'static str, String)> = vec![
         ("y", "allow once: run this call only".into()),
         (
             "a",
@@ -295,14 +315,7 @@ pub(super) fn draw_approval(
             ),
         );
     }
-    for (k, what) in choices {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner_width,
-            &[Span::styled(format!(" {k}  "), key)],
-            &[Span::raw("    ")],
-        ));
-    }
+    lines.extend(choice_lines(choices, inner_width, key));
     if let Some(reason) = &app.deny_reason {
         lines.push(Line::default());
         lines.push(Line::styled(
@@ -338,7 +351,7 @@ pub(super) fn draw_approval(
         ([call, lines].concat(), 0, 0)
     } else if room >= 3 {
         let most = call.len() - (room - 1);
-        let skip = (app.overlay_scroll as usize).min(most);
+        let skip = (overlay_scroll as usize).min(most);
         let mut shown: Vec<Line<'static>> = call.into_iter().skip(skip).take(room - 1).collect();
         shown.push(Line::styled(
             format!(
@@ -349,7 +362,7 @@ pub(super) fn draw_approval(
         ));
         ([shown, lines].concat(), 0, most)
     } else {
-        ([call, lines].concat(), app.overlay_scroll, 0)
+        ([call, lines].concat(), overlay_scroll, 0)
     };
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = centered(area, width, height);
@@ -364,61 +377,7 @@ pub(super) fn draw_approval(
     (most as u16).max(all_scroll)
 }
 
-/// The folder trust question (CONTRACT "Folder trust"): what trusting lets the folder do.
-pub(super) fn draw_trust(workdir: &str, frame: &mut Frame, area: Rect) {
-    let width = area.width.saturating_sub(4).clamp(20, 90);
-    let inner_width = width.saturating_sub(4);
-    let key = Style::new()
-        .fg(super::theme::accent())
-        .add_modifier(Modifier::BOLD);
-    let mut lines = vec![
-        Line::styled(
-            truncate(workdir, inner_width as usize),
-            Style::new().add_modifier(Modifier::BOLD),
-        ),
-        Line::default(),
-    ];
-    lines.extend(wrap(
-        &[Span::raw(
-            "A trusted folder's own files may widen what harness9 does: the allow rules of its \
-             .harness9/settings*.json, its hooks and .mcp.json servers, and the base URLs in \
-             its .env. Until you trust it they are ignored (its deny and ask rules apply).",
-        )],
-        inner_width,
-        &[],
-        &[],
-    ));
-    lines.push(Line::default());
-    for (k, what) in [
-        (
-            "t",
-            "trust this folder (remembered in $HARNESS9_HOME/trusted.json)",
-        ),
-        ("n", "do not trust it for now (Esc): asked again next time"),
-    ] {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner_width,
-            &[Span::styled(format!(" {k}  "), key)],
-            &[Span::raw("    ")],
-        ));
-    }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = centered(area, width, height);
-    let title = Span::styled(
-        " Trust this folder? ",
-        Style::new().add_modifier(Modifier::BOLD),
-    );
-    boxed(
-        frame,
-        rect,
-        title,
-        Style::new().fg(super::theme::warn()),
-        lines,
-    );
-}
-
-pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
+pub(super) fn draw_help(overlay_scroll: u16, frame: &mut Frame, area: Rect) -> u16 {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
     let width = ((key_width + 56) as u16 + 4).min(area.width);
     // Descriptions wrap under their own column when the screen is narrow.
@@ -463,6 +422,6 @@ pub(super) fn draw_help(app: &App, frame: &mut Frame, area: Rect) -> u16 {
         Span::raw(" Keys · Esc closes "),
         Style::new(),
         lines,
-        app.overlay_scroll,
+        overlay_scroll,
     )
 }

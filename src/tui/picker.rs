@@ -1,7 +1,9 @@
 //! The session picker (Ctrl+R, `/resume`, `harness9 --resume`): this directory's sessions newest
 //! first, Tab for every directory's, typing filters by name, title and full text. Queries run off
-//! the UI task; each carries a generation and answers to an older one are dropped.
+//! the UI task; each carries a generation and answers to an older one are dropped. A layer over
+//! the conversation: Enter resumes the chosen session (not while a turn runs), Esc closes it.
 
+use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -10,23 +12,45 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use unicode_width::UnicodeWidthStr;
 
+use super::app::Command;
+use super::compositor::{Layer, Outcome, Shared};
+use super::keymap::{Action, Focus};
 use super::wrap::truncate;
 use crate::session::SessionHit;
 use crate::session::text::{age, now_ms};
 
 #[derive(Debug, Default)]
-pub struct Picker {
-    pub query: String,
+pub(super) struct Picker {
+    pub(super) query: String,
     /// Every directory's sessions, not only this one's.
-    pub all: bool,
-    pub hits: Vec<SessionHit>,
-    pub selected: usize,
+    all: bool,
+    hits: Vec<SessionHit>,
+    selected: usize,
     /// The generation of the latest query sent; older answers are stale.
-    pub generation: u64,
-    pub loading: bool,
+    pub(super) generation: u64,
+    loading: bool,
 }
 
 impl Picker {
+    /// The picker, and its first query (this directory's sessions).
+    pub fn open() -> (Self, Command) {
+        let mut picker = Picker::default();
+        let query = picker.query_sessions();
+        (picker, query)
+    }
+
+    /// A query for what the picker shows now; answers to earlier ones are dropped from now on.
+    fn query_sessions(&mut self) -> Command {
+        self.generation += 1;
+        self.loading = true;
+        self.selected = 0;
+        Command::QuerySessions {
+            query: self.query.clone(),
+            all: self.all,
+            generation: self.generation,
+        }
+    }
+
     /// Takes an answer; returns false when it was stale.
     pub fn accept(&mut self, generation: u64, hits: Vec<SessionHit>) -> bool {
         if generation != self.generation {
@@ -43,7 +67,62 @@ impl Picker {
     }
 }
 
-pub fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rect) {
+impl Layer for Picker {
+    fn focus(&self) -> Focus {
+        Focus::Picker
+    }
+
+    fn update(&mut self, action: Action, shared: &Shared) -> Outcome {
+        if let Some(chosen) = action.chosen(self.selected, self.hits.len()) {
+            self.selected = chosen;
+            return Outcome::done();
+        }
+        // Ctrl+C, the page keys and the wheel are the conversation's, under the picker.
+        if action.is_the_conversations() {
+            return Outcome::pass();
+        }
+        match action {
+            Action::Close => Outcome::close(Vec::new()),
+            Action::PickerToggleAll => {
+                self.all = !self.all;
+                Outcome::send(vec![self.query_sessions()])
+            }
+            Action::PickerResume => match self.selected_id() {
+                Some(_) if shared.running => Outcome::done()
+                    .flash("wait for the turn to end (or Esc) before switching sessions"),
+                Some(id) => Outcome::close(vec![Command::ResumeSession(id.to_owned())]),
+                None => Outcome::done(),
+            },
+            // The query's own editing.
+            Action::Edit(key) => {
+                let changed = match key.code {
+                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        self.query.push(c);
+                        true
+                    }
+                    KeyCode::Backspace => self.query.pop().is_some(),
+                    _ => false,
+                };
+                if changed {
+                    Outcome::send(vec![self.query_sessions()])
+                } else {
+                    Outcome::done()
+                }
+            }
+            _ => Outcome::done(),
+        }
+    }
+
+    fn draw(&self, shared: &Shared, frame: &mut Frame, area: Rect) {
+        draw(self, shared.session_id, frame, area);
+    }
+
+    fn hints(&self) -> &'static str {
+        " type to search · ↑↓ choose · Enter resumes · Esc closes "
+    }
+}
+
+fn draw(picker: &Picker, current_session: &str, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).clamp(30, 120);
     let height = area.height.saturating_sub(2).max(6);
     let rect = Rect::new(

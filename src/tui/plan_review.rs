@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 
 use super::app::{App, Command, new_input};
 use super::keymap::Action;
+use super::overlays::choice_lines;
 use super::wrap::wrap;
 use crate::session::{Mode, TodoStatus};
 
@@ -114,26 +115,23 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         ));
     }
     lines.push(Line::default());
-    for (key, what) in [
+    lines.extend(choice_lines(
+        [
         (
             "a",
-            "run it, continuing by itself until the list is done (default mode: asks before edits and commands)",
+            "run it, continuing by itself until the list is done (default mode: asks before edits and commands)".to_owned(),
         ),
         (
             "e",
-            "run it, continuing by itself, in auto-edit mode (edits run; commands still ask)",
+            "run it, continuing by itself, in auto-edit mode (edits run; commands still ask)".to_owned(),
         ),
-        ("s", "run it step by step: one item, then stop"),
-        ("k", "keep planning: tell the model what to change"),
-        ("x", "discard the plan (Esc)"),
-    ] {
-        lines.extend(wrap(
-            &[Span::raw(what)],
-            inner_width,
-            &[Span::styled(format!(" {key}  "), accent)],
-            &[Span::raw("    ")],
-        ));
-    }
+        ("s", "run it step by step: one item, then stop".to_owned()),
+        ("k", "keep planning: tell the model what to change".to_owned()),
+        ("x", "discard the plan (Esc)".to_owned()),
+        ],
+        inner_width,
+        accent,
+    ));
     if let Some(feedback) = &app.review_feedback {
         lines.push(Line::default());
         lines.push(Line::styled(

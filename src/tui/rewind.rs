@@ -1,20 +1,21 @@
 //! `/undo` and `/rewind` on screen. `/rewind` opens a layer listing the conversation's prompts
 //! (Enter goes back to before the selected one with its files and the conversation, `c` the
 //! conversation only, `f` the files only); a restore that finds files changed since the
-//! checkpoint opens a question naming them (overwrite, keep yours, or cancel). The app only
+//! checkpoint opens a question naming them (`restore_question`). The app only
 //! sends requests and shows answers: the session core restores.
 
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::app::{App, Command};
-use super::keymap::Layer;
+use super::compositor::{Layer, Outcome, Shared};
+use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
+use super::restore_question::RestoreQuestion;
 use super::transcript::Tone;
 use super::view::DIM;
 use super::wrap::truncate;
@@ -24,18 +25,11 @@ use crate::terminal_text::sanitize;
 
 /// `/rewind`'s list, while it is open.
 #[derive(Debug, Clone, Default)]
-pub struct RewindList {
-    pub prompts: Vec<PromptPoint>,
-    pub selected: usize,
+pub(super) struct RewindList {
+    prompts: Vec<PromptPoint>,
+    selected: usize,
     /// The list was asked for and has not come yet.
-    pub loading: bool,
-}
-
-/// A restore waiting for the user: these files changed since the checkpoint.
-#[derive(Debug, Clone)]
-pub struct RestoreQuestion {
-    pub what: Restore,
-    pub changed: Vec<String>,
+    loading: bool,
 }
 
 impl App {
@@ -57,7 +51,7 @@ impl App {
             self.flash = Some("wait for the run to end (or Esc) before /rewind".into());
             return Vec::new();
         }
-        self.rewind = Some(RewindList {
+        self.open_layer(RewindList {
             loading: true,
             ..RewindList::default()
         });
@@ -65,7 +59,7 @@ impl App {
     }
 
     pub(super) fn on_prompts(&mut self, prompts: Vec<PromptPoint>) {
-        if let Some(list) = &mut self.rewind {
+        if let Some(list) = self.stack.find_mut::<RewindList>() {
             // The newest is the likeliest choice.
             list.selected = prompts.len().saturating_sub(1);
             list.prompts = prompts;
@@ -76,15 +70,15 @@ impl App {
     pub(super) fn on_restored(&mut self, restored: Arc<Restored>) {
         let workdir = std::path::PathBuf::from(&self.session.workdir);
         if restored.report.asking {
-            self.restore_question = Some(RestoreQuestion {
-                what: restored.what.clone(),
-                changed: restored
+            self.open_layer(RestoreQuestion::new(
+                restored.what.clone(),
+                restored
                     .report
                     .changed_since
                     .iter()
                     .map(|p| crate::files::paths::display(&workdir, p))
                     .collect(),
-            });
+            ));
             return;
         }
         let tone = if restored.report.failed.is_empty() {
@@ -105,66 +99,49 @@ impl App {
     }
 }
 
-/// The keys of the rewind list and the restore question, when one has the focus.
-pub fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Command>> {
-    match app.layer() {
-        Layer::RestoreQuestion => {
-            let question = app.restore_question.clone()?;
-            let conflicts = match key.code {
-                KeyCode::Char('o' | 'O') => Some(Conflicts::Overwrite),
-                KeyCode::Char('k' | 'K') => Some(Conflicts::Keep),
-                KeyCode::Char('n' | 'N') | KeyCode::Esc => None,
-                _ => return Some(Vec::new()),
-            };
-            app.restore_question = None;
-            Some(match conflicts {
-                Some(conflicts) => vec![Command::Restore {
-                    what: question.what,
-                    conflicts,
-                }],
-                None => {
-                    app.flash = Some("nothing was restored".into());
-                    Vec::new()
-                }
-            })
+impl Layer for RewindList {
+    fn focus(&self) -> Focus {
+        Focus::Rewind
+    }
+
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        if let Some(chosen) = action.chosen(self.selected, self.prompts.len()) {
+            self.selected = chosen;
+            return Outcome::done();
         }
-        Layer::Rewind => {
-            let list = app.rewind.as_mut()?;
-            let last = list.prompts.len().saturating_sub(1);
-            let choice = match key.code {
-                KeyCode::Esc | KeyCode::Char('q') => {
-                    app.rewind = None;
-                    return Some(Vec::new());
-                }
-                KeyCode::Up | KeyCode::Char('k') => {
-                    list.selected = list.selected.saturating_sub(1);
-                    return Some(Vec::new());
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    list.selected = (list.selected + 1).min(last);
-                    return Some(Vec::new());
-                }
-                KeyCode::Enter => (true, true),
-                KeyCode::Char('c') => (false, true),
-                KeyCode::Char('f') => (true, false),
-                _ => return Some(Vec::new()),
-            };
-            let seq = list.prompts.get(list.selected)?.seq;
-            app.rewind = None;
-            Some(vec![Command::Restore {
-                what: Restore::Rewind {
-                    seq,
-                    files: choice.0,
-                    conversation: choice.1,
-                },
-                conflicts: Conflicts::Ask,
-            }])
+        match action {
+            Action::Close => Outcome::close(Vec::new()),
+            Action::Rewind {
+                files,
+                conversation,
+            } => match self.prompts.get(self.selected) {
+                Some(point) => Outcome::close(vec![Command::Restore {
+                    what: Restore::Rewind {
+                        seq: point.seq,
+                        files,
+                        conversation,
+                    },
+                    conflicts: Conflicts::Ask,
+                }]),
+                // Nothing to go back to (the list is still coming, or empty).
+                None => Outcome::done(),
+            },
+            // The wheel scrolls the conversation under the list.
+            Action::ScrollUp(_) | Action::ScrollDown(_) => Outcome::pass(),
+            _ => Outcome::done(),
         }
-        _ => None,
+    }
+
+    fn draw(&self, _: &Shared, frame: &mut Frame, area: Rect) {
+        draw_list(self, frame, area);
+    }
+
+    fn hints(&self) -> &'static str {
+        " ↑↓ choose · Enter files and conversation · c · f · Esc closes "
     }
 }
 
-pub fn draw_list(list: &RewindList, frame: &mut Frame, area: Rect) {
+fn draw_list(list: &RewindList, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).min(100);
     let text = width.saturating_sub(4) as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
@@ -205,32 +182,6 @@ pub fn draw_list(list: &RewindList, frame: &mut Frame, area: Rect) {
              f files · Esc ",
         ),
         Style::new().fg(super::theme::accent()),
-        lines,
-    );
-}
-
-pub fn draw_question(question: &RestoreQuestion, frame: &mut Frame, area: Rect) {
-    let width = area.width.saturating_sub(4).min(90);
-    let text = width.saturating_sub(4) as usize;
-    let mut lines = vec![Line::raw(
-        "These files changed since the checkpoint (you, or another program, edited them):",
-    )];
-    for path in &question.changed {
-        lines.push(Line::styled(
-            format!("  {}", truncate(&sanitize(path), text.saturating_sub(2))),
-            Style::new().fg(Color::Yellow),
-        ));
-    }
-    lines.push(Line::default());
-    lines.push(Line::raw("o  overwrite them with the checkpoint too"));
-    lines.push(Line::raw("k  keep them as they are, restore the others"));
-    lines.push(Line::raw("n  restore nothing (Esc)"));
-    let height = (lines.len() as u16 + 2).min(area.height);
-    boxed(
-        frame,
-        centered(area, width, height),
-        Span::raw(" Files changed since the checkpoint "),
-        Style::new().fg(Color::Yellow),
         lines,
     );
 }

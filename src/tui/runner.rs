@@ -1,6 +1,7 @@
 //! The TUI's side of the session core: the app's commands go out as requests (only the
 //! terminal's own, the clipboard and the mouse, are carried out here; the core writes files) and
-//! updates come back in as the app's events; the loop that owns the terminal.
+//! updates come back in as the app's events; the one loop that owns the terminal, from the
+//! first frame (the start's questions, the session opening) to the end.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,8 +11,13 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
 use super::app::{App, AppEvent, Command};
+use super::startup::Startup;
 use super::{draw_frame, mcp_panel, terminal};
+use crate::assemble::AssembleError;
+use crate::config::display::Display;
 use crate::session::{Closing, ExportError, Request, SessionHandle, Update};
+
+mod opened;
 
 /// The shortest time between two frames (60 per second at most).
 const FRAME: Duration = Duration::from_millis(16);
@@ -22,45 +28,73 @@ const DRAIN: usize = 256;
 
 /// The TUI's side of the session core: the app's commands go out as requests (only the
 /// terminal's own, the clipboard and the mouse, are carried out here) and updates come back in
-/// as the app's events.
+/// as the app's events. Before the session is open, the start's questions are answered here
+/// (`startup`).
 pub(super) struct Runner {
-    handle: SessionHandle,
-    updates: mpsc::UnboundedReceiver<Update>,
+    /// The session, once it is open.
+    session: Option<Live>,
+    /// From the first frame to the opened session.
+    startup: Startup,
+    /// What the terminal sent while the session was being opened: taken once it is, as if it
+    /// came then (keys typed meanwhile waited in the terminal before the loop owned it).
+    held: Vec<TermEvent>,
     /// The session shown now (`/new` and the picker change it).
     session_id: String,
     /// How the session ended, once it has.
     closing: Option<Arc<Closing>>,
+    /// What the opened session is shown with.
+    display: Display,
+    /// Show the session picker once the session is open (`--resume` without an id).
+    open_picker: bool,
+    /// The MCP servers' process groups are killed when the TUI ends, however it ends.
+    mcp_guard: Option<Box<dyn std::any::Any>>,
     /// Bell and OSC 9 when an approval waits or a run ends unseen.
-    pub(super) notify: super::notify::Notify,
+    notify: super::notify::Notify,
+}
+
+/// The open session's two ends.
+struct Live {
+    handle: SessionHandle,
+    updates: mpsc::UnboundedReceiver<Update>,
 }
 
 impl Runner {
-    pub(super) fn new(
-        handle: SessionHandle,
-        updates: mpsc::UnboundedReceiver<Update>,
-        session_id: String,
-    ) -> Self {
+    pub(super) fn new(startup: Startup, display: Display, open_picker: bool) -> Self {
+        let mut notify = super::notify::Notify::default();
+        notify.bell = display.bell;
+        notify.osc9 = display.notify;
         Runner {
-            handle,
-            updates,
-            session_id,
+            session: None,
+            startup,
+            held: Vec::new(),
+            session_id: String::new(),
             closing: None,
-            notify: super::notify::Notify::default(),
+            display,
+            open_picker,
+            mcp_guard: None,
+            notify,
         }
+    }
+
+    /// Whether a session was opened (and so shown).
+    pub(super) fn opened(&self) -> bool {
+        self.session.is_some()
     }
 
     pub(super) async fn event_loop(
         &mut self,
         term: &mut terminal::Term,
         app: &mut App,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), AssembleError> {
+        let setup = |e: std::io::Error| AssembleError::Setup(e.to_string());
         let mut input = EventStream::new();
         let mut term_signal =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(setup)?;
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .map_err(setup)?;
 
-        draw_frame(term, app)?;
-        tracing::info!("[tui] session shown");
+        draw_frame(term, app).map_err(setup)?;
         let mut last_draw = Instant::now();
         let mut last_tick = Instant::now();
         let mut dirty = false;
@@ -68,7 +102,7 @@ impl Runner {
         loop {
             let now = Instant::now();
             if dirty && now.duration_since(last_draw) >= FRAME {
-                draw_frame(term, app)?;
+                draw_frame(term, app).map_err(setup)?;
                 last_draw = now;
                 dirty = false;
             }
@@ -85,25 +119,19 @@ impl Runner {
             tokio::select! {
                 event = input.next() => match event {
                     Some(Ok(event)) => {
-                        match event {
-                            TermEvent::Key(key) => commands = app.handle_key(key),
-                            TermEvent::Paste(text) => commands = app.handle_paste(&text),
-                            TermEvent::Mouse(mouse) => app.handle_mouse(mouse),
-                            TermEvent::FocusGained => self.notify.focused = true,
-                            TermEvent::FocusLost => self.notify.focused = false,
-                            _ => {}
-                        }
+                        commands = self.take_input(app, event);
                         dirty = true;
                     }
                     // The terminal went away: leave as if asked to quit.
                     Some(Err(_)) | None => commands.push(Command::Quit),
                 },
-                update = self.updates.recv() => match update {
+                update = recv(&mut self.session) => match update {
                     Some(update) => {
                         commands.extend(self.apply(app, update));
                         // A fast stream cannot starve the screen: a bounded batch per frame.
                         for _ in 0..DRAIN {
-                            match self.updates.try_recv() {
+                            let Some(live) = &mut self.session else { break };
+                            match live.updates.try_recv() {
                                 Ok(update) => commands.extend(self.apply(app, update)),
                                 Err(_) => break,
                             }
@@ -112,6 +140,15 @@ impl Runner {
                     }
                     // The core is gone: nothing more can happen in this session.
                     None => commands.push(Command::Quit),
+                },
+                done = self.startup.progress() => {
+                    if let Some(opened) = self.startup.finish(done, app)? {
+                        commands = self.show(app, opened);
+                        for event in std::mem::take(&mut self.held) {
+                            commands.extend(self.take_input(app, event));
+                        }
+                    }
+                    dirty = true;
                 },
                 _ = term_signal.recv() => commands.push(Command::Quit),
                 _ = hangup.recv() => commands.push(Command::Quit),
@@ -128,11 +165,31 @@ impl Runner {
                 return Ok(());
             }
             for command in commands {
-                if self.execute(command).await {
+                if self.execute(app, command).await {
                     return Ok(());
                 }
             }
         }
+    }
+
+    /// One event of the terminal into the app; what the app asks in return. While the session
+    /// is being opened, what would go to it waits (`held`).
+    fn take_input(&mut self, app: &mut App, event: TermEvent) -> Vec<Command> {
+        match event {
+            TermEvent::FocusGained => self.notify.focused = true,
+            TermEvent::FocusLost => self.notify.focused = false,
+            TermEvent::Key(_) | TermEvent::Paste(_) | TermEvent::Mouse(_)
+                if self.startup.holds_input() =>
+            {
+                self.held.push(event)
+            }
+            // Before the session, only the start's questions (and quitting) take keys.
+            TermEvent::Key(key) => return app.handle_key(key),
+            TermEvent::Paste(text) if self.session.is_some() => return app.handle_paste(&text),
+            TermEvent::Mouse(mouse) if self.session.is_some() => app.handle_mouse(mouse),
+            _ => {}
+        }
+        Vec::new()
     }
 
     /// An update of the session, as the app takes it; what the app asks in return.
@@ -253,7 +310,10 @@ impl Runner {
     }
 
     /// Carries out one command; `true` means quit.
-    pub(super) async fn execute(&mut self, command: Command) -> bool {
+    async fn execute(&mut self, app: &mut App, command: Command) -> bool {
+        if self.startup.answer(&command, app) {
+            return false;
+        }
         let request = match command {
             Command::Submit(prompt) => Request::Submit(prompt),
             Command::Interrupt => Request::Interrupt,
@@ -304,7 +364,7 @@ impl Runner {
                 };
                 return false;
             }
-            // Trust is asked before the session starts (`trust_prompt::ask`), never in a run.
+            // Answers of the start (`startup`), taken above.
             Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
             Command::McpReconnect(name) => Request::McpReconnect(name),
             Command::McpDisable(name) => Request::McpDisable(name),
@@ -328,19 +388,27 @@ impl Runner {
                 return true;
             }
         };
-        // A core that is gone has closed already; the loop then quits on its own.
-        self.handle.send(request);
+        match &self.session {
+            // A core that is gone has closed already; the loop then quits on its own.
+            Some(live) => {
+                live.handle.send(request);
+            }
+            // Before the session, the app asks nothing of it (keys typed for it wait).
+            None => tracing::debug!("[tui] no session yet | dropped={request:?}"),
+        }
         false
     }
 
     /// Closes the session (the run stores what it has; an empty session is not kept) and
     /// waits until it is closed.
     pub(super) async fn close(&mut self) -> Option<Arc<Closing>> {
-        if self.closing.is_none() {
-            self.handle.send(Request::Close {
+        if self.closing.is_none()
+            && let Some(live) = &mut self.session
+        {
+            live.handle.send(Request::Close {
                 discard_if_empty: true,
             });
-            while let Some(update) = self.updates.recv().await {
+            while let Some(update) = live.updates.recv().await {
                 if let Update::Closed(closing) = update {
                     self.closing = Some(closing);
                     break;
@@ -348,6 +416,14 @@ impl Runner {
             }
         }
         self.closing.clone()
+    }
+}
+
+/// The open session's next update; never, before it is open.
+async fn recv(session: &mut Option<Live>) -> Option<Update> {
+    match session {
+        Some(live) => live.updates.recv().await,
+        None => std::future::pending().await,
     }
 }
 

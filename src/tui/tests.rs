@@ -56,7 +56,7 @@ fn app_at(now: &std::sync::Arc<std::sync::Mutex<std::time::Instant>>) -> App {
 /// The screen as text, one line per row.
 fn screen(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| view::draw(app, frame)).unwrap();
+    terminal.draw(|frame| view::render(app, frame)).unwrap();
     let buffer = terminal.backend().buffer();
     (0..height)
         .map(|y| {
@@ -470,7 +470,7 @@ fn no_state_panics_at_tiny_sizes() {
         }),
         Box::new(|| {
             let mut app = app();
-            app.help = true;
+            app.open_layer(super::help::Help::default());
             app
         }),
         Box::new(|| {

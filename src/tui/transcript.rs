@@ -77,7 +77,8 @@ struct Layout {
 pub struct Entry {
     pub kind: EntryKind,
     revision: u64,
-    layout: Option<Layout>,
+    /// The laid-out lines: a cache, filled while a frame is drawn (behind `&self`).
+    layout: std::cell::RefCell<Option<Layout>>,
     /// Inline mode: how much of a streaming answer's source is in the scrollback already (its
     /// completed blocks); only the rest is laid out here.
     written: usize,
@@ -88,7 +89,7 @@ impl Entry {
         Entry {
             kind,
             revision: 0,
-            layout: None,
+            layout: Default::default(),
             written: 0,
         }
     }
@@ -97,14 +98,15 @@ impl Entry {
         self.revision += 1;
     }
 
-    /// The lines of this entry at `width`, from the cache when nothing changed.
-    pub fn lines(
-        &mut self,
+    /// `read` of the lines of this entry at `width`, from the cache when nothing changed.
+    pub fn with_lines<R>(
+        &self,
         width: u16,
         expanded: bool,
         spinner: usize,
         now: Instant,
-    ) -> &[Line<'static>] {
+        read: impl FnOnce(&[Line<'static>]) -> R,
+    ) -> R {
         // A running tool's spinner (and a running task's clock) changes every frame; their
         // blocks are small, so they are not cached.
         let animated = match &self.kind {
@@ -112,7 +114,8 @@ impl Entry {
             EntryKind::Task(task) => task.is_running(),
             _ => false,
         };
-        let layout = self.layout.get_or_insert_with(Layout::default);
+        let mut layout = self.layout.borrow_mut();
+        let layout = layout.get_or_insert_with(Layout::default);
         let fresh = layout.width == width
             && layout.expanded == expanded
             && layout.revision == self.revision
@@ -136,7 +139,7 @@ impl Entry {
                 self.written,
             );
         }
-        &layout.lines
+        read(&layout.lines)
     }
 }
 
@@ -270,8 +273,9 @@ pub struct Transcript {
     entries: Vec<Entry>,
     /// The task blocks by their call's id (entries are only appended, or all cleared).
     tasks: HashMap<String, usize>,
-    /// The time running blocks count their time to (`set_now`, before a draw).
-    now: Option<Instant>,
+    /// The time running blocks count their time to (`set_now`, by the frame that draws them:
+    /// the frame's clock, not the transcript's state).
+    now: std::cell::Cell<Option<Instant>>,
     /// How many entries were written into the terminal's scrollback (inline mode, `window`).
     flushed: usize,
 }
@@ -296,8 +300,8 @@ impl Transcript {
     }
 
     /// The time a draw shows running blocks at.
-    pub fn set_now(&mut self, now: Instant) {
-        self.now = Some(now);
+    pub fn set_now(&self, now: Instant) {
+        self.now.set(Some(now));
     }
 
     pub fn push(&mut self, kind: EntryKind) {
@@ -398,7 +402,7 @@ impl Transcript {
 
     pub fn tool_started(&mut self, call: ToolCall) {
         if call.name == super::task_view::TASK_TOOL {
-            let now = self.now.unwrap_or_else(Instant::now);
+            let now = self.now.get().unwrap_or_else(Instant::now);
             return self.task_started(call, now);
         }
         self.push(EntryKind::Tool {
@@ -437,7 +441,7 @@ impl Transcript {
 
     /// Marks calls that never got a result as interrupted.
     pub fn interrupt_running(&mut self) {
-        let now = self.now.unwrap_or_else(Instant::now);
+        let now = self.now.get().unwrap_or_else(Instant::now);
         for entry in &mut self.entries {
             let changed = match &mut entry.kind {
                 EntryKind::Tool { status, .. } if *status == ToolStatus::Running => {

@@ -1,7 +1,7 @@
 //! Drawing the app: the transcript, the input (with the terminal's cursor at its position), the
 //! status line with its token gauge, the todo panel, then the layers over them in the order of
-//! `App::layers` (`layers::draw_over`). A function of the state; the only things it changes are
-//! the transcript's layout cache, the scroll positions and the dialogs' time on screen.
+//! `App::layers` (`layers::draw_over`). `draw` is a function of the state (`&App`); what a
+//! frame needs settled first, and what the app learns from it, are `frame.rs`'s.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Scroll};
+use super::app::App;
 use super::status_line::draw_status;
 use super::wrap::{truncate, wrap};
 use crate::session::TodoStatus;
@@ -19,29 +19,64 @@ pub(super) const DIM: Style = Style::new().fg(Color::DarkGray);
 /// Widest the todo panel gets beside the transcript.
 const TODO_PANEL: u16 = 38;
 
-pub fn draw(app: &mut App, frame: &mut Frame) {
-    let area = frame.area();
+/// A whole frame: what drawing needs is settled first (`App::prepare`: the viewport, where the
+/// view is scrolled to), then the screen is drawn from the state alone (`draw`), then the app
+/// takes in what the frame showed (`App::drawn`).
+pub fn render(app: &mut App, frame: &mut Frame) {
+    app.prepare(frame.area());
+    draw(app, frame);
+    app.drawn();
+}
+
+/// Where each part of the screen goes in `area`.
+pub(super) struct Areas {
+    pub body: Rect,
+    queue: Rect,
+    input: Rect,
+    status: Rect,
+    /// The transcript's part of the body, and the todo panel's beside it on a wide screen.
+    pub transcript: Rect,
+    todo: Option<Rect>,
+}
+
+/// The screen's parts for `app` in `area`, with the lines above the input.
+pub(super) fn areas(app: &App, area: Rect) -> (Areas, Vec<Line<'static>>) {
     let input_lines = app.input.lines().len().clamp(1, 6) as u16;
     let mut queue_lines = super::jobs::running_lines(app);
     queue_lines.extend(queue_lines_of(app));
-    let [body, queue_area, input_area, status_area] = Layout::vertical([
+    let [body, queue, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(queue_lines.len() as u16),
         Constraint::Length(input_lines + 1),
         Constraint::Length(1),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(queue_lines), queue_area);
-
-    let (transcript_area, todo_area) = if app.show_todos && body.width >= 100 {
+    let (transcript, todo) = if app.show_todos && body.width >= 100 {
         let [left, right] =
             Layout::horizontal([Constraint::Min(40), Constraint::Length(TODO_PANEL)]).areas(body);
         (left, Some(right))
     } else {
         (body, None)
     };
-    draw_transcript(app, frame, transcript_area);
-    if let Some(todo_area) = todo_area {
+    let areas = Areas {
+        body,
+        queue,
+        input,
+        status,
+        transcript,
+        todo,
+    };
+    (areas, queue_lines)
+}
+
+/// Draws the app: a function of its state (the only things it fills are caches: the
+/// transcript's layout, the frame's clock, where the cursor and the overlays' ends fell).
+pub fn draw(app: &App, frame: &mut Frame) {
+    let (areas, queue_lines) = areas(app, frame.area());
+    let body = areas.body;
+    frame.render_widget(Paragraph::new(queue_lines), areas.queue);
+    draw_transcript(app, frame, areas.transcript);
+    if let Some(todo_area) = areas.todo {
         draw_todos(app, frame, todo_area);
     } else if app.show_todos {
         let width = TODO_PANEL.min(body.width);
@@ -51,12 +86,10 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
         frame.render_widget(Clear, overlay);
         draw_todos(app, frame, overlay);
     }
-    app.cursor = draw_input(app, frame, input_area);
-    draw_status(app, frame, status_area);
+    app.set_cursor(draw_input(app, frame, areas.input));
+    draw_status(app, frame, areas.status);
 
     super::layers::draw_over(app, frame, body);
-    // What this frame shows is on screen from now: a dialog's keys count from its first frame.
-    app.dialog_drawn();
 }
 
 /// Queued prompts, shown above the input.
@@ -138,39 +171,16 @@ pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
+fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(1).max(1);
     let height = area.height as usize;
-    app.viewport = area.height;
     let (expanded, spinner) = (app.expanded, app.spinner);
     app.transcript.set_now(app.clock.now());
     if app.inline {
         return draw_live(app, frame, Rect { width, ..area });
     }
-    // Resolve scrolling now that the width is known.
-    if app.pending_top {
-        app.pending_top = false;
-        app.scroll = Scroll::Anchored { top: 0 };
-    }
-    // Only a view that is (or is about to be) away from the bottom needs the total height; it
-    // is measured once per frame.
-    let mut offset = 0;
-    if app.pending_scroll != 0 || matches!(app.scroll, Scroll::Anchored { .. }) {
-        let total = app.transcript.total_height(width, expanded, spinner);
-        let bottom_top = total.saturating_sub(height);
-        let top = match app.scroll {
-            Scroll::Follow => bottom_top,
-            Scroll::Anchored { top } => top.min(bottom_top),
-        } as i64;
-        let top = (top + app.pending_scroll).clamp(0, bottom_top as i64) as usize;
-        app.pending_scroll = 0;
-        if top >= bottom_top {
-            app.scroll = Scroll::Follow;
-        } else {
-            app.scroll = Scroll::Anchored { top };
-            offset = total.saturating_sub(top + height);
-        }
-    }
+    // Where the view is was settled before the frame (`App::prepare`).
+    let offset = app.scroll_offset();
     let (mut lines, _) = app
         .transcript
         .window(width, height, offset, expanded, spinner);
@@ -200,10 +210,7 @@ fn draw_transcript(app: &mut App, frame: &mut Frame, area: Rect) {
 
 /// Inline: what is not in the scrollback yet, at the bottom of the body, right above the
 /// input (the body can be taller while a popup is open). The terminal scrolls, not the view.
-fn draw_live(app: &mut App, frame: &mut Frame, area: Rect) {
-    app.scroll = Scroll::Follow;
-    app.pending_scroll = 0;
-    app.pending_top = false;
+fn draw_live(app: &App, frame: &mut Frame, area: Rect) {
     let lines = if app.transcript.is_empty() {
         welcome(app, area.width)
     } else {
@@ -235,7 +242,7 @@ pub(super) fn transcript_width(app: &App, width: u16) -> u16 {
 
 /// Inline: the live area's height at `width` (at most `rows`), and the height it wants while
 /// the completion popup or the todo panel needs more room over the conversation above it.
-pub(super) fn inline_heights(app: &mut App, width: u16, rows: u16) -> (u16, u16) {
+pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
     let input_lines = app.input.lines().len().clamp(1, 6);
     let queue = super::jobs::running_lines(app).len() + queue_lines_of(app).len();
     let fixed = queue + input_lines + 2;
@@ -318,7 +325,7 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
     frame.render_widget(&app.input, field);
     // The terminal's own cursor sits where the next character goes, so an input method places
     // its window there.
-    if app.layer() == super::keymap::Layer::Main {
+    if app.layer() == super::keymap::Focus::Main {
         let cursor = app.input.screen_cursor();
         let (top, left) = app.input.scroll_offset();
         let row = (cursor.row as u16).saturating_sub(top);

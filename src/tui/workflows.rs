@@ -18,7 +18,7 @@ pub const POPUP_ROWS: usize = 8;
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
     pub fn popup(&self) -> Vec<Completion> {
-        if self.layer() != super::keymap::Layer::Main || self.popup_closed {
+        if self.layer() != super::keymap::Focus::Main || self.popup_closed {
             return Vec::new();
         }
         let text = self.input_text();
@@ -63,67 +63,6 @@ impl App {
     pub(super) fn apply_workflow(&mut self, action: Action) -> Option<Vec<Command>> {
         let commands = match action {
             Action::OpenPicker => self.open_picker(),
-            Action::PickerUp => {
-                if let Some(p) = &mut self.picker {
-                    p.selected = p.selected.saturating_sub(1);
-                }
-                Vec::new()
-            }
-            Action::PickerDown => {
-                if let Some(p) = &mut self.picker {
-                    p.selected = (p.selected + 1).min(p.hits.len().saturating_sub(1));
-                }
-                Vec::new()
-            }
-            Action::PickerToggleAll => {
-                if let Some(p) = &mut self.picker {
-                    p.all = !p.all;
-                }
-                self.query_sessions()
-            }
-            Action::PickerResume => {
-                let id = self
-                    .picker
-                    .as_ref()
-                    .and_then(|p| p.selected_id())
-                    .map(str::to_owned);
-                match id {
-                    Some(_) if self.running => {
-                        self.flash = Some(
-                            "wait for the turn to end (or Esc) before switching sessions".into(),
-                        );
-                        Vec::new()
-                    }
-                    Some(id) => {
-                        self.picker = None;
-                        vec![Command::ResumeSession(id)]
-                    }
-                    None => Vec::new(),
-                }
-            }
-            Action::Close if self.layer() == super::keymap::Layer::Picker => {
-                self.picker = None;
-                Vec::new()
-            }
-            Action::Edit(key) if self.layer() == super::keymap::Layer::Picker => {
-                let changed = match (key.code, &mut self.picker) {
-                    (KeyCode::Char(c), Some(p))
-                        if !key
-                            .modifiers
-                            .contains(crossterm::event::KeyModifiers::CONTROL) =>
-                    {
-                        p.query.push(c);
-                        true
-                    }
-                    (KeyCode::Backspace, Some(p)) => p.query.pop().is_some(),
-                    _ => false,
-                };
-                if changed {
-                    self.query_sessions()
-                } else {
-                    Vec::new()
-                }
-            }
             Action::CopyLast => self.copy(""),
             Action::PasteImage => vec![Command::PasteImage],
             // Inline, the mouse stays the terminal's (its scrollback, its selection).
@@ -252,7 +191,7 @@ impl App {
         }
         let commands = match name {
             "/help" => {
-                self.help = true;
+                self.open_layer(super::help::Help::default());
                 Vec::new()
             }
             "/new" => vec![Command::NewSession],
@@ -311,10 +250,14 @@ impl App {
                 vec![Command::SetModel(rest.to_owned())]
             }
             "/mcp" => {
-                self.mcp_panel = Some(0);
+                self.open_layer(super::mcp_panel::McpPanel::default());
                 Vec::new()
             }
-            "/memory" => super::memory_panel::open(self),
+            "/memory" => {
+                let (panel, commands) = super::memory_panel::MemoryPanel::open();
+                self.open_layer(panel);
+                commands
+            }
             "/todos" => {
                 self.show_todos = !self.show_todos;
                 Vec::new()
@@ -373,22 +316,9 @@ impl App {
     }
 
     pub(crate) fn open_picker(&mut self) -> Vec<Command> {
-        self.picker = Some(Picker::default());
-        self.query_sessions()
-    }
-
-    fn query_sessions(&mut self) -> Vec<Command> {
-        let Some(picker) = &mut self.picker else {
-            return Vec::new();
-        };
-        picker.generation += 1;
-        picker.loading = true;
-        picker.selected = 0;
-        vec![Command::QuerySessions {
-            query: picker.query.clone(),
-            all: picker.all,
-            generation: picker.generation,
-        }]
+        let (picker, query) = Picker::open();
+        self.open_layer(picker);
+        vec![query]
     }
 
     /// The last answer, or its code block `which` (1-based), to the clipboard.

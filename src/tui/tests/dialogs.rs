@@ -88,20 +88,22 @@ fn the_next_queued_approval_waits_its_own_250_ms() {
 fn the_trust_question_takes_its_answer_only_after_250_ms() {
     let now = std::sync::Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
     let mut app = app_at(&now);
-    app.trust = Some("/work/repo".into());
+    app.open_layer(crate::tui::trust_question::TrustQuestion::new(
+        "/work/repo".into(),
+    ));
     let text = screen(&mut app, 100, 30);
     assert!(
         text.contains("Trust this folder?") && text.contains("/work/repo"),
         "{text}"
     );
     assert!(app.handle_key(key(KeyCode::Char('t'))).is_empty());
-    assert!(app.trust.is_some());
+    assert_eq!(app.layer(), crate::tui::keymap::Focus::Trust);
     *now.lock().unwrap() += Duration::from_millis(250);
     assert_eq!(
         app.handle_key(key(KeyCode::Char('t'))),
         vec![Command::TrustFolder(true)]
     );
-    assert!(app.trust.is_none());
+    assert_eq!(app.layer(), crate::tui::keymap::Focus::Main);
 }
 
 #[test]

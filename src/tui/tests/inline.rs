@@ -13,7 +13,7 @@ fn the_live_area_shows_only_what_was_not_written_yet() {
     app.transcript.append_text("The parser reads");
     let written = app.transcript.take_finished(79, false, 0);
     assert_eq!(written.len(), 1);
-    let (need, want) = view::inline_heights(&mut app, 80, 24);
+    let (need, want) = view::inline_heights(&app, 80, 24);
     // The gap and the streaming line, the rule, the input, the status line.
     assert_eq!((need, want), (5, 5));
     let shown = screen(&mut app, 80, need);
@@ -30,9 +30,9 @@ fn the_live_area_asks_for_room_for_the_popup_and_no_more_than_the_screen() {
     app.transcript.push(EntryKind::User("hello".into()));
     app.transcript.take_finished(79, false, 0);
     // Nothing live: one blank row above the rule.
-    assert_eq!(view::inline_heights(&mut app, 80, 24), (4, 4));
+    assert_eq!(view::inline_heights(&app, 80, 24), (4, 4));
     type_text(&mut app, "/re");
-    let (need, want) = view::inline_heights(&mut app, 80, 24);
+    let (need, want) = view::inline_heights(&app, 80, 24);
     assert_eq!(need, 4);
     assert_eq!(want, 3 + 3 + 2, "three commands and the popup's border");
     // With the body at the bottom of a taller area, the popup sits right above the input.
@@ -42,7 +42,7 @@ fn the_live_area_asks_for_room_for_the_popup_and_no_more_than_the_screen() {
         "{shown}"
     );
     app.transcript.append_text(&"a line\n\n".repeat(40));
-    assert_eq!(view::inline_heights(&mut app, 80, 24).0, 24);
+    assert_eq!(view::inline_heights(&app, 80, 24).0, 24);
 }
 
 fn item(i: usize) -> String {
@@ -93,7 +93,7 @@ fn a_streaming_list_taller_than_the_screen_shows_its_tail_and_is_written_once_wh
         let expected: Vec<String> = (0..40).map(|i| format!("• {}", item(i))).collect();
         assert_eq!(written[1..], expected[..], "{written:?}");
         assert!(app.transcript.take_finished(99, false, 0).is_empty());
-        assert_eq!(view::inline_heights(&mut app, 100, rows).0, 4);
+        assert_eq!(view::inline_heights(&app, 100, rows).0, 4);
     }
 }
 

@@ -75,7 +75,11 @@ fn tab_in_the_slash_popup_completes_and_never_runs_and_esc_closes_it() {
     type_text(&mut app, "/he");
     assert!(app.handle_key(key(KeyCode::Tab)).is_empty());
     assert_eq!(app.input_text(), "/help");
-    assert!(!app.help, "Tab did not run /help");
+    assert_ne!(
+        app.layer(),
+        crate::tui::keymap::Focus::Help,
+        "Tab did not run /help"
+    );
     type_text(&mut app, "");
     app.set_input("/q");
     assert!(app.handle_key(key(KeyCode::Tab)).is_empty());
@@ -136,12 +140,18 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
     assert!(app.running && app.shells.is_empty());
 }
 
+/// What the open picker's query holds.
+fn picker_query(app: &App) -> &str {
+    let picker = app.stack.find::<crate::tui::picker::Picker>();
+    picker.map_or("", |p| p.query.as_str())
+}
+
 #[test]
 fn an_approval_drawn_over_the_picker_takes_the_keys() {
     let mut app = app();
     app.handle_key(ctrl('r'));
     type_text(&mut app, "pars");
-    assert_eq!(app.picker.as_ref().unwrap().query, "pars");
+    assert_eq!(picker_query(&app), "pars");
     let (request, mut answer) = ApprovalRequest::new(
         call("1", "bash", r#"{"command":"make"}"#),
         "runs".into(),
@@ -155,7 +165,7 @@ fn an_approval_drawn_over_the_picker_takes_the_keys() {
     assert!(text.contains("Approve bash?"), "{text}");
     assert_eq!(
         app.layers().last(),
-        Some(&crate::tui::keymap::Layer::Approval)
+        Some(&crate::tui::keymap::Focus::Approval)
     );
     // `d` then the reason go to the approval, never to the picker's query under it.
     app.handle_key(key(KeyCode::Char('d')));
@@ -167,12 +177,12 @@ fn an_approval_drawn_over_the_picker_takes_the_keys() {
             reason: Some("no".into())
         }
     );
-    assert_eq!(app.picker.as_ref().unwrap().query, "pars");
+    assert_eq!(picker_query(&app), "pars");
     // Help over the picker: Esc closes the help, the picker stays.
-    app.help = true;
+    app.open_layer(crate::tui::help::Help::default());
     assert!(screen(&mut app, 100, 30).contains("Keys · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
-    assert!(!app.help && app.picker.is_some());
+    assert_eq!(app.layer(), crate::tui::keymap::Focus::Picker);
 }
 
 #[test]
@@ -218,7 +228,9 @@ fn the_terminal_cursor_sits_at_the_input_position() {
     let mut app = app();
     type_text(&mut app, "héllo 北京");
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal.draw(|frame| view::draw(&mut app, frame)).unwrap();
+    terminal
+        .draw(|frame| view::render(&mut app, frame))
+        .unwrap();
     let position = terminal.get_cursor_position().unwrap();
     // "› " then 6 cells of "héllo " and 4 of the two wide characters.
     assert_eq!((position.x, position.y), (2 + 10, 22));

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::tui::app::AppEvent;
+use crate::tui::keymap::Focus;
 use crate::tui::mcp_panel::McpView;
 
 fn servers() -> Vec<McpView> {
@@ -50,7 +51,7 @@ fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
     app.mcp = servers();
     assert!(type_text(&mut app, "/mcp").is_empty());
     assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
-    assert_eq!(app.mcp_panel, Some(0));
+    assert_eq!(app.layer(), Focus::McpPanel);
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("github (user) connected"), "{shown}");
     assert!(shown.contains("mcp__github__list_issues"), "{shown}");
@@ -70,7 +71,7 @@ fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
     );
     assert!(app.input_text().is_empty());
     app.handle_key(key(KeyCode::Esc));
-    assert_eq!(app.mcp_panel, None);
+    assert_eq!(app.layer(), Focus::Main);
     assert!(!screen(&mut app, 100, 20).contains("MCP servers"));
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::session::{Memory, MemoryScope};
 use crate::tui::app::AppEvent;
+use crate::tui::keymap::Focus;
 
 fn record(id: i64, title: &str, content: &str, scope: MemoryScope) -> Memory {
     Memory {
@@ -61,12 +62,12 @@ fn the_memory_panel_lists_memories_and_snapshot() {
     let shown = screen(&mut app, 100, 24);
     insta::assert_snapshot!("memory_panel_100x24", shown);
     let mut app = opened();
-    app.memory_panel = None;
+    app.handle_key(key(KeyCode::Esc));
     app.handle_async(AppEvent::Memories {
         generation: 1,
         memories: memories(),
     });
-    assert!(app.memory_panel.is_none(), "a late answer opens nothing");
+    assert_eq!(app.layer(), Focus::Main, "a late answer opens nothing");
 }
 
 #[test]
@@ -100,7 +101,7 @@ fn typing_searches_and_only_the_latest_answer_is_shown() {
     assert!(shown.contains("builds with `just`"), "{shown}");
     assert!(!shown.contains("British"), "{shown}");
     app.handle_key(key(KeyCode::Esc));
-    assert!(app.memory_panel.is_none());
+    assert_eq!(app.layer(), Focus::Main);
 }
 
 #[test]
@@ -125,11 +126,8 @@ fn enter_edits_the_chosen_memory_and_enter_saves_it() {
     // Esc while editing goes back to the list, not out of the panel.
     app.handle_key(key(KeyCode::Enter));
     app.handle_key(key(KeyCode::Esc));
-    assert!(
-        app.memory_panel
-            .as_ref()
-            .is_some_and(|p| p.editing.is_none())
-    );
+    assert_eq!(app.layer(), Focus::MemoryPanel);
+    assert!(app.hints().contains("Enter edits"), "{}", app.hints());
 }
 
 #[test]

@@ -7,7 +7,7 @@ use super::*;
 use crate::session::{Conflicts, PromptPoint, RestoreReport};
 use crate::session::{Restore, Restored};
 use crate::tui::app::AppEvent;
-use crate::tui::keymap::Layer;
+use crate::tui::keymap::Focus;
 
 fn send(app: &mut App, text: &str) -> Vec<Command> {
     app.set_input(text);
@@ -55,7 +55,7 @@ fn undo_asks_the_core_and_shows_what_it_restored() {
 fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
     let mut app = app();
     assert_eq!(send(&mut app, "/rewind"), [Command::ListPrompts]);
-    assert_eq!(app.layer(), Layer::Rewind);
+    assert_eq!(app.layer(), Focus::Rewind);
     app.handle_async(AppEvent::Prompts(points()));
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("Rewind to before a prompt"), "{shown}");
@@ -77,7 +77,7 @@ fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
             conflicts: Conflicts::Ask
         }]
     );
-    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.layer(), Focus::Main);
     for (code, files, conversation) in [('c', false, true), ('f', true, false)] {
         send(&mut app, "/rewind");
         app.handle_async(AppEvent::Prompts(points()));
@@ -96,7 +96,7 @@ fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
     }
     send(&mut app, "/rewind");
     assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
-    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.layer(), Focus::Main);
 }
 
 #[test]
@@ -134,13 +134,13 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
         }))
     };
     app.handle_async(asking(what.clone()));
-    assert_eq!(app.layer(), Layer::RestoreQuestion);
+    assert_eq!(app.layer(), Focus::RestoreQuestion);
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("notes.md"), "{shown}");
     assert!(shown.contains("o  overwrite them"), "{shown}");
     // Any other key does nothing: the question stays.
     assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
-    assert_eq!(app.layer(), Layer::RestoreQuestion);
+    assert_eq!(app.layer(), Focus::RestoreQuestion);
     assert_eq!(
         app.handle_key(key(KeyCode::Char('k'))),
         [Command::Restore {
@@ -158,7 +158,7 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
     );
     app.handle_async(asking(what));
     assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
-    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.layer(), Focus::Main);
     assert_eq!(app.flash.as_deref(), Some("nothing was restored"));
 }
 

@@ -231,7 +231,11 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
     for (w, h) in [(40u16, 12u16), (80, 24)] {
         let mut app = app();
         app.handle_key(ctrl('r'));
-        let generation = app.picker.as_ref().unwrap().generation;
+        let generation = app
+            .stack
+            .find::<crate::tui::picker::Picker>()
+            .unwrap()
+            .generation;
         app.handle_async(AppEvent::Sessions {
             generation,
             hits: vec![
@@ -240,7 +244,9 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
             ],
         });
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-        terminal.draw(|frame| view::draw(&mut app, frame)).unwrap();
+        terminal
+            .draw(|frame| view::render(&mut app, frame))
+            .unwrap();
         let buffer = terminal.backend().buffer();
         let top = (0..h)
             .find(|&y| (0..w).any(|x| buffer[(x, y)].symbol() == "┐"))

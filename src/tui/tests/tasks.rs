@@ -9,7 +9,7 @@ use super::*;
 use crate::engine::{SessionInfo, SubagentEvent};
 use crate::schema::Message;
 use crate::tui::AppEvent;
-use crate::tui::keymap::Layer;
+use crate::tui::keymap::Focus;
 
 fn task_call(id: &str, agent: &str, description: &str, background: bool) -> ToolCall {
     let arguments = serde_json::json!({
@@ -284,7 +284,7 @@ fn a_childs_approval_names_the_agent_and_the_answer_reaches_it() {
         "{text}"
     );
     assert!(text.contains("Approve bash for explore?"), "{text}");
-    assert_eq!(app.layer(), Layer::Approval);
+    assert_eq!(app.layer(), Focus::Approval);
     // A key counts once the dialog has been on screen a moment (`dialog_guard`).
     later(&now, 1);
     app.handle_key(key(KeyCode::Char('y')));
@@ -319,7 +319,7 @@ fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
 
     let commands = app.handle_key(ctrl('o'));
     assert_eq!(commands, [Command::ReadSession(child.into())]);
-    assert_eq!(app.layer(), Layer::TaskTranscript);
+    assert_eq!(app.layer(), Focus::TaskTranscript);
     assert!(screen(&mut app, 80, 24).contains("reading…"));
     // What the runner does with the command: the session core reads the store.
     app.handle_async(AppEvent::SessionRead {
@@ -333,8 +333,7 @@ fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     assert!(text.contains("grep"), "{text}");
 
     app.handle_key(key(KeyCode::Esc));
-    assert_eq!(app.layer(), Layer::Main);
-    assert!(app.child_view.is_none());
+    assert_eq!(app.layer(), Focus::Main);
     let text = screen(&mut app, 80, 24);
     assert!(!text.contains("Find every caller of split."), "{text}");
 
@@ -343,7 +342,7 @@ fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     type_text(&mut app, "thanks");
     app.handle_key(key(KeyCode::Enter));
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert_eq!(app.layer(), Layer::Main);
+    assert_eq!(app.layer(), Focus::Main);
 }
 
 #[test]
@@ -394,7 +393,8 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
     assert!(text.contains("│ One caller."), "{text}");
     // No child session is known for it: Ctrl+O folds and unfolds.
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert!(app.expanded && app.child_view.is_none());
+    assert!(app.expanded);
+    assert_eq!(app.layer(), Focus::Main);
 }
 
 /// A child's model calls count in the status line's totals and `/cost`'s models, once each:
@@ -477,5 +477,5 @@ fn a_resumed_task_block_opens_its_childs_transcript() {
     ]));
     let commands = app.handle_key(ctrl('o'));
     assert_eq!(commands, [Command::ReadSession("child-1".into())]);
-    assert_eq!(app.layer(), Layer::TaskTranscript);
+    assert_eq!(app.layer(), Focus::TaskTranscript);
 }

@@ -15,7 +15,7 @@ impl Transcript {
     /// the entries that reach into the window are laid out. Also returns whether the top of the
     /// transcript was reached (so scrolling up further is pointless).
     pub fn window(
-        &mut self,
+        &self,
         width: u16,
         height: usize,
         offset: usize,
@@ -28,7 +28,7 @@ impl Transcript {
     /// The window of the entries not yet written into the scrollback (inline mode), with the
     /// gap above the first of them when something was written before it.
     pub fn live_window(
-        &mut self,
+        &self,
         width: u16,
         height: usize,
         expanded: bool,
@@ -40,13 +40,13 @@ impl Transcript {
     }
 
     /// The height of `live_window` with no limit.
-    pub fn live_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
+    pub fn live_height(&self, width: u16, expanded: bool, spinner: usize) -> usize {
         let first = self.flushed.min(self.entries.len());
         self.height_from(first, width, expanded, spinner)
     }
 
     fn window_from(
-        &mut self,
+        &self,
         first: usize,
         width: u16,
         height: usize,
@@ -57,13 +57,15 @@ impl Transcript {
         let want = height + offset;
         let mut collected: Vec<Line<'static>> = Vec::with_capacity(want);
         let mut reached_top = true;
-        let now = self.now.unwrap_or_else(Instant::now);
-        for (i, entry) in self.entries.iter_mut().enumerate().skip(first).rev() {
+        let now = self.now.get().unwrap_or_else(Instant::now);
+        for (i, entry) in self.entries.iter().enumerate().skip(first).rev() {
             let partial = entry.written > 0;
-            let lines = entry.lines(width, expanded, spinner, now);
-            // Newest first: this entry's lines in reverse, then the gap above it.
-            collected.extend(lines.iter().rev().cloned());
-            if has_gap(i, partial, lines.len()) {
+            let count = entry.with_lines(width, expanded, spinner, now, |lines| {
+                // Newest first: this entry's lines in reverse, then the gap above it.
+                collected.extend(lines.iter().rev().cloned());
+                lines.len()
+            });
+            if has_gap(i, partial, count) {
                 collected.push(Line::default());
             }
             if collected.len() >= want {
@@ -84,19 +86,19 @@ impl Transcript {
     }
 
     /// Every line of the transcript's height at `width` (lays out everything; for Home).
-    pub fn total_height(&mut self, width: u16, expanded: bool, spinner: usize) -> usize {
+    pub fn total_height(&self, width: u16, expanded: bool, spinner: usize) -> usize {
         self.height_from(0, width, expanded, spinner)
     }
 
-    fn height_from(&mut self, first: usize, width: u16, expanded: bool, spinner: usize) -> usize {
-        let now = self.now.unwrap_or_else(Instant::now);
+    fn height_from(&self, first: usize, width: u16, expanded: bool, spinner: usize) -> usize {
+        let now = self.now.get().unwrap_or_else(Instant::now);
         self.entries
-            .iter_mut()
+            .iter()
             .enumerate()
             .skip(first)
             .map(|(i, e)| {
                 let partial = e.written > 0;
-                let lines = e.lines(width, expanded, spinner, now).len();
+                let lines = e.with_lines(width, expanded, spinner, now, |lines| lines.len());
                 lines + usize::from(has_gap(i, partial, lines))
             })
             .sum()
@@ -151,7 +153,7 @@ impl Transcript {
         ));
         entry.written = stable;
         // Laid out again from what is left.
-        entry.layout = None;
+        entry.layout = Default::default();
         entry.touch();
         lines
     }
@@ -176,16 +178,17 @@ impl Transcript {
         expanded: bool,
         spinner: usize,
     ) -> Vec<Line<'static>> {
-        let now = self.now.unwrap_or_else(Instant::now);
+        let now = self.now.get().unwrap_or_else(Instant::now);
         let mut lines = Vec::new();
         for i in first..end {
-            let entry = &mut self.entries[i];
+            let entry = &self.entries[i];
             let partial = entry.written > 0;
-            let these = entry.lines(width, expanded, spinner, now);
-            if has_gap(i, partial, these.len()) {
-                lines.push(Line::default());
-            }
-            lines.extend_from_slice(these);
+            entry.with_lines(width, expanded, spinner, now, |these| {
+                if has_gap(i, partial, these.len()) {
+                    lines.push(Line::default());
+                }
+                lines.extend_from_slice(these);
+            });
         }
         self.flushed = end;
         lines

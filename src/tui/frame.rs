@@ -1,0 +1,93 @@
+//! What a frame needs settled before it is drawn, and what the app takes in after: drawing
+//! itself (`view::draw`) only reads the state. Before: the viewport's height and where the
+//! transcript view is (a scroll asked for by keys is resolved here, once the width is known).
+//! After: an overlay scrolled past its end is brought back, and the dialog on top counts its
+//! time on screen from this frame.
+
+use ratatui::layout::Rect;
+
+use super::app::{App, Scroll};
+
+impl App {
+    /// Settles what the frame drawn in `area` needs.
+    pub(super) fn prepare(&mut self, area: Rect) {
+        let (areas, _) = super::view::areas(self, area);
+        let width = areas.transcript.width.saturating_sub(1).max(1);
+        let height = areas.transcript.height as usize;
+        self.viewport = areas.transcript.height;
+        self.frame.offset = 0;
+        // Inline, the terminal scrolls, not the view.
+        if self.inline {
+            self.scroll = Scroll::Follow;
+            self.pending_scroll = 0;
+            self.pending_top = false;
+            return;
+        }
+        if self.pending_top {
+            self.pending_top = false;
+            self.scroll = Scroll::Anchored { top: 0 };
+        }
+        // Only a view that is (or is about to be) away from the bottom needs the total height;
+        // it is measured once per frame.
+        if self.pending_scroll != 0 || matches!(self.scroll, Scroll::Anchored { .. }) {
+            let total = self
+                .transcript
+                .total_height(width, self.expanded, self.spinner);
+            let bottom_top = total.saturating_sub(height);
+            let top = match self.scroll {
+                Scroll::Follow => bottom_top,
+                Scroll::Anchored { top } => top.min(bottom_top),
+            } as i64;
+            let top = (top + self.pending_scroll).clamp(0, bottom_top as i64) as usize;
+            self.pending_scroll = 0;
+            if top >= bottom_top {
+                self.scroll = Scroll::Follow;
+            } else {
+                self.scroll = Scroll::Anchored { top };
+                self.frame.offset = total.saturating_sub(top + height);
+            }
+        }
+    }
+
+    /// Takes in what the frame just drawn showed.
+    pub(super) fn drawn(&mut self) {
+        if let Some(most) = self.frame.overlay_most.take() {
+            self.overlay_scroll = self.overlay_scroll.min(most);
+        }
+        self.stack.drawn();
+        // What this frame shows is on screen from now: a dialog's keys count from its first
+        // frame.
+        self.dialog_drawn();
+    }
+
+    /// Lines between the bottom of the transcript and the bottom of the view.
+    pub(super) fn scroll_offset(&self) -> usize {
+        self.frame.offset
+    }
+
+    /// Where the frame put the terminal's cursor (none: hidden).
+    pub(super) fn set_cursor(&self, at: Option<(u16, u16)>) {
+        self.frame.cursor.set(at);
+    }
+
+    pub(super) fn cursor(&self) -> Option<(u16, u16)> {
+        self.frame.cursor.get()
+    }
+
+    /// The furthest the overlays drawn could scroll (the help, an approval, a child's
+    /// transcript), for `drawn`.
+    pub(super) fn overlay_ends_at(&self, most: u16) {
+        self.frame.overlay_most.set(Some(most));
+    }
+}
+
+/// What the last frame settled or found.
+#[derive(Debug, Default)]
+pub(super) struct FrameState {
+    /// Lines between the bottom of the transcript and the bottom of the view.
+    offset: usize,
+    /// Where the frame put the terminal's cursor.
+    cursor: std::cell::Cell<Option<(u16, u16)>>,
+    /// The furthest the overlays drawn could scroll.
+    overlay_most: std::cell::Cell<Option<u16>>,
+}
