@@ -32,18 +32,37 @@ pub(super) struct ChildView {
     scroll: LayerScroll,
 }
 
+/// Why a task block's child transcript cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum NotOpened {
+    /// No task block has that id: nothing to tell the user.
+    #[error("no such task")]
+    NoTask,
+    #[error("{agent} has not started yet: its transcript is there from its first step")]
+    NotStarted { agent: String },
+}
+
+impl NotOpened {
+    /// What the status line says of it, if anything.
+    pub fn flash(self) -> Option<String> {
+        match self {
+            NotOpened::NoTask => None,
+            said => Some(said.to_string()),
+        }
+    }
+}
+
 impl ChildView {
     /// The transcript of the child of `task_id` in `transcript`, and the request that reads
-    /// it; or what to say when the child has not started.
-    pub fn open(transcript: &Transcript, task_id: &str) -> Result<(Self, Command), String> {
+    /// it; or why it cannot be opened.
+    pub fn open(transcript: &Transcript, task_id: &str) -> Result<(Self, Command), NotOpened> {
         let Some(task) = transcript.task(task_id) else {
-            return Err(String::new());
+            return Err(NotOpened::NoTask);
         };
         let Some(session_id) = task.child_session.clone() else {
-            return Err(format!(
-                "{} has not started yet: its transcript is there from its first step",
-                task.agent
-            ));
+            return Err(NotOpened::NotStarted {
+                agent: task.agent.clone(),
+            });
         };
         let view = ChildView {
             task_id: task_id.to_owned(),
@@ -90,8 +109,10 @@ impl ChildView {
                 open: Some(Box::new(view)),
                 ..Outcome::close(vec![read])
             },
-            Err(said) if said.is_empty() => Outcome::done(),
-            Err(said) => Outcome::done().flash(said),
+            Err(said) => match said.flash() {
+                Some(said) => Outcome::done().flash(said),
+                None => Outcome::done(),
+            },
         }
     }
 

@@ -55,7 +55,7 @@ impl App {
                 vec![read]
             }
             Err(said) => {
-                self.flash = (!said.is_empty()).then_some(said);
+                self.flash = said.flash();
                 Vec::new()
             }
         })

@@ -112,12 +112,32 @@ const RULES: &[Rule] = &[
 
 /// Arrows forbidden only when direct: these front ends reach storage, and everything below the
 /// session core, through the session core, which itself may import them.
-const DIRECT_RULES: &[Rule] = &[Rule {
-    from: These(&["eval", "exec", "memory_cmd", "serve", "sessions_cmd"]),
-    never: These(&["memory"]),
-    why: "a front end reaches storage only through the session core (session::Catalogue and \
-          the session's requests), never the store itself",
-}];
+const DIRECT_RULES: &[Rule] = &[
+    Rule {
+        from: These(&["eval", "exec", "memory_cmd", "serve", "sessions_cmd"]),
+        never: These(&["memory"]),
+        why: "a front end reaches storage only through the session core (session::Catalogue and \
+              the session's requests), never the store itself",
+    },
+    Rule {
+        from: These(&["tui"]),
+        never: These(&[
+            "memory",
+            "mcp",
+            "web",
+            "provider",
+            "hooks",
+            "checkpoint",
+            "context",
+            "permission",
+            "sandbox",
+            "serve",
+            "sessions_cmd",
+        ]),
+        why: "the TUI is a client of the session core: it sends Requests and shows Updates, whose \
+              payloads are the session's view types (session::views), never these internals",
+    },
+];
 
 fn graph() -> Graph {
     Graph::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
