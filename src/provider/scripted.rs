@@ -41,6 +41,9 @@ pub struct ScriptedProvider {
     repeat: Option<ScriptStep>,
     calls: Mutex<Vec<ScriptedCall>>,
     usage: Usage,
+    /// Reports our own estimate of each request as its input tokens, as a real server counts
+    /// a growing conversation (otherwise every call reports the same 100).
+    counts_prompts: bool,
 }
 
 impl ScriptedProvider {
@@ -54,7 +57,22 @@ impl ScriptedProvider {
                 output_tokens: 10,
                 ..Usage::default()
             },
+            counts_prompts: false,
         }
+    }
+
+    /// Reports each request's estimated size as its input tokens.
+    pub fn counting_prompts(mut self) -> Self {
+        self.counts_prompts = true;
+        self
+    }
+
+    fn usage_of(&self, messages: &[Message], tools: &[ToolDefinition]) -> Usage {
+        let mut usage = self.usage;
+        if self.counts_prompts {
+            usage.input_tokens = crate::context::estimate_tokens(messages, tools);
+        }
+        usage
     }
 
     /// Plays `step` forever once the script has run out.
@@ -112,7 +130,7 @@ impl LlmProvider for ScriptedProvider {
         match self.next_step(messages, tools) {
             Some(ScriptStep::Reply(message)) => Ok(Completion {
                 message,
-                usage: Some(self.usage),
+                usage: Some(self.usage_of(messages, tools)),
             }),
             Some(ScriptStep::Fail(error)) | Some(ScriptStep::FailAfter { error, .. }) => Err(error),
             Some(ScriptStep::Hang { .. }) => {
@@ -130,7 +148,7 @@ impl LlmProvider for ScriptedProvider {
         cancel: CancellationToken,
     ) -> ChunkReceiver {
         let step = self.next_step(messages, tools);
-        let usage = self.usage;
+        let usage = self.usage_of(messages, tools);
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
             let send_text = |text: String, tx: mpsc::Sender<StreamChunk>| async move {

@@ -13,20 +13,23 @@ use crate::schema::{Message, ToolDefinition};
 
 /// The bodies the three protocols would send for `messages`, each checked against its rules.
 pub(crate) fn every_protocol(messages: &[Message], tools: &[ToolDefinition]) -> Result<(), String> {
-    anthropic(&body::<Anthropic>(ProviderKind::Anthropic, messages, tools))
-        .map_err(|e| format!("anthropic: {e}"))?;
-    openai_chat(&body::<OpenAiChat>(ProviderKind::OpenAi, messages, tools))
-        .map_err(|e| format!("openai chat: {e}"))?;
-    responses(&body::<Responses>(ProviderKind::Responses, messages, tools))
-        .map_err(|e| format!("responses: {e}"))
+    let [a, chat, r] = bodies(messages, tools);
+    anthropic(&a).map_err(|e| format!("anthropic: {e}"))?;
+    openai_chat(&chat).map_err(|e| format!("openai chat: {e}"))?;
+    responses(&r).map_err(|e| format!("responses: {e}"))
+}
+
+/// The bodies Anthropic, OpenAI chat and Responses send for `messages`, in that order.
+pub(crate) fn bodies(messages: &[Message], tools: &[ToolDefinition]) -> [Value; 3] {
+    [
+        body::<Anthropic>(ProviderKind::Anthropic, messages, tools),
+        body::<OpenAiChat>(ProviderKind::OpenAi, messages, tools),
+        body::<Responses>(ProviderKind::Responses, messages, tools),
+    ]
 }
 
 /// The body protocol `P` sends for `messages`, read back from the bytes it writes.
-pub(crate) fn body<P: Protocol>(
-    kind: ProviderKind,
-    messages: &[Message],
-    tools: &[ToolDefinition],
-) -> Value {
+fn body<P: Protocol>(kind: ProviderKind, messages: &[Message], tools: &[ToolDefinition]) -> Value {
     let config = ProviderConfig::new(kind, ApiKey::new("k"), "http://127.0.0.1:9");
     let bytes = P::body_bytes(Call {
         config: &config,
