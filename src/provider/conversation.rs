@@ -46,7 +46,8 @@ fn results_end(messages: &[Message], from: usize) -> usize {
         .map_or(messages.len(), |n| from + n)
 }
 
-fn keeps_rules(messages: &[Message]) -> bool {
+/// Whether `messages` keep the rules as they are (what the engine itself always sends).
+pub(crate) fn keeps_rules(messages: &[Message]) -> bool {
     let start = conversation_start(messages);
     if messages.get(start).is_some_and(|m| !is_user_turn(m)) {
         return false;

@@ -86,6 +86,8 @@ impl ScriptedProvider {
     }
 
     fn next_step(&self, messages: &[Message], tools: &[ToolDefinition]) -> Option<ScriptStep> {
+        #[cfg(test)]
+        check_conversation(messages, tools);
         if let Ok(mut calls) = self.calls.lock() {
             calls.push(ScriptedCall {
                 messages: messages.to_vec(),
@@ -104,6 +106,21 @@ impl ScriptedProvider {
             .and_then(|mut steps| steps.pop_front());
         next.or_else(|| self.repeat.clone())
     }
+}
+
+/// Every scripted scenario of the suite checks every request it makes: the history the engine
+/// sends keeps the conversation rules, and so does each protocol's body built from it (the one
+/// place that sees every request of every scenario, so a new scenario is checked without
+/// being listed anywhere).
+#[cfg(test)]
+fn check_conversation(messages: &[Message], tools: &[ToolDefinition]) {
+    if let Err(broken) = super::conversation::check::every_protocol(messages, tools) {
+        panic!("a request breaks the conversation rules: {broken}\n{messages:#?}");
+    }
+    assert!(
+        super::conversation::keeps_rules(messages),
+        "the engine sent a history that breaks the conversation rules:\n{messages:#?}"
+    );
 }
 
 fn words(text: &str) -> impl Iterator<Item = &str> {
