@@ -551,6 +551,8 @@ impl AgentEngine {
 #[cfg(test)]
 mod background_tests;
 #[cfg(test)]
+mod compaction_rules_tests;
+#[cfg(test)]
 mod compaction_tests;
 #[cfg(test)]
 mod concurrency_tests;

@@ -132,4 +132,6 @@ pub fn new_session_id() -> String {
 }
 
 #[cfg(test)]
+mod compact_tests;
+#[cfg(test)]
 mod tests;

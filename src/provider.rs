@@ -6,6 +6,7 @@
 mod anthropic;
 mod api_error;
 pub mod catalogue;
+pub(crate) mod conversation;
 mod limits;
 mod openai;
 mod protocol;

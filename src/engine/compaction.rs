@@ -13,7 +13,7 @@ use super::emitter::Emitter;
 use super::event::{CompactionInfo, Event, EventKind};
 use super::run_loop::RunState;
 use crate::context::estimate_tokens;
-use crate::memory::{Compaction, Compactor, MemoryError, TokenBudget, cut_point};
+use crate::memory::{Compaction, Compactor, MemoryError, TokenBudget};
 use crate::schema::{Message, ToolDefinition};
 
 /// A saving the user is told about: anything smaller is done quietly.
@@ -187,7 +187,7 @@ impl AgentEngine {
             // A budget smaller than the latest message would keep nothing at all: keep that
             // message (with the call its results answer) and drop everything before it.
             if step.keep_from >= current.len() {
-                step.keep_from = cut_point(&current, current.len().saturating_sub(1));
+                step = Compaction::cut(&current, current.len().saturating_sub(1));
             }
             if !step.is_unchanged() {
                 shrunk.steps.push(step);

@@ -192,9 +192,15 @@ async fn turns_that_could_not_be_saved_survive_a_compaction_and_are_saved_later(
             .count(),
         2
     );
-    // Turn 2's compaction (too small a saving to report) hid the prompt from the model before it was stored...
+    // Turn 2's compaction (too small a saving to report) cut the prompt from the model's
+    // history before it was stored, carrying it over as the user's turn in front...
     let second = &provider.calls()[1].messages;
     assert!(second.iter().all(|m| m.content != "question"));
+    assert!(
+        second[1].content.ends_with("\nquestion"),
+        "{}",
+        second[1].content
+    );
 
     // ...yet every message of the run is stored, in order.
     let transcript = session.load_transcript().await.unwrap();
@@ -214,12 +220,12 @@ async fn turns_that_could_not_be_saved_survive_a_compaction_and_are_saved_later(
     assert_eq!(transcript[2].tool_call_id.as_deref(), Some("c1"));
     // And what a resumed session shows the model is what this one saw last.
     let view = session.load_messages().await.unwrap();
-    assert_eq!(view.len(), 3);
+    assert_eq!(view.len(), 4);
     assert!(
-        view[..2] == second[1..],
+        view[..3] == second[1..],
         "the view is the compacted history"
     );
-    assert_eq!(view[2].content, "Done.");
+    assert_eq!(view[3].content, "Done.");
 }
 
 #[tokio::test]
@@ -413,7 +419,14 @@ async fn the_server_count_past_80_percent_compacts_at_the_next_turn() {
         .unwrap()
         .turn;
     assert_eq!(compacted_at, 2, "at the turn right after the count");
-    assert_eq!(server.script.calls()[1].messages.len(), 1 + 4);
+    // System, the user's turn carried over (the window opens with an answer), the window.
+    let sent = &server.script.calls()[1].messages;
+    assert_eq!(sent.len(), 1 + 1 + 4);
+    assert!(
+        sent[1].content.contains("old question 39"),
+        "{}",
+        sent[1].content
+    );
 }
 
 #[tokio::test]
@@ -467,14 +480,19 @@ async fn the_server_count_carries_over_to_the_next_run_of_the_session() {
     assert_eq!(compaction.len(), 1, "{compaction:?}");
     assert!(compaction[0].before_tokens >= 170_000, "{compaction:?}");
     let sent = &server.script.calls()[0].messages;
-    assert_eq!(sent.len(), 1 + 4);
+    assert_eq!(
+        sent.len(),
+        1 + 1 + 4,
+        "system, the user's turn carried over, the window"
+    );
+    assert_eq!(sent[1].role, Role::User);
     assert_eq!(sent.last().unwrap().content, "second");
     // A compaction makes the old count meaningless; the new answer's count replaces it.
     assert_eq!(
         store.prompt_count(&id).await.unwrap(),
         Some(crate::memory::PromptCount {
             tokens: 2_010,
-            messages: 5
+            messages: 6
         })
     );
 }

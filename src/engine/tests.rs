@@ -468,9 +468,20 @@ async fn the_engine_compacts_past_the_threshold_and_stores_the_checkpoint() {
         "{compaction:?}"
     );
     let sent = &provider.calls()[0].messages;
-    assert_eq!(sent.len(), 1 + 10, "system + the window");
+    // The window opens with an answer: the user's turn before it is carried over in front.
+    assert_eq!(
+        sent.len(),
+        1 + 1 + 10,
+        "system + the user's turn + the window"
+    );
+    assert_eq!(sent[1].role, Role::User);
+    assert!(
+        sent[1].content.contains("old question 35"),
+        "{}",
+        sent[1].content
+    );
     assert_eq!(sent.last().unwrap().content, "new question");
     // The store keeps everything; what the model sees next time starts at the checkpoint.
     assert_eq!(session.messages().len(), 80 + 2);
-    assert_eq!(session.load_messages().await.unwrap().len(), 11);
+    assert_eq!(session.load_messages().await.unwrap().len(), 12);
 }

@@ -51,7 +51,7 @@ impl Summarization {
     }
 }
 
-fn is_summary(message: &Message) -> bool {
+pub(super) fn is_summary(message: &Message) -> bool {
     message.role == Role::User && message.content.starts_with(SUMMARY_MARKER)
 }
 

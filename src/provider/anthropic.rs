@@ -36,7 +36,7 @@ impl Protocol for Anthropic {
         let max_tokens = call.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
         let searches =
             super::server_search::offered(call.tools, call.config.web_search, call.messages);
-        let (system, messages) = convert_messages(call.messages);
+        let (system, messages) = convert_messages(&super::conversation::repaired(call.messages));
         let mut body = json!({
             "model": call.config.model,
             "max_tokens": max_tokens,

@@ -36,7 +36,7 @@ impl Protocol for OpenAiChat {
     fn request_body(call: Call<'_>) -> Value {
         let mut body = json!({
             "model": call.config.model,
-            "messages": convert_messages(call.messages),
+            "messages": convert_messages(&super::conversation::repaired(call.messages)),
             "stream": call.stream,
         });
         let tools = convert_tools(call.tools);
@@ -68,11 +68,12 @@ impl Protocol for OpenAiChat {
             unreachable!("the body is an object")
         };
         envelope.remove("messages");
+        let messages = super::conversation::repaired(call.messages);
         let body = wire::Body {
             envelope: &envelope,
-            messages: wire::Messages(call.messages),
+            messages: wire::Messages(&messages),
         };
-        let mut json = Vec::with_capacity(wire::capacity_hint(&envelope, call.messages));
+        let mut json = Vec::with_capacity(wire::capacity_hint(&envelope, &messages));
         // Writing plain data into a Vec cannot fail; were it to, the server says what is wrong.
         if serde_json::to_writer(&mut json, &body).is_err() {
             json.clear();

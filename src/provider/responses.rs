@@ -32,7 +32,7 @@ impl Protocol for Responses {
     }
 
     fn request_body(call: Call<'_>) -> Value {
-        let (instructions, input) = convert_input(call.messages);
+        let (instructions, input) = convert_input(&super::conversation::repaired(call.messages));
         let mut body = json!({
             "model": call.config.model,
             "input": input,

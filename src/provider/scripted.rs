@@ -41,6 +41,9 @@ pub struct ScriptedProvider {
     repeat: Option<ScriptStep>,
     calls: Mutex<Vec<ScriptedCall>>,
     usage: Usage,
+    /// Reports our own estimate of each request as its input tokens, as a real server counts
+    /// a growing conversation (otherwise every call reports the same 100).
+    counts_prompts: bool,
 }
 
 impl ScriptedProvider {
@@ -54,7 +57,29 @@ impl ScriptedProvider {
                 output_tokens: 10,
                 ..Usage::default()
             },
+            counts_prompts: false,
         }
+    }
+
+    /// Reports each request's estimated size as its input tokens.
+    pub fn counting_prompts(mut self) -> Self {
+        self.counts_prompts = true;
+        self
+    }
+
+    /// A rough count (four bytes a token) is enough: only the growth matters, and the
+    /// provider layer may not reach the context's estimator.
+    fn usage_of(&self, messages: &[Message], tools: &[ToolDefinition]) -> Usage {
+        let mut usage = self.usage;
+        if self.counts_prompts {
+            let bytes: usize = messages.iter().map(|m| m.content.len() + 16).sum::<usize>()
+                + tools
+                    .iter()
+                    .map(|t| t.description.len() + 64)
+                    .sum::<usize>();
+            usage.input_tokens = (bytes / 4) as u64;
+        }
+        usage
     }
 
     /// Plays `step` forever once the script has run out.
@@ -68,6 +93,8 @@ impl ScriptedProvider {
     }
 
     fn next_step(&self, messages: &[Message], tools: &[ToolDefinition]) -> Option<ScriptStep> {
+        #[cfg(test)]
+        check_conversation(messages, tools);
         if let Ok(mut calls) = self.calls.lock() {
             calls.push(ScriptedCall {
                 messages: messages.to_vec(),
@@ -86,6 +113,21 @@ impl ScriptedProvider {
             .and_then(|mut steps| steps.pop_front());
         next.or_else(|| self.repeat.clone())
     }
+}
+
+/// Every scripted scenario of the suite checks every request it makes: the history the engine
+/// sends keeps the conversation rules, and so does each protocol's body built from it (the one
+/// place that sees every request of every scenario, so a new scenario is checked without
+/// being listed anywhere).
+#[cfg(test)]
+fn check_conversation(messages: &[Message], tools: &[ToolDefinition]) {
+    if let Err(broken) = super::conversation::check::every_protocol(messages, tools) {
+        panic!("a request breaks the conversation rules: {broken}\n{messages:#?}");
+    }
+    assert!(
+        super::conversation::keeps_rules(messages),
+        "the engine sent a history that breaks the conversation rules:\n{messages:#?}"
+    );
 }
 
 fn words(text: &str) -> impl Iterator<Item = &str> {
@@ -112,7 +154,7 @@ impl LlmProvider for ScriptedProvider {
         match self.next_step(messages, tools) {
             Some(ScriptStep::Reply(message)) => Ok(Completion {
                 message,
-                usage: Some(self.usage),
+                usage: Some(self.usage_of(messages, tools)),
             }),
             Some(ScriptStep::Fail(error)) | Some(ScriptStep::FailAfter { error, .. }) => Err(error),
             Some(ScriptStep::Hang { .. }) => {
@@ -130,7 +172,7 @@ impl LlmProvider for ScriptedProvider {
         cancel: CancellationToken,
     ) -> ChunkReceiver {
         let step = self.next_step(messages, tools);
-        let usage = self.usage;
+        let usage = self.usage_of(messages, tools);
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
             let send_text = |text: String, tx: mpsc::Sender<StreamChunk>| async move {
