@@ -11,12 +11,47 @@ use super::super::responses::Responses;
 use super::super::{ApiKey, ProviderConfig, ProviderKind};
 use crate::schema::{Message, ToolDefinition};
 
+/// A conversation rule a request body breaks: the protocol whose server refuses it, and how.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{protocol}: {rule}")]
+pub(crate) struct RuleBroken {
+    pub protocol: &'static str,
+    pub rule: String,
+}
+
 /// The bodies the three protocols would send for `messages`, each checked against its rules.
-pub(crate) fn every_protocol(messages: &[Message], tools: &[ToolDefinition]) -> Result<(), String> {
+pub(crate) fn every_protocol(
+    messages: &[Message],
+    tools: &[ToolDefinition],
+) -> Result<(), RuleBroken> {
     let [a, chat, r] = bodies(messages, tools);
-    anthropic(&a).map_err(|e| format!("anthropic: {e}"))?;
-    openai_chat(&chat).map_err(|e| format!("openai chat: {e}"))?;
-    responses(&r).map_err(|e| format!("responses: {e}"))
+    anthropic(&a)?;
+    openai_chat(&chat)?;
+    responses(&r)
+}
+
+/// Anthropic's rules (`anthropic_rules`) as a `RuleBroken`.
+pub(crate) fn anthropic(body: &Value) -> Result<(), RuleBroken> {
+    anthropic_rules(body).map_err(|rule| RuleBroken {
+        protocol: "anthropic",
+        rule,
+    })
+}
+
+/// OpenAI chat's rules (`openai_chat_rules`) as a `RuleBroken`.
+pub(crate) fn openai_chat(body: &Value) -> Result<(), RuleBroken> {
+    openai_chat_rules(body).map_err(|rule| RuleBroken {
+        protocol: "openai chat",
+        rule,
+    })
+}
+
+/// The Responses API's rules (`responses_rules`) as a `RuleBroken`.
+pub(crate) fn responses(body: &Value) -> Result<(), RuleBroken> {
+    responses_rules(body).map_err(|rule| RuleBroken {
+        protocol: "responses",
+        rule,
+    })
 }
 
 /// The bodies Anthropic, OpenAI chat and Responses send for `messages`, in that order.
@@ -56,7 +91,7 @@ fn ids<'a>(blocks: &'a [Value], kind: &str, key: &str) -> Vec<&'a str> {
 
 /// Anthropic: the user's turn first, roles alternating, every `tool_use` answered by a
 /// `tool_result` in the next (user) message, results before text there, none answering nothing.
-pub(crate) fn anthropic(body: &Value) -> Result<(), String> {
+fn anthropic_rules(body: &Value) -> Result<(), String> {
     let messages = array(body, "messages")?;
     let first = messages.first().ok_or("no message")?;
     if first["role"] != "user" {
@@ -95,7 +130,7 @@ pub(crate) fn anthropic(body: &Value) -> Result<(), String> {
 
 /// OpenAI chat: the user's turn first after the system prompt, every assistant tool call answered
 /// by a `tool` message in the run right after it, no `tool` message outside such a run.
-pub(crate) fn openai_chat(body: &Value) -> Result<(), String> {
+fn openai_chat_rules(body: &Value) -> Result<(), String> {
     let messages = array(body, "messages")?;
     let start = messages
         .iter()
@@ -133,7 +168,7 @@ pub(crate) fn openai_chat(body: &Value) -> Result<(), String> {
 
 /// Responses: the user's message first, every `function_call` with its `function_call_output`
 /// after it, no output without its call before it.
-pub(crate) fn responses(body: &Value) -> Result<(), String> {
+fn responses_rules(body: &Value) -> Result<(), String> {
     let input = array(body, "input")?;
     let first = input.first().ok_or("no input item")?;
     if first["type"] != "message" || first["role"] != "user" {
