@@ -34,6 +34,9 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::mpsc;
 
+/// Opening a session is the core's business: which session (`SessionChoice`) and why it could
+/// not be opened (`AssembleError`) are named through it, so front ends need not reach the wiring.
+pub use crate::assemble::{AssembleError, SessionChoice};
 pub use crate::engine::{Failure, FailureKind};
 /// The approval modes and the todo list are the session's own vocabulary: the core stores
 /// and switches the mode and keeps the todo list, and both are plain data. They are defined in
@@ -48,7 +51,7 @@ pub use views::{
     MemoryScope, PromptPoint, RestoreReport, SessionHit, SessionSummary, SessionTotals, Unsaved,
 };
 
-use crate::assemble::{self, AssembleError, ProviderFactory, SessionChoice};
+use crate::assemble::{self, ProviderFactory};
 use crate::config::Settings;
 use hub::Hub;
 

@@ -63,10 +63,10 @@ pub use transcript::{EntryKind, Tone, Transcript};
 /// A whole frame of the app (settled, drawn, taken in): what a test or a bench draws with.
 pub use view::render as draw;
 
-use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
 use crate::config::display::{Display, Theme};
 use crate::session;
+use crate::session::{AssembleError, SessionChoice};
 use runner::Runner;
 use startup::Startup;
 

@@ -14,10 +14,10 @@ use super::TrustedSettings;
 use super::app::{App, Command};
 use super::extension_question::ExtensionQuestion;
 use super::trust_question::TrustQuestion;
-use crate::assemble::{AssembleError, SessionChoice};
 use crate::config::Settings;
 use crate::session::setup::{self, PendingExtension};
 use crate::session::{self, CoreOptions, Opened};
+use crate::session::{AssembleError, SessionChoice};
 
 /// A session being opened (here, or on a `serve` instance).
 pub(super) type Opening = Pin<Box<dyn Future<Output = Result<Opened, AssembleError>>>>;

@@ -122,6 +122,7 @@ const DIRECT_RULES: &[Rule] = &[
     Rule {
         from: These(&["tui"]),
         never: These(&[
+            "assemble",
             "memory",
             "mcp",
             "web",
