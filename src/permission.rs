@@ -410,4 +410,6 @@ mod bypass_tests;
 #[cfg(test)]
 mod network_tests;
 #[cfg(test)]
+mod structure_tests;
+#[cfg(test)]
 mod tests;
