@@ -2,7 +2,9 @@
 //! (`<workdir>/.harness9/agents/NAME.md`, `$HARNESS9_HOME/agents/NAME.md`) in Claude Code's shape,
 //! so users can reuse theirs: YAML front matter with `name`, `description`, optional `tools`
 //! (a comma list or a YAML list; Claude Code's tool names are understood), optional
-//! `disallowedTools` and `model`; the body is the agent's system prompt.
+//! `disallowedTools`, `model`, `maxTurns` and `skills` (skills whose instructions the agent starts
+//! with); the body is the agent's system prompt. A key harness9 does not use is named in a notice
+//! rather than dropped silently.
 //!
 //! A definition only ever narrows: the tools it names are looked up among the parent's (less
 //! `task`), and the child runs under the parent's mode, rules, sandbox and hooks. A project's
@@ -54,9 +56,15 @@ pub struct AgentDefinition {
     /// Tools taken away from whatever `tools` gives.
     pub disallowed: Vec<String>,
     pub model: AgentModel,
+    /// The most turns one run of the agent may take (never more than the parent's limit).
+    pub max_turns: Option<u32>,
+    /// Skills whose instructions are in the agent's system prompt from its start.
+    pub skills: Vec<String>,
     /// The agent's instructions (its system prompt, after the common part).
     pub instructions: String,
     pub source: AgentSource,
+    /// Front-matter keys harness9 does not use, sorted (named in a notice).
+    pub ignored_keys: Vec<String>,
 }
 
 impl AgentDefinition {
@@ -94,8 +102,11 @@ pub fn builtins() -> Vec<AgentDefinition> {
             tools: AgentTools::All,
             disallowed: Vec::new(),
             model: AgentModel::Inherit,
+            max_turns: None,
+            skills: Vec::new(),
             instructions: GENERAL_INSTRUCTIONS.into(),
             source: AgentSource::BuiltIn,
+            ignored_keys: Vec::new(),
         },
         AgentDefinition {
             name: "explore".into(),
@@ -105,8 +116,11 @@ pub fn builtins() -> Vec<AgentDefinition> {
             tools: AgentTools::ReadOnly,
             disallowed: Vec::new(),
             model: AgentModel::Small,
+            max_turns: None,
+            skills: Vec::new(),
             instructions: EXPLORE_INSTRUCTIONS.into(),
             source: AgentSource::BuiltIn,
+            ignored_keys: Vec::new(),
         },
     ]
 }
@@ -151,6 +165,18 @@ impl AgentCatalog {
         for path in agent_files(dir) {
             match read_agent(&path, source(path.clone())) {
                 Ok(agent) => {
+                    if !agent.ignored_keys.is_empty() {
+                        self.notices.push(format!(
+                            "the agent file {} has keys harness9 does not use, ignored: {}",
+                            path.display(),
+                            agent
+                                .ignored_keys
+                                .iter()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                    }
                     self.agents.insert(agent.name.clone(), agent);
                 }
                 Err(problem) => self.notices.push(format!(
@@ -216,7 +242,23 @@ pub enum AgentFileError {
     FrontMatter(#[from] FrontMatterError),
     #[error("`{name}` is not a usable agent name (lowercase letters, digits and hyphens)")]
     BadName { name: String },
+    #[error("`{key}: {value}` is not a number of turns (a whole number from 1)")]
+    BadTurns { key: String, value: String },
 }
+
+/// The front-matter keys an agent file may have: those harness9 uses, and Claude Code's
+/// cosmetic `color` (the TUI has no per-agent colour, and nothing is lost without it).
+const KNOWN_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "tools",
+    "disallowedTools",
+    "model",
+    "maxTurns",
+    "max_turns",
+    "skills",
+    "color",
+];
 
 fn read_agent(path: &Path, source: AgentSource) -> Result<AgentDefinition, AgentFileError> {
     let size = std::fs::metadata(path)?.len();
@@ -262,6 +304,24 @@ pub fn parse_agent(text: &str, source: AgentSource) -> Result<AgentDefinition, A
         Some("haiku") => AgentModel::Small,
         Some(model) => AgentModel::Named(model.to_owned()),
     };
+    let max_turns = match ["maxTurns", "max_turns"]
+        .into_iter()
+        .find_map(|key| text_field(key).map(|value| (key, value)))
+    {
+        None => None,
+        Some((key, value)) => Some(value.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(
+            || AgentFileError::BadTurns {
+                key: key.to_owned(),
+                value: value.to_owned(),
+            },
+        )?),
+    };
+    let skills = fields.get("skills").map(|v| v.items()).unwrap_or_default();
+    let ignored_keys = fields
+        .keys()
+        .filter(|key| !KNOWN_KEYS.contains(&key.as_str()))
+        .cloned()
+        .collect();
     let instructions = body.trim();
     Ok(AgentDefinition {
         name: name.to_owned(),
@@ -269,12 +329,15 @@ pub fn parse_agent(text: &str, source: AgentSource) -> Result<AgentDefinition, A
         tools,
         disallowed,
         model,
+        max_turns,
+        skills,
         instructions: if instructions.is_empty() {
             GENERAL_INSTRUCTIONS.to_owned()
         } else {
             instructions.to_owned()
         },
         source,
+        ignored_keys,
     })
 }
 

@@ -285,6 +285,19 @@ pub async fn assemble_with(
         settings.trusted,
     ));
     notices.extend(agents.notices.iter().cloned());
+    notices.extend(agents.iter().flat_map(|agent| {
+        agent
+            .skills
+            .iter()
+            .filter(|name| skills.get(name).is_none())
+            .map(|name| {
+                format!(
+                    "the `{}` agent names the skill `{name}`, which is not installed: it starts                      without it",
+                    agent.name
+                )
+            })
+            .collect::<Vec<_>>()
+    }));
     let child_tools = registry.clone();
     crate::engine::subagent::SubagentLauncher::register(
         &mut registry,
@@ -295,6 +308,7 @@ pub async fn assemble_with(
             small_model: settings.small_model.clone(),
             workdir: settings.workdir.clone(),
             max_turns: settings.max_turns,
+            skills: Arc::clone(&skills),
             tool_timeout: settings.tool_timeout,
             max_concurrent_tools: settings.max_concurrent_tools,
             context_window: settings.context_window,

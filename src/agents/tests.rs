@@ -113,3 +113,56 @@ fn task_is_never_given_to_an_agent() {
     assert!(!explore.allows("bash", ToolKind::Dangerous));
     assert!(!explore.allows("write_file", ToolKind::Edit));
 }
+
+#[test]
+fn max_turns_and_skills_are_read_and_unknown_keys_are_named() {
+    let agent = parse_agent(
+        "---\nname: releaser\ndescription: d\nmaxTurns: 7\nskills: release, changelog\n\
+         color: blue\npermissionMode: acceptEdits\nhooks: x\n---\nbody\n",
+        AgentSource::BuiltIn,
+    )
+    .unwrap();
+    assert_eq!(agent.max_turns, Some(7));
+    assert_eq!(
+        agent.skills,
+        vec!["release".to_owned(), "changelog".to_owned()]
+    );
+    assert_eq!(
+        agent.ignored_keys,
+        vec!["hooks".to_owned(), "permissionMode".to_owned()]
+    );
+
+    let snake = parse_agent(
+        "---\nname: s\ndescription: d\nmax_turns: 3\n---\n",
+        AgentSource::BuiltIn,
+    )
+    .unwrap();
+    assert_eq!(snake.max_turns, Some(3));
+    for bad in ["0", "many", "-1"] {
+        let text = format!("---\nname: s\ndescription: d\nmaxTurns: {bad}\n---\n");
+        let error = parse_agent(&text, AgentSource::BuiltIn).unwrap_err();
+        assert!(
+            error.to_string().contains(&format!("`maxTurns: {bad}`")),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn a_file_with_keys_harness9_does_not_use_is_loaded_with_a_notice_naming_them() {
+    let root = tempfile::tempdir().unwrap();
+    let (work, home) = (root.path().join("work"), root.path().join("home"));
+    write(
+        &home.join("agents"),
+        "r.md",
+        "---\nname: r\ndescription: d\npermissionMode: plan\n---\nbody\n",
+    );
+    let catalog = AgentCatalog::discover(&work, &home, true);
+    assert!(catalog.get("r").is_some());
+    assert_eq!(catalog.notices.len(), 1, "{:?}", catalog.notices);
+    assert!(
+        catalog.notices[0].contains("r.md") && catalog.notices[0].contains("`permissionMode`"),
+        "{:?}",
+        catalog.notices
+    );
+}

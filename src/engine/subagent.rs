@@ -96,6 +96,8 @@ pub struct SubagentBase {
     pub small_model: Option<String>,
     pub workdir: PathBuf,
     pub max_turns: u32,
+    /// The skills an agent file may name (`skills:`), whose instructions start its prompt.
+    pub skills: Arc<crate::context::SkillIndex>,
     pub tool_timeout: Option<Duration>,
     pub max_concurrent_tools: usize,
     pub context_window: u64,
@@ -167,8 +169,13 @@ impl SubagentLauncher {
             .tools
             .filtered(Arc::new(move |name, kind| allowed.allows(name, kind)));
         let base = &self.base;
+        // A definition only narrows: its own limit applies when it is the smaller one.
+        let max_turns = match agent.max_turns {
+            Some(own) if base.max_turns == 0 || own < base.max_turns => own,
+            _ => base.max_turns,
+        };
         let mut builder = AgentEngine::builder(provider, Arc::new(tools), base.workdir.clone())
-            .max_turns(base.max_turns)
+            .max_turns(max_turns)
             .tool_timeout(base.tool_timeout)
             .max_concurrent_tools(base.max_concurrent_tools)
             .context_window(base.context_window)
@@ -177,6 +184,7 @@ impl SubagentLauncher {
                 base.workdir.clone(),
                 &agent.name,
                 &agent.instructions,
+                preloaded_skills(&base.skills, &agent.skills),
             )))
             .mode(mode)
             .observer(Arc::clone(&base.observer))
@@ -223,6 +231,24 @@ impl SubagentLauncher {
             })?;
         Ok(Some(Arc::new(SqliteSession::new(store.clone(), record.id))))
     }
+}
+
+/// The instructions of the skills an agent file names, read now (a skill that is not installed
+/// or cannot be read is left out; the session's start named it in a notice).
+pub(crate) fn preloaded_skills(
+    index: &crate::context::SkillIndex,
+    names: &[String],
+) -> Vec<(String, String)> {
+    names
+        .iter()
+        .filter_map(|name| match index.body(name) {
+            Ok(body) => Some((name.clone(), body)),
+            Err(problem) => {
+                tracing::warn!("[agents] skill left out | {problem}");
+                None
+            }
+        })
+        .collect()
 }
 
 #[async_trait]

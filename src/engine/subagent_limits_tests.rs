@@ -212,6 +212,7 @@ fn parent_engine_with_rules(
             small_model: None,
             workdir: std::env::temp_dir(),
             max_turns: 5,
+            skills: Default::default(),
             tool_timeout: None,
             max_concurrent_tools: 0,
             context_window: 128_000,
@@ -395,4 +396,64 @@ async fn a_failing_child_is_an_error_result() {
         results[1]
     );
     assert!(matches!(events.last().unwrap().kind, EventKind::Done(_)));
+}
+
+/// An agent file's `maxTurns` limits its child below the parent's limit (never above it).
+#[tokio::test]
+async fn an_agent_files_max_turns_stops_its_child_sooner() {
+    let provider = FnProvider::new(move |request: Request| async move {
+        match agent_of(&request) {
+            None if has_results(&request) => Ok(Message::assistant("parent carries on")),
+            None => Ok(calls(
+                "",
+                vec![
+                    task_call("t1", "brief", "loop"),
+                    task_call("t2", "greedy", "loop"),
+                ],
+            )),
+            Some(_) => Ok(calls(
+                "",
+                vec![call("w", "get_weather", r#"{"city":"Oslo"}"#)],
+            )),
+        }
+    });
+    let mut brief = file_agent("brief", &["get_weather"]);
+    brief.max_turns = Some(2);
+    let mut greedy = file_agent("greedy", &["get_weather"]);
+    greedy.max_turns = Some(500);
+    let engine =
+        Arc::new(parent_engine(&provider, vec![weather()], vec![brief, greedy], None).build());
+    let events = drain(engine.run_stream("go".into(), CancellationToken::new())).await;
+    let results = results(&events);
+    assert!(
+        results[0].1 && results[0].2.contains("maximum of 2 turns"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        results[1].1 && results[1].2.contains("maximum of 5 turns"),
+        "the parent's limit of 5 holds: {:?}",
+        results[1]
+    );
+}
+
+/// The skills an agent file names are read whole into its prompt; one not installed is left out.
+#[test]
+fn an_agent_files_skills_are_read_for_its_prompt() {
+    let root = tempfile::tempdir().unwrap();
+    let skill = root.path().join("home/skills/release");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release\ndescription: how we release\n---\nTag, then push.\n",
+    )
+    .unwrap();
+    let index =
+        crate::context::SkillIndex::discover(&root.path().join("work"), &root.path().join("home"));
+    let loaded =
+        super::subagent::preloaded_skills(&index, &["release".to_owned(), "missing".to_owned()]);
+    assert_eq!(
+        loaded,
+        vec![("release".to_owned(), "Tag, then push.".to_owned())]
+    );
 }

@@ -171,6 +171,7 @@ pub(crate) fn parent_engine(
         small_model: None,
         workdir: std::env::temp_dir(),
         max_turns: 5,
+        skills: Default::default(),
         tool_timeout: Some(Duration::from_secs(20)),
         max_concurrent_tools: 0,
         context_window: 128_000,
@@ -191,8 +192,11 @@ pub(crate) fn file_agent(name: &str, tools: &[&str]) -> AgentDefinition {
         tools: AgentTools::Named(tools.iter().map(|t| t.to_string()).collect()),
         disallowed: Vec::new(),
         model: AgentModel::Inherit,
+        max_turns: None,
+        skills: Vec::new(),
         instructions: "Do the job.".into(),
         source: AgentSource::Project("/repo/.harness9/agents/x.md".into()),
+        ignored_keys: Vec::new(),
     }
 }
 
