@@ -127,6 +127,7 @@ fn base(registry: &Registry, provider: Arc<dyn LlmProvider>, store: &SessionStor
         small_model: None,
         workdir: std::env::temp_dir(),
         max_turns: 10,
+        skills: Default::default(),
         tool_timeout: Some(Duration::from_secs(60)),
         max_concurrent_tools: 0,
         context_window: 128_000,

@@ -94,6 +94,8 @@ pub struct EngineOptions {
     pub memory_nudge: Option<(u32, String)>,
     /// How a turn whose stream broke mid-answer is restarted.
     pub turn_retry: RetryPolicy,
+    /// The sub-agent this engine runs (`None`: the main agent); its end is `SubagentStop`.
+    pub subagent: Option<String>,
 }
 
 impl Default for EngineOptions {
@@ -109,6 +111,7 @@ impl Default for EngineOptions {
             observer: Arc::new(NoopObserver),
             memory_nudge: None,
             turn_retry: RetryPolicy::default(),
+            subagent: None,
         }
     }
 }
@@ -146,6 +149,9 @@ pub struct AgentEngine {
     chain: crate::hooks::ToolChain,
     /// Sessions whose `SessionStart` hooks have run in this process.
     started_sessions: Mutex<HashSet<String>>,
+    /// `Notification` hooks still running (they run beside the dialog; a session's end waits
+    /// for them, bounded).
+    notifications: Mutex<tokio::task::JoinSet<()>>,
     /// Sub-agents started with `background: true`, still running or not yet reported.
     background: Arc<background::BackgroundTasks>,
 }
@@ -190,6 +196,12 @@ impl AgentEngineBuilder {
     /// Continue by itself while todos are open (design: 自动续跑).
     pub fn auto_continue(mut self, on: bool) -> Self {
         self.auto_continue = on;
+        self
+    }
+
+    /// This engine runs the sub-agent `name` (its end runs `SubagentStop` hooks, not `Stop`).
+    pub fn subagent(mut self, name: &str) -> Self {
+        self.options.subagent = Some(name.to_owned());
         self
     }
 
@@ -290,6 +302,7 @@ impl AgentEngineBuilder {
             hooks,
             chain,
             started_sessions: Mutex::new(HashSet::new()),
+            notifications: Mutex::new(tokio::task::JoinSet::new()),
             background: Arc::default(),
         }
     }

@@ -285,6 +285,8 @@ impl AgentEngine {
             self.options
                 .observer
                 .on_turn_end(&turn_span, turn, has_tool_calls);
+            self.turn_complete_hooks(turn, has_tool_calls, cancel, em)
+                .await;
             if let Some(reason) = state.stall.take() {
                 self.stop_auto_continue(turn, &reason, em).await;
                 return Ok(());

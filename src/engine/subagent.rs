@@ -175,6 +175,7 @@ impl SubagentLauncher {
             _ => base.max_turns,
         };
         let mut builder = AgentEngine::builder(provider, Arc::new(tools), base.workdir.clone())
+            .subagent(&agent.name)
             .max_turns(max_turns)
             .tool_timeout(base.tool_timeout)
             .max_concurrent_tools(base.max_concurrent_tools)

@@ -138,6 +138,10 @@ impl AgentEngine {
                         suggested.clone(),
                     );
                     request.preview = self.edit_preview(call, arguments).await;
+                    self.notification_hooks(
+                        format!("harness9 needs your permission to use {}", call.name),
+                        cancel,
+                    );
                     match em.approve(turn, request, answer, cancel).await {
                         ApprovalDecision::AllowOnce => None,
                         ApprovalDecision::AllowAlways => {

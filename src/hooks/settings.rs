@@ -26,16 +26,28 @@ pub enum HookEvent {
     Stop,
     SessionStart,
     PreCompact,
+    /// After each turn (one model answer and the tool calls it made), as the design's event.
+    TurnComplete,
+    /// When a sub-agent is done (a block keeps it going, as `Stop` does for the main agent).
+    SubagentStop,
+    /// When the session closes; bounded, so it never holds up an exit.
+    SessionEnd,
+    /// When harness9 waits for the user (an approval).
+    Notification,
 }
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 6] = [
+    pub const ALL: [HookEvent; 10] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
         HookEvent::SessionStart,
         HookEvent::PreCompact,
+        HookEvent::TurnComplete,
+        HookEvent::SubagentStop,
+        HookEvent::SessionEnd,
+        HookEvent::Notification,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +58,10 @@ impl HookEvent {
             HookEvent::Stop => "Stop",
             HookEvent::SessionStart => "SessionStart",
             HookEvent::PreCompact => "PreCompact",
+            HookEvent::TurnComplete => "TurnComplete",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::Notification => "Notification",
         }
     }
 

@@ -93,9 +93,13 @@ impl Core {
         loop {
             tokio::select! {
                 request = requests.recv() => {
-                    let request = request.unwrap_or(Request::Close { discard_if_empty: false });
+                    // A front end that went without saying so still ends the session.
+                    let (request, reason) = match request {
+                        Some(request) => (request, "exit"),
+                        None => (Request::Close { discard_if_empty: false }, "other"),
+                    };
                     if let Request::Close { discard_if_empty } = request {
-                        self.close(discard_if_empty).await;
+                        self.close(discard_if_empty, reason).await;
                         return;
                     }
                     self.handle(request).await;
@@ -429,7 +433,7 @@ impl Core {
         self.hub.publish(Update::Queue(self.queue.clone()));
     }
 
-    async fn close(mut self, discard_if_empty: bool) {
+    async fn close(mut self, discard_if_empty: bool, reason: &str) {
         self.cancel.cancel();
         // Let the run store what it has (the loop saves on cancellation).
         if let Some(mut rx) = self.run.take() {
@@ -440,6 +444,7 @@ impl Core {
             })
             .await;
         }
+        self.session_end_hooks(reason).await;
         // Background commands and MCP servers end with the session, before it says it has
         // closed (every front end, the TUI, exec, serve, gets that without doing anything),
         // and once what the commands did to protected paths is undone.

@@ -86,6 +86,17 @@ async fn read_messages(
 }
 
 impl Core {
+    /// The `SessionEnd` hooks of the session being left (the engine runs them once per session
+    /// it started, so `/new` then the switch it makes runs them once); what they said is shown.
+    pub(super) async fn session_end_hooks(&self, reason: &str) {
+        for notice in self.assembly.engine.session_end_hooks(reason).await {
+            self.hub.publish(Update::Engine(crate::engine::Event {
+                turn: 0,
+                kind: crate::engine::EventKind::Notice(notice),
+            }));
+        }
+    }
+
     /// `/new`: a session in the same working directory, with the current model and mode.
     pub(super) async fn new_session(&mut self) {
         let engine = &self.assembly.engine;
@@ -100,7 +111,10 @@ impl Core {
             })
             .await;
         match created {
-            Ok(record) => self.switch_to(record.id).await,
+            Ok(record) => {
+                self.session_end_hooks("clear").await;
+                self.switch_to(record.id).await
+            }
             Err(error) => self.hub.publish(Update::Failed(
                 Failure::from(&error).context("cannot start a session"),
             )),
@@ -125,6 +139,7 @@ impl Core {
         };
         // The session being left goes if it never got a prompt (as it would on exit).
         if self.session_id != record.id {
+            self.session_end_hooks("resume").await;
             let _ = store.delete_if_empty(&self.session_id).await;
         }
         let saving = Arc::new(SavingSession::new(SqliteSession::new(

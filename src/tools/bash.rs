@@ -94,15 +94,25 @@ impl Bash {
         self.sandbox.request(mode, arguments)
     }
 
-    /// How long a call may run: what the model asked, never past the engine's timeout.
-    fn limit(&self, requested: Option<u64>) -> Option<Duration> {
+    /// How long a call may run: what the model asked, never past the engine's timeout; and
+    /// which of the two it is (for the message when it is reached).
+    fn deadline(&self, requested: Option<u64>) -> Option<Limit> {
         let session = self.timeout.map(|t| {
-            t.saturating_sub(DEADLINE_MARGIN)
-                .max(Duration::from_millis(100))
+            let run_for = t
+                .saturating_sub(DEADLINE_MARGIN)
+                .max(Duration::from_millis(100));
+            Limit {
+                run_for,
+                session: Some(t),
+            }
         });
         match (requested.map(Duration::from_secs), session) {
-            (Some(asked), Some(cap)) => Some(asked.min(cap)),
-            (asked, cap) => asked.or(cap),
+            (Some(asked), Some(cap)) if asked >= cap.run_for => Some(cap),
+            (Some(asked), _) => Some(Limit {
+                run_for: asked,
+                session: None,
+            }),
+            (None, cap) => cap,
         }
     }
 }
@@ -216,7 +226,7 @@ impl Tool for Bash {
                 self.reaper.as_deref(),
             );
         }
-        let limit = self.limit(args.timeout_secs);
+        let limit = self.deadline(args.timeout_secs);
         let network = prepared.as_ref().is_some_and(|p| p.spec.network);
         // Foreground calls keep to their process group: the reaper's exec of harness9's binary
         // would add about 3 ms to every call (docs/PERFORMANCE.md), doubling a plain one.
@@ -248,6 +258,46 @@ impl Tool for Bash {
     }
 }
 
+/// When a foreground call is stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Limit {
+    run_for: Duration,
+    /// The session's limit for one tool call, when it is what applies (the model's
+    /// `timeout_secs` was absent or larger).
+    session: Option<Duration>,
+}
+
+impl Limit {
+    /// What the model is told when the limit is reached: the timeout that applied, by name,
+    /// and what can help (a larger `timeout_secs` cannot go past the session's limit).
+    fn reached(&self) -> String {
+        match self.session {
+            Some(session) => format!(
+                "timed out after {}s, the session's limit for one tool call (--tool-timeout): \
+                 the command and everything it started were killed. A larger timeout_secs \
+                 cannot go past it; run it with background: true (then bash_output), or split \
+                 the work.",
+                seconds(session)
+            ),
+            None => format!(
+                "timed out after {}s, the timeout_secs it was given: the command and \
+                 everything it started were killed. Pass a larger timeout_secs if it needs \
+                 longer (up to the maximum in the schema), or split the work.",
+                seconds(self.run_for)
+            ),
+        }
+    }
+}
+
+/// A duration as the user set it: whole seconds, or tenths when it has a fraction.
+fn seconds(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        duration.as_secs().to_string()
+    } else {
+        format!("{:.1}", duration.as_secs_f64())
+    }
+}
+
 /// How a command ended, worded for the model.
 struct Ran {
     text: String,
@@ -259,7 +309,7 @@ struct Ran {
 async fn run(
     command: &str,
     ctx: &ToolContext,
-    limit: Option<Duration>,
+    limit: Option<Limit>,
     sandbox: Option<&Prepared>,
 ) -> Result<Ran, ToolError> {
     let Spawned {
@@ -291,13 +341,13 @@ async fn run(
 
     enum End {
         Exited(std::io::Result<std::process::ExitStatus>),
-        TimedOut(Duration),
+        TimedOut(Limit),
         Cancelled,
     }
     let deadline = async {
         match limit {
             Some(limit) => {
-                tokio::time::sleep(limit).await;
+                tokio::time::sleep(limit.run_for).await;
                 limit
             }
             None => std::future::pending().await,
@@ -331,15 +381,7 @@ async fn run(
                 "could not wait for the command: {e}"
             )));
         }
-        End::TimedOut(limit) => (
-            format!(
-                "{shown}\ntimed out after {}s: the command and everything it started were \
-                 killed. Pass a larger timeout_secs if it needs longer (up to the maximum in \
-                 the schema), or split the work.",
-                limit.as_secs_f64().round()
-            ),
-            None,
-        ),
+        End::TimedOut(limit) => (format!("{shown}\n{}", limit.reached()), None),
         End::Cancelled => (
             format!(
                 "{shown}\ncancelled: the user interrupted the command; it and everything it \
@@ -376,11 +418,14 @@ mod tests {
         assert!(!bash.description().contains("120"));
         // Asking for more than the engine allows is capped just under the engine's limit, so
         // the command's own output and message come back rather than a bare engine timeout.
-        let limit = bash.limit(Some(600)).unwrap();
+        let limit = bash.deadline(Some(600)).unwrap().run_for;
         assert!(limit < Duration::from_secs(60) && limit > Duration::from_secs(59));
-        assert_eq!(bash.limit(Some(5)), Some(Duration::from_secs(5)));
         assert_eq!(
-            Bash::new(Arc::new(Sandbox::disabled(Path::new("/"))), None).limit(None),
+            bash.deadline(Some(5)).map(|l| l.run_for),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            Bash::new(Arc::new(Sandbox::disabled(Path::new("/"))), None).deadline(None),
             None
         );
     }
@@ -390,7 +435,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bash = Bash::new(
             Arc::new(Sandbox::disabled(dir.path())),
-            Some(Duration::from_millis(1500)),
+            Some(Duration::from_millis(2500)),
         );
         let ctx = ToolContext {
             workdir: dir.path().to_owned(),
@@ -407,9 +452,23 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            error.0.contains("started") && error.0.contains("timed out"),
+            error.0.contains("started") && error.0.contains("timed out after 2.5s, the session's"),
             "{}",
             error.0
+        );
+        let asked = bash
+            .execute(
+                json!({"command": "echo started; exec sleep 30", "timeout_secs": 1}),
+                &ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            asked
+                .0
+                .contains("timed out after 1s, the timeout_secs it was given"),
+            "{}",
+            asked.0
         );
     }
 

@@ -7,6 +7,7 @@ mod error_types;
 mod eval;
 mod exec;
 mod exec_rules;
+mod hook_events;
 mod hooks;
 mod images;
 mod mcp;
