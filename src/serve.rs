@@ -80,6 +80,7 @@ fn router(state: ServeState) -> Router {
         )
         .route("/sessions/{id}/interrupt", post(routes::interrupt))
         .route("/sessions/{id}/mode", post(routes::mode))
+        .route("/sessions/{id}/auto_continue", post(routes::auto_continue))
         .route("/sessions/{id}/messages", get(routes::messages))
         .fallback(routes::not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -231,6 +231,32 @@ pub async fn mode(State(state): State<ServeState>, Path(id): Path<String>, body:
     Ok(axum::Json(json!({"mode": mode.as_str()})).into_response())
 }
 
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AutoContinueBody {
+    on: Option<bool>,
+}
+
+/// `POST /sessions/ID/auto_continue` `{"on": bool}`: whether the session keeps going by itself
+/// while its todo list has open items (what the TUI's plan review turns on).
+pub async fn auto_continue(
+    State(state): State<ServeState>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Reply {
+    let served = served(&state, &id).await?;
+    let Some(on) = parse::<AutoContinueBody>(&body)?.on else {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "send {\"on\": true} or {\"on\": false}".into(),
+        ));
+    };
+    if !served.handle.send(Request::SetAutoContinue(on)) {
+        return Err(ApiError(StatusCode::GONE, "the session has closed".into()));
+    }
+    Ok(axum::Json(json!({ "auto_continue": on })).into_response())
+}
+
 pub async fn messages(State(state): State<ServeState>, Path(id): Path<String>) -> Reply {
     let store = state.sessions.store().map_err(internal)?;
     let Some(messages) = store

@@ -224,6 +224,8 @@ async fn serve_requests(
             Request::Submit(text) => api.post(&["prompt"], json!({ "text": text })).await,
             Request::Interrupt => api.post(&["interrupt"], json!({})).await,
             Request::SetMode(mode) => api.post(&["mode"], json!({"mode": mode.as_str()})).await,
+            // Sent before the prompt that starts the plan: requests go in order.
+            Request::SetAutoContinue(on) => api.post(&["auto_continue"], json!({ "on": on })).await,
             Request::AnswerApproval { id, decision } => answer(&api, &id, decision).await,
             Request::Close { .. } => break,
             Request::ListFiles { generation } => {
@@ -281,7 +283,7 @@ async fn serve_requests(
                 Ok(())
             }
             // Kept by this front end itself; the server needs none of them.
-            Request::SetQueue(_) | Request::ClearTodos | Request::SetAutoContinue(_) => Ok(()),
+            Request::SetQueue(_) | Request::ClearTodos => Ok(()),
         };
         if let Err(failure) = sent {
             hub.publish(Update::Failed(failure));

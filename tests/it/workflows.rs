@@ -324,7 +324,7 @@ fn copy_writes_an_osc52_sequence_with_the_answer() {
     pty.wait_raw("the OSC 52 sequence", sequence.as_bytes());
 }
 
-fn todo_call(id: &str, statuses: [&str; 3]) -> Vec<u8> {
+pub fn todo_call(id: &str, statuses: [&str; 3]) -> Vec<u8> {
     let todos: Vec<_> = ["read the parser", "fix split", "add a test"]
         .iter()
         .zip(statuses)
