@@ -578,4 +578,6 @@ mod subagent_limits_tests;
 #[cfg(test)]
 pub(crate) mod subagent_tests;
 #[cfg(test)]
+mod summary_tests;
+#[cfg(test)]
 mod tests;

@@ -59,6 +59,27 @@ impl RunState {
     }
 }
 
+/// How long the summary's model call may take before the token budget is used instead.
+pub(crate) const SUMMARY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The todo list's open items, for the end of a summary (the design's "Active Tasks"): the
+/// model's summary may drop them, the list is the truth. Empty when nothing is open.
+fn active_tasks(todos: &[crate::planning::TodoItem]) -> String {
+    use crate::planning::TodoStatus;
+    let open: Vec<String> = todos
+        .iter()
+        .filter(|item| item.status != TodoStatus::Completed)
+        .map(|item| format!("- [{}] {}", item.status.as_str(), item.content))
+        .collect();
+    if open.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\nActive tasks (the todo list's open items):\n{}",
+        open.join("\n")
+    )
+}
+
 impl AgentEngine {
     /// Compacts when the prompt passes the threshold of the window.
     pub(super) async fn maybe_compact(
@@ -151,12 +172,27 @@ impl AgentEngine {
         let mut budget = target;
         if let Some(compactor) = &self.options.compactor {
             shrunk.strategy = compactor.strategy();
-            match compactor
-                .compact(&current, self.provider().as_ref(), cancel)
-                .await
-            {
+            // The summary is one more model call, with a deadline of its own: a stalled one
+            // falls back to the token budget rather than holding the run.
+            let compacted = tokio::time::timeout(
+                SUMMARY_TIMEOUT,
+                compactor.compact(&current, self.provider().as_ref(), cancel),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(MemoryError::Compaction(format!(
+                    "no summary within {} s",
+                    SUMMARY_TIMEOUT.as_secs()
+                )))
+            });
+            match compacted {
                 Ok(step) if step.is_unchanged() => {}
-                Ok(step) => {
+                Ok(mut step) => {
+                    if let Some(summary) = &mut step.summary {
+                        summary
+                            .content
+                            .push_str(&active_tasks(&self.todos().snapshot()));
+                    }
                     current = step.apply(&current);
                     shrunk.steps.push(step);
                 }

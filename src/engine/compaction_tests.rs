@@ -71,7 +71,7 @@ async fn stored_session() -> SqliteSession {
 }
 
 /// 80 stored messages of about 50 tokens each.
-fn long_history() -> Vec<Message> {
+pub(super) fn long_history() -> Vec<Message> {
     (0..40)
         .flat_map(|i| {
             [
@@ -82,7 +82,7 @@ fn long_history() -> Vec<Message> {
         .collect()
 }
 
-fn notices(events: &[Event]) -> Vec<String> {
+pub(super) fn notices(events: &[Event]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
