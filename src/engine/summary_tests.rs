@@ -7,7 +7,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::compaction_tests::{long_history, notices};
 use super::tests::{builder, drain, text_reply};
-use super::*;
 use crate::memory::{InMemorySession, SUMMARY_MARKER, Summarization};
 use crate::planning::{TodoItem, TodoStatus, TodoStore};
 use crate::provider::{ScriptStep, ScriptedProvider};
