@@ -353,8 +353,8 @@ fn user_memory(verdict: Option<&RuleVerdict>, granted: &HashSet<String>) -> Verd
         Some(RuleVerdict::Ask(rule)) if !granted.contains(&scope.key) => ask_rule(rule, scope),
         _ if granted.contains(&scope.key) => Verdict::Run,
         _ => ask(
-            "`memory_write` stores a `user` memory, which goes into every future session's \
-             prompt"
+            "`memory_write` writes, changes or removes a `user` memory, which goes into every \
+             future session's prompt"
                 .into(),
             scope,
         ),

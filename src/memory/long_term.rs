@@ -213,6 +213,48 @@ fn matching(
         .collect()
 }
 
+/// What an update changes of a memory; `None` keeps it.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryChange {
+    pub content: Option<String>,
+    pub title: Option<String>,
+    pub importance: Option<i64>,
+}
+
+fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<MemoryRecord>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM memories m WHERE m.id = ?1"),
+        [id],
+        from_row,
+    )
+    .optional()
+}
+
+/// Applies `change` to memory `id` in one transaction; whether there was one.
+fn update(conn: &mut Connection, id: i64, change: &MemoryChange) -> Result<bool, MemoryError> {
+    let tx = conn.transaction()?;
+    if let Some(content) = &change.content
+        && !edit(&tx, id, content)?
+    {
+        return Ok(false);
+    }
+    let mut found = change.content.is_some();
+    if let Some(title) = &change.title {
+        found |= tx.execute(
+            "UPDATE memories SET title = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, title, now_ms()],
+        )? > 0;
+    }
+    if let Some(importance) = change.importance {
+        found |= tx.execute(
+            "UPDATE memories SET importance = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, importance.clamp(1, 5), now_ms()],
+        )? > 0;
+    }
+    tx.commit()?;
+    Ok(found)
+}
+
 /// Sets memory `id`'s content (its title, scope and counts stay); whether there was one.
 fn edit(conn: &Connection, id: i64, content: &str) -> Result<bool, MemoryError> {
     let content = content.trim();
@@ -365,6 +407,16 @@ impl SessionStore {
     pub async fn memory_edit(&self, id: i64, content: &str) -> Result<bool, MemoryError> {
         let content = content.to_owned();
         self.call(move |conn| Ok(edit(conn, id, &content))).await?
+    }
+
+    /// Memory `id`, if there is one.
+    pub async fn memory_get(&self, id: i64) -> Result<Option<MemoryRecord>, MemoryError> {
+        self.call(move |conn| get(conn, id)).await
+    }
+
+    /// Changes memory `id` (content, title, importance); whether there was one.
+    pub async fn memory_update(&self, id: i64, change: MemoryChange) -> Result<bool, MemoryError> {
+        self.call(move |conn| Ok(update(conn, id, &change))).await?
     }
 
     /// Removes memory `id`; whether there was one.
