@@ -380,6 +380,14 @@ impl AgentEngine {
         &self.hooks
     }
 
+    /// A sub-agent starts with what its parent was allowed for the session (never more: the
+    /// grants are the parent's own scope keys, judged by the same permission decision).
+    pub(crate) fn inherit_grants(&self, grants: &HashSet<String>) {
+        if let Ok(mut allowed) = self.allowed.lock() {
+            allowed.extend(grants.iter().cloned());
+        }
+    }
+
     /// Switches the stored conversation from the next run on; "allow always" answers belong to
     /// a session and are forgotten.
     pub fn set_session(&self, session: Option<Arc<dyn Session>>) {
@@ -573,6 +581,8 @@ mod concurrency_tests;
 mod interruption_tests;
 #[cfg(test)]
 mod planning_tests;
+#[cfg(test)]
+mod subagent_grants_tests;
 #[cfg(test)]
 mod subagent_limits_tests;
 #[cfg(test)]

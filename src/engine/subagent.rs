@@ -45,6 +45,9 @@ pub(crate) struct AgentLink {
     pub sink: mpsc::Sender<ChildMessage>,
     /// Where a background child (`background: true`) reports once the call has returned.
     pub background: Arc<super::background::BackgroundTasks>,
+    /// What the user allowed the parent "for the rest of this session" when the call was
+    /// made: the child starts with it (what the child is allowed does not flow back).
+    pub grants: std::collections::HashSet<String>,
 }
 
 tokio::task_local! {
@@ -270,6 +273,7 @@ impl SubagentRunner for SubagentLauncher {
             .child_session(&request, &link, provider.as_ref(), ctx.mode)
             .await?;
         let engine = self.child_engine(agent, provider, ctx.mode, session);
+        engine.inherit_grants(&link.grants);
         let agent_name = agent.name.clone();
         if request.background {
             let slot = link.background.start();

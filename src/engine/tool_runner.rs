@@ -204,6 +204,15 @@ impl AgentEngine {
                     provider: self.provider(),
                     sink: child_tx.clone(),
                     background: Arc::clone(&self.background),
+                    // Only `task` starts a child that needs them.
+                    grants: if call.name == crate::schema::TASK_TOOL {
+                        self.allowed
+                            .lock()
+                            .map(|set| set.clone())
+                            .unwrap_or_default()
+                    } else {
+                        Default::default()
+                    },
                 };
                 let handle = tasks.spawn(
                     self.tool_task(index, chain_call, passed, semaphore.clone(), link)
