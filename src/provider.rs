@@ -62,6 +62,12 @@ pub trait LlmProvider: Send + Sync {
         None
     }
 
+    /// Whether the provider searches the web itself for this model (the catalogue's
+    /// `web_search`), in place of our `web_search` when a request marks it.
+    fn searches_web(&self) -> bool {
+        false
+    }
+
     /// One call, waiting for the whole answer. `on_retry` hears of each retry before its wait.
     async fn generate(
         &self,

@@ -129,6 +129,13 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether a call of it can do anything on this machine (`web_search` without a search
+    /// backend cannot): a tool that cannot is offered to the model only when the provider runs
+    /// it instead (its own web search), never to fail.
+    fn works_here(&self) -> bool {
+        true
+    }
+
     /// Whether plan mode offers the tool to the model (it may still refuse some calls).
     fn offered_in_plan(&self) -> bool {
         self.kind().allowed_in_plan()

@@ -10,7 +10,16 @@ use crate::provider::ProviderKind;
 
 /// A full-screen terminal coding agent.
 #[derive(Debug, Parser)]
-#[command(name = "harness9", version, about, propagate_version = true)]
+#[command(
+    name = "harness9",
+    version,
+    about,
+    propagate_version = true,
+    after_long_help = "The model's web_search: offered when `web.search` names a search backend \
+in $HARNESS9_HOME/settings.json, or as the provider's own search (anthropic, responses, for a \
+model the catalogue says has it) where web_search is allowed without asking; otherwise the \
+model is not offered it."
+)]
 pub struct Cli {
     #[command(flatten)]
     pub options: RunOptions,

@@ -20,8 +20,22 @@ const WEB_SEARCH: &str = "web_search";
 
 impl AgentEngine {
     /// Marks `web_search` in `tools` as one the provider may run, when a call of it would run
-    /// unasked in `mode`.
-    pub(super) fn offer_provider_search(&self, tools: &mut [ToolDefinition], mode: Mode) {
+    /// unasked in `mode`; then leaves out a tool that cannot work here unless the provider
+    /// runs it (our `web_search` without a backend): the model is never offered a tool that
+    /// can only fail.
+    pub(super) fn offer_provider_search(&self, tools: &mut Vec<ToolDefinition>, mode: Mode) {
+        self.mark_provider_search(tools, mode);
+        let provider_searches = self.provider().searches_web();
+        tools.retain(|definition| {
+            (definition.provider_may_run && provider_searches)
+                || self
+                    .registry
+                    .get(&definition.name)
+                    .is_none_or(|tool| tool.works_here())
+        });
+    }
+
+    fn mark_provider_search(&self, tools: &mut [ToolDefinition], mode: Mode) {
         let Some(definition) = tools.iter_mut().find(|tool| tool.name == WEB_SEARCH) else {
             return;
         };
@@ -84,9 +98,16 @@ mod tests {
         std::fs::create_dir_all(&home).unwrap();
         std::fs::write(home.join("settings.json"), home_settings).unwrap();
         let rules = Arc::new(PermissionRules::new(work, &home, true));
-        let provider = Arc::new(ScriptedProvider::new(steps));
+        let provider = Arc::new(ScriptedProvider::new(steps).searching_the_web());
         let mut registry = Registry::new();
-        crate::web::register(&mut registry, &WebSettings::default());
+        // A backend that is never reached: these tests judge what the request offers.
+        let settings = WebSettings {
+            search: Some(crate::web::SearchBackend::Searx(
+                "http://127.0.0.1:9/search".into(),
+            )),
+            ..WebSettings::default()
+        };
+        crate::web::register(&mut registry, &settings);
         let engine = AgentEngine::builder(provider.clone(), Arc::new(registry), work)
             .permission_rules(rules)
             .mode(mode)
@@ -179,5 +200,49 @@ mod tests {
         assert!(!offered_with(vec![hook(Matcher::All)]).await);
         assert!(!offered_with(vec![hook(Matcher::Names(vec!["web_search".into()]))]).await);
         assert!(offered_with(vec![hook(Matcher::Names(vec!["bash".into()]))]).await);
+    }
+
+    /// Without a search backend our `web_search` can only fail: it is offered only when the
+    /// provider runs its own search in its place, and never where that search is not offered.
+    #[tokio::test]
+    async fn without_a_backend_web_search_is_offered_only_as_the_providers_own() {
+        let first_request = |searches: bool, settings: &'static str, mode: Mode| async move {
+            let dir = tempfile::tempdir().unwrap();
+            let work = dir.path().canonicalize().unwrap();
+            let home = work.join("home");
+            std::fs::create_dir_all(&home).unwrap();
+            std::fs::write(home.join("settings.json"), settings).unwrap();
+            let rules = Arc::new(PermissionRules::new(&work, &home, true));
+            let mut provider = ScriptedProvider::new(vec![text_reply("ok")]);
+            if searches {
+                provider = provider.searching_the_web();
+            }
+            let provider = Arc::new(provider);
+            let mut registry = Registry::new();
+            crate::web::register(&mut registry, &WebSettings::default());
+            let engine = Arc::new(
+                AgentEngine::builder(provider.clone(), Arc::new(registry), &work)
+                    .permission_rules(rules)
+                    .mode(mode)
+                    .build(),
+            );
+            drain(engine.run_stream("search".into(), CancellationToken::new())).await;
+            let call = provider.calls()[0].clone();
+            (call.tools, call.provider_may_run)
+        };
+        let allow = r#"{"permissions": {"allow": ["web_search"]}}"#;
+        let (tools, _) = first_request(false, allow, Mode::Default).await;
+        assert!(
+            tools.contains(&"web_fetch".to_owned()) && !tools.contains(&"web_search".to_owned()),
+            "{tools:?}"
+        );
+        let (tools, _) = first_request(true, "{}", Mode::Default).await;
+        assert!(
+            !tools.contains(&"web_search".to_owned()),
+            "it would ask, so the provider's search is not offered: {tools:?}"
+        );
+        let (tools, marked) = first_request(true, allow, Mode::Default).await;
+        assert!(tools.contains(&"web_search".to_owned()), "{tools:?}");
+        assert_eq!(marked, ["web_search"]);
     }
 }

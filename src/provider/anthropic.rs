@@ -22,6 +22,7 @@ pub(crate) struct Anthropic;
 impl Protocol for Anthropic {
     const WIRE: Wire = Wire::new("anthropic", "Anthropic", "v1/messages");
     type Decoder = AnthropicDecoder;
+    const SERVER_SEARCH: bool = true;
 
     fn headers(config: &ProviderConfig, headers: &mut HeaderMap) -> Result<(), ProviderError> {
         headers.insert(

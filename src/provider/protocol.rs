@@ -24,6 +24,8 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     const WIRE: Wire;
     /// Accumulates one streamed answer.
     type Decoder: StreamDecoder + Default;
+    /// Whether the API has a web search of its own that can stand in for our `web_search`.
+    const SERVER_SEARCH: bool = false;
 
     /// Adds the headers besides `content-type` to `headers`, the key among them (when there is
     /// one).
@@ -135,6 +137,10 @@ impl<P: Protocol> LlmProvider for ApiProvider<P> {
 
     fn prices(&self) -> Option<catalogue::Prices> {
         self.config.prices
+    }
+
+    fn searches_web(&self) -> bool {
+        self.config.web_search && P::SERVER_SEARCH
     }
 
     async fn generate(

@@ -26,6 +26,7 @@ pub(crate) struct Responses;
 impl Protocol for Responses {
     const WIRE: Wire = Wire::new("responses", "OpenAI", "responses");
     type Decoder = ResponsesDecoder;
+    const SERVER_SEARCH: bool = true;
 
     fn headers(config: &ProviderConfig, headers: &mut HeaderMap) -> Result<(), ProviderError> {
         super::openai::bearer_key(config, headers)

@@ -44,6 +44,8 @@ pub struct ScriptedProvider {
     /// Reports our own estimate of each request as its input tokens, as a real server counts
     /// a growing conversation (otherwise every call reports the same 100).
     counts_prompts: bool,
+    /// Says it searches the web itself (as a model with the provider's own search).
+    searches_web: bool,
 }
 
 impl ScriptedProvider {
@@ -58,7 +60,14 @@ impl ScriptedProvider {
                 ..Usage::default()
             },
             counts_prompts: false,
+            searches_web: false,
         }
+    }
+
+    /// Says it searches the web itself, as a provider whose model has its own web search.
+    pub fn searching_the_web(mut self) -> Self {
+        self.searches_web = true;
+        self
     }
 
     /// Reports each request's estimated size as its input tokens.
@@ -142,6 +151,10 @@ impl LlmProvider for ScriptedProvider {
 
     fn model(&self) -> &str {
         "script"
+    }
+
+    fn searches_web(&self) -> bool {
+        self.searches_web
     }
 
     async fn generate(

@@ -97,6 +97,10 @@ impl Tool for WebSearch {
         })
     }
 
+    fn works_here(&self) -> bool {
+        self.backend.is_some()
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Network
     }

@@ -344,11 +344,21 @@ fn exec_shows_the_providers_search_as_a_web_search_call_only_when_allowed() {
             .unwrap()
             .iter()
             .find(|t| t["name"] == "web_search")
-            .cloned()
-            .unwrap();
+            .cloned();
         (crate::exec::json_lines(&out.stdout), search)
     };
+    // No backend, and a search of the provider's that would need asking: no `web_search`
+    // at all (ours could only fail).
     let (_, search) = exec();
+    assert_eq!(search, None);
+    // With a backend configured, ours (never reached here: the model does not call it).
+    std::fs::write(
+        run.home.join("settings.json"),
+        r#"{"web": {"search": "http://127.0.0.1:9/search"}}"#,
+    )
+    .unwrap();
+    let (_, search) = exec();
+    let search = search.expect("ours is offered");
     assert!(search.get("input_schema").is_some(), "ours: {search}");
 
     std::fs::write(
@@ -357,6 +367,7 @@ fn exec_shows_the_providers_search_as_a_web_search_call_only_when_allowed() {
     )
     .unwrap();
     let (events, search) = exec();
+    let search = search.expect("the provider's is offered");
     assert_eq!(search["type"], "web_search_20250305");
     let start = events
         .iter()
