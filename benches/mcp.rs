@@ -136,6 +136,7 @@ fn call_latencies() -> (Vec<f64>, String) {
             mode: Mode::Yolo,
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
+            outputs: None,
         };
         let call = ToolCall {
             id: "c".into(),

@@ -59,6 +59,7 @@ fn setup(kind: Kind) -> Setup {
             mode: Mode::AutoEdit,
             todos: Arc::default(),
             read_guard: Default::default(),
+            outputs: None,
         },
         _dir: dir,
     }

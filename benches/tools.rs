@@ -69,6 +69,7 @@ fn setup() -> Setup {
             mode: Mode::Default,
             todos: Arc::default(),
             read_guard: Default::default(),
+            outputs: None,
         },
     }
 }

@@ -380,6 +380,12 @@ impl AgentEngine {
         &self.hooks
     }
 
+    /// Where this session's tool output past its bound is kept (none without a session).
+    pub(crate) fn outputs_dir(&self) -> Option<PathBuf> {
+        self.session()
+            .map(|session| crate::tools::output::outputs_dir(self.rules.home(), session.id()))
+    }
+
     /// A sub-agent starts with what its parent was allowed for the session (never more: the
     /// grants are the parent's own scope keys, judged by the same permission decision).
     pub(crate) fn inherit_grants(&self, grants: &HashSet<String>) {
@@ -456,6 +462,7 @@ impl AgentEngine {
             mode: Mode::Yolo,
             todos: Arc::clone(&self.todos),
             read_guard: Default::default(),
+            outputs: self.outputs_dir(),
         };
         let result = self.registry.execute(&call, &ctx).await;
         if let Ok(mut pending) = self.user_context.lock() {

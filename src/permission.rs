@@ -71,6 +71,9 @@ pub struct CallInput<'a> {
     /// A hook allowed the call (`hooks::Step::Allow`): the ordinary approval of its kind is not
     /// asked; nothing else changes.
     pub hook_allowed: bool,
+    /// This session's folder of cut outputs (`tools::output::outputs_dir`): a read-only tool
+    /// reads in it without asking, in every mode, though it lies in `$HARNESS9_HOME`.
+    pub outputs: Option<&'a Path>,
 }
 
 impl<'a> CallInput<'a> {
@@ -84,6 +87,7 @@ impl<'a> CallInput<'a> {
             // Only `bash` runs in the sandbox; another tool's `sandbox` argument is its own.
             leave_sandbox: tool.name() == "bash" && crate::sandbox::leave_requested(arguments),
             hook_allowed: false,
+            outputs: None,
         }
     }
 }
@@ -141,6 +145,10 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
                 return ask(format!("`bash` runs a command, and {why}"), exact);
             }
         }
+    }
+
+    if reads_only_outputs(&facts) {
+        return Verdict::Run;
     }
 
     if call.mode == Mode::Yolo {
@@ -339,6 +347,20 @@ fn network(
             ask(reason, exact)
         }
     }
+}
+
+/// Whether the call is a read-only tool's (not a command's) that reads only in this session's
+/// folder of cut outputs: what a tool's own cut left there for the model to read back. The
+/// paths are resolved (`..` and links followed) before they are judged.
+fn reads_only_outputs(facts: &Facts<'_>) -> bool {
+    let Some(outputs) = facts.call.outputs else {
+        return false;
+    };
+    facts.line.is_none()
+        && facts.call.tool.kind() == ToolKind::ReadOnly
+        && facts.writes.is_empty()
+        && !facts.reads.is_empty()
+        && facts.reads.iter().all(|p| p.resolved.starts_with(outputs))
 }
 
 /// A `user` memory reaches every future session's prompt: asked (in plan mode too) unless a

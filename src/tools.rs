@@ -56,6 +56,9 @@ pub struct ToolContext {
     pub todos: Arc<TodoStore>,
     /// What a tree walk must not read: secret files and paths a deny rule covers.
     pub read_guard: crate::files::walk::ReadGuard,
+    /// Where output past a tool's bound is kept whole (`output::outputs_dir`); `None`: nowhere
+    /// (no stored session).
+    pub outputs: Option<std::path::PathBuf>,
 }
 
 /// A failed tool call, worded for the model: what went wrong and how to call it better.

@@ -315,6 +315,7 @@ impl AgentEngine {
             mode: call.mode,
             todos: Arc::clone(&self.todos),
             read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
+            outputs: self.outputs_dir(),
         };
         let timeout = if call.tool.has_own_time_limit() {
             None

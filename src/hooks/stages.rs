@@ -71,6 +71,9 @@ impl ToolHook for PermissionStage {
             &call.workdir,
         );
         input.hook_allowed = call.hook_allowed;
+        let outputs = (!call.session_id.is_empty())
+            .then(|| crate::tools::output::outputs_dir(self.rules.home(), &call.session_id));
+        input.outputs = outputs.as_deref();
         match permission::decide(&input, &call.granted, &self.rules) {
             Verdict::Run => Step::Continue,
             Verdict::Ask { reason, scope } => Step::Ask { reason, scope },

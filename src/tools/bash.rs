@@ -258,6 +258,17 @@ impl Tool for Bash {
     }
 }
 
+/// A name no other output of this process has: `bash-MILLIS-N.txt`.
+fn output_file_name() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    format!("bash-{millis}-{}.txt", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
 /// When a foreground call is stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Limit {
@@ -318,9 +329,10 @@ async fn run(
         stdout,
         stderr,
     } = spawn(command, &ctx.workdir, sandbox, None)?;
+    let spill = ctx.outputs.as_ref().map(|dir| dir.join(output_file_name()));
 
     let reader = tokio::spawn(async move {
-        let mut output = HeadTail::new(OUTPUT_LIMIT);
+        let mut output = HeadTail::new(OUTPUT_LIMIT).spilling_to(spill);
         let mut out_buffer = vec![0u8; 64 * 1024];
         let mut err_buffer = vec![0u8; 4 * 1024];
         let (mut stdout, mut stderr) = (Some(stdout), Some(stderr));
@@ -443,6 +455,7 @@ mod tests {
             mode: Mode::Default,
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
+            outputs: None,
         };
         let error = bash
             .execute(
@@ -513,6 +526,7 @@ mod tests {
             mode: Mode::Yolo,
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
+            outputs: None,
         };
         for command in [
             "cd evil && git status",

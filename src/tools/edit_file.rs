@@ -195,6 +195,7 @@ mod tests {
             mode: Mode::Default,
             todos: Arc::default(),
             read_guard: Default::default(),
+            outputs: None,
         };
         let registry = builtin_registry();
         for (name, arguments) in [
@@ -245,6 +246,7 @@ mod tests {
             mode: Mode::Default,
             todos: Arc::default(),
             read_guard: Default::default(),
+            outputs: None,
         };
         let registry = builtin_registry();
         const EDITS: usize = 24;

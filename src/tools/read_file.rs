@@ -266,6 +266,7 @@ mod tests {
             mode: Mode::Default,
             todos: Arc::default(),
             read_guard: Default::default(),
+            outputs: None,
         }
     }
 

@@ -45,6 +45,7 @@ fn ctx(mode: Mode) -> ToolContext {
         mode,
         todos: Arc::default(),
         read_guard: Default::default(),
+        outputs: None,
     }
 }
 
@@ -163,6 +164,7 @@ async fn use_skill_returns_the_body_on_demand() {
         mode: Mode::Plan,
         todos: Arc::default(),
         read_guard: Default::default(),
+        outputs: None,
     };
     let call = |args: &str| ToolCall {
         id: "u".into(),

@@ -16,6 +16,7 @@ mod memory;
 mod no_terminal;
 #[cfg(feature = "otel")]
 mod observe;
+mod offload;
 mod permissions;
 mod private_home;
 mod providers;

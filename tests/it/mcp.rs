@@ -60,6 +60,7 @@ impl Servers {
             mode: Mode::Yolo,
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
+            outputs: None,
         }
     }
 

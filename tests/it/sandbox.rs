@@ -349,6 +349,7 @@ fn context(place: &Place, mode: Mode) -> ToolContext {
         mode,
         todos: Arc::default(),
         read_guard: Default::default(),
+        outputs: None,
     }
 }
 

@@ -50,6 +50,7 @@ impl Workspace {
             mode,
             todos: Arc::clone(&self.todos),
             read_guard: Default::default(),
+            outputs: None,
         }
     }
 

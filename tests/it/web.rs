@@ -106,6 +106,7 @@ fn ctx() -> ToolContext {
         mode: Mode::Default,
         todos: Arc::new(TodoStore::default()),
         read_guard: Default::default(),
+        outputs: None,
     }
 }
 

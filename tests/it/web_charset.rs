@@ -85,6 +85,7 @@ async fn fetch(url: String) -> String {
         mode: Mode::Default,
         todos: Arc::new(TodoStore::default()),
         read_guard: Default::default(),
+        outputs: None,
     };
     WebFetch::new(AddressPolicy {
         allow_private: true,
