@@ -113,7 +113,8 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
                     let mut content = vec![json!({"type": "input_text", "text": message.content})];
                     for image in &message.images {
                         content.push(match crate::images::base64_of(image) {
-                            Some(data) => json!({"type": "input_image",
+                            // `detail` is required by the API's published type.
+                            Some(data) => json!({"type": "input_image", "detail": "auto",
                                 "image_url": format!("data:{};base64,{data}", image.media_type)}),
                             None => json!({"type": "input_text",
                                 "text": crate::images::missing_note(image)}),
@@ -154,10 +155,13 @@ pub(crate) fn convert_input(messages: &[Message]) -> (String, Vec<Value>) {
                         .flat_map(|kept| kept.blocks.iter().cloned()),
                 );
                 if !message.content.is_empty() {
+                    // The easy input message: an `output_text` part would need the output
+                    // message's `id` and `status` (the SDK's `ResponseOutputMessageParam`),
+                    // which are not kept (`store: false`).
                     input.push(json!({
                         "type": "message",
                         "role": "assistant",
-                        "content": [{"type": "output_text", "text": message.content}],
+                        "content": message.content,
                     }));
                 }
                 for call in &message.tool_calls {

@@ -37,6 +37,7 @@ mod tui_files;
 mod tui_finish;
 mod tui_inline;
 mod tui_notify;
+mod vendor_types;
 mod web;
 mod web_charset;
 mod web_keyed;

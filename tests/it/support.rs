@@ -184,6 +184,29 @@ impl MockLlm {
     }
 }
 
+/// With `HARNESS9_RECORD_REQUESTS=DIR` (as `.ci/run` sets it), every request body the suite
+/// sends a mock is also written to `DIR`, for `tests/vendor/validate_requests.py` to check
+/// against the vendors' own request types after the suite.
+fn record_for_vendor_check(path: &str, body: &serde_json::Value) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let Some(dir) = std::env::var_os("HARNESS9_RECORD_REQUESTS") else {
+        return;
+    };
+    if body.is_null() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(dir);
+    let _ = std::fs::create_dir_all(&dir);
+    let name = format!(
+        "{}-{}.json",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let record = serde_json::json!({"path": path, "body": body});
+    let _ = std::fs::write(dir.join(name), record.to_string());
+}
+
 async fn answer(
     State(shared): State<Arc<Shared>>,
     uri: axum::http::Uri,
@@ -197,6 +220,7 @@ async fn answer(
         } else {
             serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null)
         };
+        record_for_vendor_check(uri.path(), &body);
         script.requests.push(Recorded {
             path: uri.path().to_owned(),
             headers,
