@@ -6,6 +6,9 @@ type of the official SDK for its endpoint (openai: chat.completions and
 responses; anthropic: messages), with unknown keys refused at every level: a key
 the vendor's type does not name is a key the real API may refuse.
 
+Also checks the conversation rules the APIs enforce beyond the types (a user turn first,
+every tool call answered right after it).
+
 Prints one line per body that does not match and exits 1; "N passed, 0 failed"
 when all match. The SDKs come from .ci/run (pip install --target .ci/cache/py).
 """
@@ -83,6 +86,52 @@ def known_exceptions(key, body):
     return body
 
 
+def conversation_rules(key, body):
+    """The conversation rules each API enforces beyond the types (issue 33 point 1): what is
+    wrong, or None."""
+    if key == "messages":
+        messages = body.get("messages", [])
+        if messages and messages[0].get("role") != "user":
+            return "the conversation does not start with a user message"
+        for index, message in enumerate(messages):
+            content = message.get("content")
+            uses = [
+                part["id"]
+                for part in (content if isinstance(content, list) else [])
+                if isinstance(part, dict) and part.get("type") == "tool_use"
+            ]
+            if not uses:
+                continue
+            following = messages[index + 1]["content"] if index + 1 < len(messages) else []
+            answered = {
+                part.get("tool_use_id")
+                for part in (following if isinstance(following, list) else [])
+                if isinstance(part, dict) and part.get("type") == "tool_result"
+            }
+            missing = [use for use in uses if use not in answered]
+            if missing:
+                return f"tool_use {missing} not answered by a tool_result in the next message"
+    elif key == "chat/completions":
+        messages = body.get("messages", [])
+        for index, message in enumerate(messages):
+            calls = [call["id"] for call in message.get("tool_calls") or []]
+            answers = []
+            for later in messages[index + 1 :]:
+                if later.get("role") != "tool":
+                    break
+                answers.append(later.get("tool_call_id"))
+            missing = [call for call in calls if call not in answers]
+            if missing:
+                return f"tool calls {missing} not answered by tool messages right after"
+    elif key == "responses":
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        calls = {i.get("call_id") for i in items if i.get("type") == "function_call"}
+        outputs = {i.get("call_id") for i in items if i.get("type") == "function_call_output"}
+        if calls - outputs:
+            return f"function calls {sorted(calls - outputs)} have no function_call_output"
+    return None
+
+
 def endpoint(path):
     for key in TYPES:
         if path.rstrip("/").endswith(key):
@@ -101,6 +150,11 @@ def main(folders):
             body = known_exceptions(key, record["body"])
             streaming, whole = ADAPTERS[key]
             adapter = streaming if body.get("stream") else whole
+            broken = conversation_rules(key, body)
+            if broken:
+                failed += 1
+                print(f"{file.name} ({key}): {broken}")
+                continue
             try:
                 adapter.validate_python(body)
                 passed += 1
