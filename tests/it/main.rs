@@ -11,6 +11,7 @@ mod exec_rules;
 mod hook_events;
 mod hooks;
 mod images;
+mod llama_server;
 mod mcp;
 mod memory;
 mod no_terminal;
