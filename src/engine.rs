@@ -598,3 +598,5 @@ pub(crate) mod subagent_tests;
 mod summary_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod usage_tests;

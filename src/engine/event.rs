@@ -72,14 +72,25 @@ pub struct TokenUpdate {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub context_window: u64,
-    /// `true` for the engine's estimate before a call, `false` for the provider's count.
+    /// `true` for the engine's estimate, `false` for the provider's count.
     pub estimated: bool,
+    /// For an estimate: it stands for a finished call whose server sent no usage (and so counts
+    /// toward the totals), rather than for the prompt about to be sent (the gauge only).
+    pub after_call: bool,
     /// Prompt tokens read from the provider's cache (a provider's count only).
     pub cache_read_tokens: u64,
     /// Prompt tokens written to the provider's cache (Anthropic).
     pub cache_write_tokens: u64,
     /// What this call cost, when the model's prices are known.
     pub cost_usd: Option<f64>,
+}
+
+impl TokenUpdate {
+    /// Whether this update is one model call's tokens, to add to the run's and session's totals:
+    /// the provider's count, or harness9's estimate of a call the server sent no usage for.
+    pub fn counts_toward_totals(&self) -> bool {
+        !self.estimated || self.after_call
+    }
 }
 
 /// A finished tool call.
@@ -115,6 +126,8 @@ pub struct DoneInfo {
     pub cache_write_tokens: u64,
     /// What the run cost, when every call's model had known prices.
     pub cost_usd: Option<f64>,
+    /// Some call's server sent no usage: its tokens in these totals are harness9's estimate.
+    pub estimated: bool,
 }
 
 /// How the user answered an approval.

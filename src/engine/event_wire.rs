@@ -76,6 +76,11 @@ impl Event {
                     "context_window": update.context_window,
                     "estimated": update.estimated,
                 });
+                // An estimate of a finished call the server sent no usage for (it counts toward
+                // the totals), told from the gauge's estimate of a prompt about to be sent.
+                if update.estimated && update.after_call {
+                    data["after_call"] = json!(true);
+                }
                 // Known only from a provider's count.
                 if !update.estimated {
                     data["cache_read_tokens"] = json!(update.cache_read_tokens);
@@ -142,6 +147,9 @@ impl Event {
                 if let Some(cost) = info.cost_usd {
                     data["cost_usd"] = json!(cost);
                 }
+                if info.estimated {
+                    data["estimated"] = json!(true);
+                }
                 data
             }
             EventKind::HookRunning(label) => json!(label),
@@ -182,6 +190,12 @@ impl Event {
                 output_tokens: number("output_tokens")?,
                 context_window: number("context_window")?,
                 estimated: data.get("estimated")?.as_bool()?,
+                after_call: data
+                    .get("after_call")
+                    .and_then(Value::as_bool)
+                    .unwrap_or_else(|| {
+                        data.get("estimated").and_then(Value::as_bool) != Some(true)
+                    }),
                 cache_read_tokens: number("cache_read_tokens").unwrap_or(0),
                 cache_write_tokens: number("cache_write_tokens").unwrap_or(0),
                 cost_usd: data.get("cost_usd").and_then(Value::as_f64),
@@ -250,6 +264,10 @@ impl Event {
                 cache_read_tokens: number("cache_read_tokens").unwrap_or(0),
                 cache_write_tokens: number("cache_write_tokens").unwrap_or(0),
                 cost_usd: data.get("cost_usd").and_then(Value::as_f64),
+                estimated: data
+                    .get("estimated")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             }),
             "error" => {
                 let kind = value
@@ -304,6 +322,7 @@ mod tests {
                 output_tokens: 2,
                 context_window: 128_000,
                 estimated: false,
+                after_call: true,
                 cache_read_tokens: 4,
                 cache_write_tokens: 1,
                 cost_usd: Some(0.25),
@@ -350,6 +369,28 @@ mod tests {
                 cache_read_tokens: 50,
                 cache_write_tokens: 0,
                 cost_usd: Some(0.0125),
+                estimated: false,
+            }),
+            EventKind::TokenUpdate(TokenUpdate {
+                input_tokens: 700,
+                output_tokens: 30,
+                context_window: 128_000,
+                estimated: true,
+                after_call: true,
+                ..TokenUpdate::default()
+            }),
+            EventKind::TokenUpdate(TokenUpdate {
+                input_tokens: 700,
+                context_window: 128_000,
+                estimated: true,
+                ..TokenUpdate::default()
+            }),
+            EventKind::Done(DoneInfo {
+                turns: 1,
+                input_tokens: 700,
+                output_tokens: 30,
+                estimated: true,
+                ..DoneInfo::default()
             }),
             EventKind::Error(Failure::new(FailureKind::Interrupted, "interrupted")),
         ];

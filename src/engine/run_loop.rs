@@ -32,6 +32,8 @@ pub(super) struct RunState {
     pub(super) checkpoints: Vec<crate::memory::Compaction>,
     pub(super) session: Option<Arc<dyn Session>>,
     pub(super) usage: Usage,
+    /// Some call's server sent no usage, so `usage` holds harness9's estimate of it.
+    pub(super) usage_estimated: bool,
     /// What the run's calls cost so far; `None` once a call's cost was unknown.
     pub(super) cost: Option<f64>,
     /// Whether every call so far had a known cost (the first call starts the sum).
@@ -62,18 +64,25 @@ pub(super) struct RunState {
 }
 
 impl RunState {
+    /// Adds one call's (or children's) tokens to the run's totals and to what the session's
+    /// stored totals have yet to get.
+    fn add_usage(&mut self, added: &Usage) {
+        for usage in [&mut self.usage, &mut self.unrecorded_usage] {
+            usage.input_tokens += added.input_tokens;
+            usage.output_tokens += added.output_tokens;
+            usage.cache_read_tokens += added.cache_read_tokens;
+            usage.cache_creation_tokens += added.cache_creation_tokens;
+        }
+    }
+
     /// Adds what sub-agents' model calls used to the run's totals (and to what the session's
     /// stored totals have yet to get).
     pub(super) fn add_children(&mut self, children: &super::subagent::ChildUsage) {
         if children.calls == 0 {
             return;
         }
-        for usage in [&mut self.usage, &mut self.unrecorded_usage] {
-            usage.input_tokens += children.usage.input_tokens;
-            usage.output_tokens += children.usage.output_tokens;
-            usage.cache_read_tokens += children.usage.cache_read_tokens;
-            usage.cache_creation_tokens += children.usage.cache_creation_tokens;
-        }
+        self.add_usage(&children.usage);
+        self.usage_estimated |= children.estimated;
         self.unrecorded_cost += children.cost;
         self.cost = match (self.turns_priced, children.priced) {
             (true, true) => Some(self.cost.unwrap_or(0.0) + children.cost),
@@ -140,6 +149,7 @@ impl AgentEngine {
             checkpoints: Vec::new(),
             session,
             usage: Usage::default(),
+            usage_estimated: false,
             cost: None,
             turns_priced: true,
             unrecorded_usage: Usage::default(),
@@ -197,6 +207,7 @@ impl AgentEngine {
                 cache_read_tokens: state.usage.cache_read_tokens,
                 cache_write_tokens: state.usage.cache_creation_tokens,
                 cost_usd: state.cost,
+                estimated: state.usage_estimated,
             }),
             Err(error) => EventKind::Error(error.into()),
         };
@@ -407,17 +418,9 @@ impl AgentEngine {
         let Completion { message, usage } = completion;
         let update = match usage {
             Some(usage) => {
-                state.usage.input_tokens += usage.input_tokens;
-                state.usage.output_tokens += usage.output_tokens;
-                state.usage.cache_read_tokens += usage.cache_read_tokens;
-                state.usage.cache_creation_tokens += usage.cache_creation_tokens;
+                state.add_usage(&usage);
                 // The cost of a call whose model has no prices is unknown, and so is the run's.
                 let cost = self.provider().prices().map(|prices| prices.cost(&usage));
-                let pending = &mut state.unrecorded_usage;
-                pending.input_tokens += usage.input_tokens;
-                pending.output_tokens += usage.output_tokens;
-                pending.cache_read_tokens += usage.cache_read_tokens;
-                pending.cache_creation_tokens += usage.cache_creation_tokens;
                 state.unrecorded_cost += cost.unwrap_or(0.0);
                 state.cost = match (state.turns_priced, cost) {
                     (true, Some(cost)) => Some(state.cost.unwrap_or(0.0) + cost),
@@ -429,6 +432,7 @@ impl AgentEngine {
                     output_tokens: usage.output_tokens,
                     context_window: self.options.context_window,
                     estimated: false,
+                    after_call: true,
                     cache_read_tokens: usage.cache_read_tokens,
                     cache_write_tokens: usage.cache_creation_tokens,
                     cost_usd: cost,
@@ -438,13 +442,22 @@ impl AgentEngine {
                 // A call with no usage has no known cost: neither has the run.
                 state.cost = None;
                 state.turns_priced = false;
-                TokenUpdate {
-                    // Recounted: a refusal may have compacted the history since the first
-                    // estimate.
+                // The server sent no usage (llama.cpp's server, some proxies): the totals get
+                // harness9's own estimate, marked as such, rather than nothing.
+                // Recounted: a refusal may have compacted the history since the first estimate.
+                let estimate = Usage {
                     input_tokens: state.prompt_estimate(&tools),
                     output_tokens: estimate_tokens(std::slice::from_ref(&message), &[]),
+                    ..Usage::default()
+                };
+                state.add_usage(&estimate);
+                state.usage_estimated = true;
+                TokenUpdate {
+                    input_tokens: estimate.input_tokens,
+                    output_tokens: estimate.output_tokens,
                     context_window: self.options.context_window,
                     estimated: true,
+                    after_call: true,
                     ..TokenUpdate::default()
                 }
             }

@@ -64,17 +64,21 @@ pub(crate) struct ChildUsage {
     /// Whether every call's cost was known.
     pub priced: bool,
     pub calls: u32,
+    /// Some call's server sent no usage: its tokens here are harness9's estimate.
+    pub estimated: bool,
 }
 
 impl ChildUsage {
-    /// Counts a child's event, when it is a provider's count of one model call.
+    /// Counts a child's event, when it is one model call's tokens (the provider's count, or
+    /// harness9's estimate of a call whose server sent none).
     pub(crate) fn count(&mut self, event: &Event) {
         let EventKind::TokenUpdate(update) = &event.kind else {
             return;
         };
-        if update.estimated {
+        if !update.counts_toward_totals() {
             return;
         }
+        self.estimated |= update.estimated;
         let cached = update.cache_read_tokens + update.cache_write_tokens;
         self.usage.input_tokens += update.input_tokens.saturating_sub(cached);
         self.usage.output_tokens += update.output_tokens;

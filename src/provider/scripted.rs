@@ -46,6 +46,8 @@ pub struct ScriptedProvider {
     counts_prompts: bool,
     /// Says it searches the web itself (as a model with the provider's own search).
     searches_web: bool,
+    /// Sends no usage at all, as llama.cpp's server and some proxies do.
+    sends_usage: bool,
 }
 
 impl ScriptedProvider {
@@ -61,12 +63,19 @@ impl ScriptedProvider {
             },
             counts_prompts: false,
             searches_web: false,
+            sends_usage: true,
         }
     }
 
     /// Says it searches the web itself, as a provider whose model has its own web search.
     pub fn searching_the_web(mut self) -> Self {
         self.searches_web = true;
+        self
+    }
+
+    /// Sends no usage with its answers, as a server that does not count.
+    pub fn without_usage(mut self) -> Self {
+        self.sends_usage = false;
         self
     }
 
@@ -167,7 +176,7 @@ impl LlmProvider for ScriptedProvider {
         match self.next_step(messages, tools) {
             Some(ScriptStep::Reply(message)) => Ok(Completion {
                 message,
-                usage: Some(self.usage_of(messages, tools)),
+                usage: self.sends_usage.then(|| self.usage_of(messages, tools)),
             }),
             Some(ScriptStep::Fail(error)) | Some(ScriptStep::FailAfter { error, .. }) => Err(error),
             Some(ScriptStep::Hang { .. }) => {
@@ -185,7 +194,7 @@ impl LlmProvider for ScriptedProvider {
         cancel: CancellationToken,
     ) -> ChunkReceiver {
         let step = self.next_step(messages, tools);
-        let usage = self.usage_of(messages, tools);
+        let usage = self.sends_usage.then(|| self.usage_of(messages, tools));
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
             let send_text = |text: String, tx: mpsc::Sender<StreamChunk>| async move {
@@ -212,7 +221,7 @@ impl LlmProvider for ScriptedProvider {
                     if !send_text(message.content.clone(), tx.clone()).await {
                         return;
                     }
-                    StreamChunk::done(message, Some(usage))
+                    StreamChunk::done(message, usage)
                 }
                 Some(ScriptStep::Fail(error)) => StreamChunk::Error(error),
                 Some(ScriptStep::FailAfter { text, error }) => {

@@ -290,13 +290,16 @@ pub struct Spend {
     pub cost_usd: f64,
     /// Whether a call had a known cost (the model's prices are in the catalogue).
     pub priced: bool,
+    /// Whether some call's tokens are harness9's estimate (its server sent no usage).
+    pub estimated: bool,
 }
 
 impl Spend {
     pub fn add(&mut self, update: &TokenUpdate) {
-        if update.estimated {
+        if !update.counts_toward_totals() {
             return;
         }
+        self.estimated |= update.estimated;
         let cached = update.cache_read_tokens + update.cache_write_tokens;
         self.input += update.input_tokens.saturating_sub(cached);
         self.cache_read += update.cache_read_tokens;

@@ -106,12 +106,16 @@ impl App {
         let spent = |spend: &super::app::Spend| {
             let cost = if spend.priced {
                 spend.dollars()
+            } else if spend.estimated {
+                "unknown (the server sent no usage: the tokens are harness9's count)".to_owned()
             } else {
                 "unknown (the model's prices are not in the catalogue)".to_owned()
             };
+            // A server that sends no usage leaves harness9's own count, and the screen says so.
+            let about = if spend.estimated { "about " } else { "" };
             format!(
-                "{cost} for {} input, {} cached input read, {} written to the cache, {} output \
-                 tokens",
+                "{cost} for {about}{} input, {} cached input read, {} written to the cache, {} \
+                 output tokens",
                 spend.input, spend.cache_read, spend.cache_write, spend.output
             )
         };
@@ -214,7 +218,7 @@ fn add_by_model(
     model: &str,
     update: &crate::engine::TokenUpdate,
 ) {
-    if update.estimated {
+    if !update.counts_toward_totals() {
         return;
     }
     match by_model.iter_mut().find(|(name, _)| name == model) {

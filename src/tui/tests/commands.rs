@@ -111,6 +111,7 @@ fn the_cost_adds_up_on_the_status_line_and_cost_breaks_it_down() {
             output_tokens: output,
             context_window: 200_000,
             estimated: false,
+            after_call: true,
             cache_read_tokens: cached,
             cache_write_tokens: 0,
             cost_usd: cost,
@@ -216,5 +217,31 @@ fn model_without_a_name_lists_the_catalogues_models() {
     assert_eq!(
         send(&mut app, "/model claude-opus-4"),
         [Command::SetModel("claude-opus-4".into())]
+    );
+}
+
+#[test]
+fn cost_counts_a_server_without_usage_by_harness9s_estimate_and_says_so() {
+    let mut app = app();
+    // A server that sends no usage: the engine's estimate of the finished call.
+    app.handle_engine(crate::engine::Event {
+        turn: 1,
+        kind: EventKind::TokenUpdate(TokenUpdate {
+            input_tokens: 1_200,
+            output_tokens: 40,
+            context_window: 8_192,
+            estimated: true,
+            after_call: true,
+            ..TokenUpdate::default()
+        }),
+    });
+    assert!(send(&mut app, "/cost").is_empty());
+    let text = screen(&mut app, 200, 30);
+    assert!(
+        text.contains(
+            "unknown (the server sent no usage: the tokens are harness9's count) for about 1200 \
+             input, 0 cached input read, 0 written to the cache, 40 output tokens"
+        ),
+        "{text}"
     );
 }
