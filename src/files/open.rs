@@ -131,6 +131,19 @@ impl Dir {
         Ok(File::from(fd))
     }
 
+    /// A new file `name` in this folder, made 0600: never over an existing file, nor through
+    /// a link (a link there, even a dangling one, counts as an existing file).
+    pub fn create_new(&self, name: &OsStr) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            &self.fd,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        self.check_in_place()?;
+        Ok(File::from(fd))
+    }
+
     /// Writes `bytes` as the entry `name` through a temporary file in this folder renamed over
     /// it (`renameat` on this handle): a reader sees the old file or the new one, never half of
     /// it, and a link at `name` is replaced, not followed. An existing file's permissions are
