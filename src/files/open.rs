@@ -131,6 +131,16 @@ impl Dir {
         Ok(File::from(fd))
     }
 
+    /// Removes the entry `name` of this folder (a link there is removed, not followed); gone
+    /// already counts as removed.
+    pub fn remove(&self, name: &OsStr) -> io::Result<()> {
+        self.check_in_place()?;
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// A new file `name` in this folder, made 0600: never over an existing file, nor through
     /// a link (a link there, even a dangling one, counts as an existing file).
     pub fn create_new(&self, name: &OsStr) -> io::Result<File> {
@@ -149,8 +159,23 @@ impl Dir {
     /// it, and a link at `name` is replaced, not followed. An existing file's permissions are
     /// kept; a new file is 0600.
     pub fn write_atomic(&self, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
-        let kept_mode = match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) if rustix::fs::FileType::from_raw_mode(stat.st_mode).is_file() => {
+        self.write_atomic_with_mode(name, bytes, None)
+    }
+
+    /// `write_atomic`, the new file given the permission bits `mode` when there is one (set on
+    /// the temporary file before the rename, so never through a link swapped in at `name`).
+    pub fn write_atomic_with_mode(
+        &self,
+        name: &OsStr,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> io::Result<()> {
+        let kept_mode = match (
+            mode,
+            rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW),
+        ) {
+            (Some(mode), _) => Some(Mode::from_raw_mode(mode & 0o7777)),
+            (None, Ok(stat)) if rustix::fs::FileType::from_raw_mode(stat.st_mode).is_file() => {
                 Some(Mode::from_raw_mode(stat.st_mode & 0o7777))
             }
             _ => None,
