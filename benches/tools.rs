@@ -1,5 +1,7 @@
 //! Tool benchmarks on a generated tree of 20,000 files: `grep` and `glob` through the registry,
-//! and `read_file` of a 5 MB file. Run with `cargo bench --bench tools`; docs/PERFORMANCE.md
+//! `read_file` of a 5 MB file, and `read_file`/`write_file` of a small file two folders down,
+//! where opening the path (issue 29 point 2: `openat2` beneath the workdir's handle and the
+//! check of what was opened) is most of the work. Run with `cargo bench --bench tools`; docs/PERFORMANCE.md
 //! has the ripgrep command that times the same tree for comparison.
 
 use std::path::{Path, PathBuf};
@@ -57,6 +59,10 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    setup_in(tree())
+}
+
+fn setup_in(workdir: &Path) -> Setup {
     Setup {
         runtime: tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -64,7 +70,7 @@ fn setup() -> Setup {
             .unwrap(),
         registry: builtin_registry(),
         ctx: ToolContext {
-            workdir: tree().to_path_buf(),
+            workdir: workdir.to_path_buf(),
             cancel: CancellationToken::new(),
             mode: Mode::Default,
             todos: Arc::default(),
@@ -108,6 +114,32 @@ fn read_file_5mb(bencher: Bencher) {
             &setup,
             "read_file",
             json!({"path": "big.txt", "offset": 30000, "limit": 2000}),
+        )
+    });
+}
+
+#[divan::bench(sample_count = 200)]
+fn read_file_small(bencher: Bencher) {
+    let setup = setup();
+    let path = "src/module_007/file_042.rs";
+    bencher.bench(|| call(&setup, "read_file", json!({"path": path})));
+}
+
+#[divan::bench(sample_count = 200)]
+fn write_file_small(bencher: Bencher) {
+    let scratch = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR").to_owned() + "/target").unwrap();
+    let workdir = scratch.path().canonicalize().unwrap();
+    let setup = setup_in(&workdir);
+    let content: String = (0..40).map(|i| format!("fn line_{i}() {{}}\n")).collect();
+    let mut turn = 0u64;
+    bencher.bench_local(|| {
+        // A different content each time, so every call replaces the file and shows a diff.
+        turn += 1;
+        let content = format!("{content}// {turn}\n");
+        call(
+            &setup,
+            "write_file",
+            json!({"path": "src/module/file.rs", "content": content}),
         )
     });
 }

@@ -166,15 +166,3 @@ pub fn current(path: &Path) -> std::io::Result<Option<String>> {
         Err(e) => Err(e),
     }
 }
-
-/// The permission bits a restored file gets back.
-#[cfg(unix)]
-pub fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-pub fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
-    Ok(())
-}

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::objects::{self, Objects};
 use super::{Before, Changes};
+use crate::files::open;
 
 /// What to do with files changed since the checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,11 +32,19 @@ pub enum RestoreFailure {
     ReadCopy(IoCause),
     #[error("it cannot be written: {0}")]
     Write(IoCause),
-    #[error("its mode cannot be set: {0}")]
-    Mode(IoCause),
     /// The checkpoint recorded why it kept no copy (too large, unreadable...).
     #[error("no copy was kept ({reason})")]
     NotKept { reason: String },
+    /// It lies outside the working directory: undo writes only inside it.
+    #[error("it lies outside the working directory; undo writes only inside it")]
+    Outside,
+    /// A protected path (`files::protected`): undo never writes one.
+    #[error("it is a protected path (.git, .harness9, .env*, .mcp.json); undo never writes one")]
+    Protected,
+    /// A folder on its way is a link now (swapped in since the checkpoint, or swapped during
+    /// the restore): undo writes through no link.
+    #[error("a folder on its way is a link now; undo writes through no link")]
+    Link,
     /// The restore task itself ended abnormally.
     #[error("the restore crashed")]
     Crashed,
@@ -121,12 +130,18 @@ struct Plan {
     expected: Option<String>,
 }
 
-/// Restores the files `newest_first` changed to their state before the oldest of them.
+/// Restores the files `newest_first` changed to their state before the oldest of them, only
+/// inside `workdir`, never a protected path, and through handles that follow no link
+/// (`files::open`): a file that cannot be put back so is reported as not restored.
 pub fn restore(
     objects: &Objects,
     newest_first: &[&Changes],
     conflicts: Conflicts,
+    workdir: &Path,
 ) -> RestoreReport {
+    let workdir = workdir
+        .canonicalize()
+        .unwrap_or_else(|_| workdir.to_owned());
     let mut plans: BTreeMap<PathBuf, Plan> = BTreeMap::new();
     let mut notes = BTreeSet::new();
     for changes in newest_first {
@@ -149,6 +164,10 @@ pub fn restore(
     };
     let mut clear = Vec::new();
     for (path, plan) in plans {
+        if let Err(why) = allowed(&workdir, &path) {
+            report.failed.push((path, why));
+            continue;
+        }
         match objects::current(&path) {
             Ok(now) if now == plan.expected => clear.push((path, plan)),
             Ok(_) => {
@@ -170,7 +189,7 @@ pub fn restore(
         report.changed_since.clear();
     }
     for (path, plan) in clear {
-        match put_back(objects, &path, &plan.before) {
+        match put_back(objects, &workdir, &path, &plan.before) {
             Ok(()) => report.restored.push(path),
             Err(why) => report.failed.push((path, why)),
         }
@@ -178,23 +197,59 @@ pub fn restore(
     report
 }
 
-fn put_back(objects: &Objects, path: &Path, before: &Before) -> Result<(), RestoreFailure> {
+/// Whether undo may write `path` at all: inside `workdir` and not protected, judged by name
+/// (the open then judges what it finds).
+fn allowed(workdir: &Path, path: &Path) -> Result<(), RestoreFailure> {
+    if !path.starts_with(workdir) || path == workdir {
+        return Err(RestoreFailure::Outside);
+    }
+    if crate::files::protected::is_protected_write(path) {
+        return Err(RestoreFailure::Protected);
+    }
+    Ok(())
+}
+
+fn put_back(
+    objects: &Objects,
+    workdir: &Path,
+    path: &Path,
+    before: &Before,
+) -> Result<(), RestoreFailure> {
+    if let Before::NotKept { reason } = before {
+        return Err(RestoreFailure::NotKept {
+            reason: reason.clone(),
+        });
+    }
+    let create = matches!(before, Before::Kept { .. });
+    let (folder, name) = match open::open_folder_of(workdir, path, create) {
+        Ok(opened) => opened,
+        // Nothing there to delete.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(()),
+        Err(e) if open::is_swapped(&e) => return Err(RestoreFailure::Link),
+        Err(e) => return Err(RestoreFailure::Write(e.into())),
+    };
+    // Links that stay inside are what `open_folder_of` lets through; undo takes none.
+    if Some(folder.path()) != path.parent() {
+        return Err(RestoreFailure::Link);
+    }
+    let failed = |e: std::io::Error, as_failure: fn(IoCause) -> RestoreFailure| {
+        if open::is_swapped(&e) {
+            RestoreFailure::Link
+        } else {
+            as_failure(e.into())
+        }
+    };
     match before {
-        Before::Absent => match std::fs::remove_file(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(RestoreFailure::Delete(e.into())),
-        },
         Before::Kept { hash, mode } => {
             let bytes = objects
                 .get(hash)
                 .map_err(|e| RestoreFailure::ReadCopy(e.into()))?;
-            crate::files::write_atomic(path, &bytes)
-                .map_err(|e| RestoreFailure::Write(e.into()))?;
-            objects::set_mode(path, *mode).map_err(|e| RestoreFailure::Mode(e.into()))
+            folder
+                .write_atomic_with_mode(&name, &bytes, Some(*mode))
+                .map_err(|e| failed(e, RestoreFailure::Write))
         }
-        Before::NotKept { reason } => Err(RestoreFailure::NotKept {
-            reason: reason.clone(),
-        }),
+        _ => folder
+            .remove(&name)
+            .map_err(|e| failed(e, RestoreFailure::Delete)),
     }
 }

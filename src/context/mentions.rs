@@ -148,7 +148,9 @@ pub fn attach_with_images(
             ));
             continue;
         }
-        let Ok(bytes) = std::fs::read(&resolved) else {
+        // Opened as judged (no link swapped in since), and only a regular file is read.
+        let sensitive = |path: &Path| read_denied(path) || protected::is_secret_file(path);
+        let Some(bytes) = read_mentioned(workdir, &file, &sensitive) else {
             continue;
         };
         if crate::images::named_like_image(&file) {
@@ -214,6 +216,22 @@ pub fn split_attachments(content: &str) -> (&str, usize) {
         Some((typed, files)) => (typed, files.matches("<file path=").count()),
         None => (content, 0),
     }
+}
+
+/// The content of the regular file named `file`, opened as it was judged (`files::open`).
+fn read_mentioned(
+    workdir: &Path,
+    file: &str,
+    sensitive: &dyn Fn(&Path) -> bool,
+) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = crate::files::open::open_read(workdir, Path::new(file), sensitive).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub fn is_inside(workdir: &Path, path: &Path) -> bool {
 }
 
 /// `.` and `..` removed without touching the file system.
-fn fold(path: &Path) -> PathBuf {
+pub fn fold(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -292,9 +292,17 @@ impl Core {
                 });
             }
             Request::ListPrompts => self.list_prompts(),
-            Request::Export { file, markdown } => {
-                super::export::start(Arc::clone(&self.hub), self.workdir.clone(), file, markdown)
-            }
+            Request::Export {
+                file,
+                markdown,
+                overwrite,
+            } => super::export::start(
+                Arc::clone(&self.hub),
+                self.workdir.clone(),
+                file,
+                markdown,
+                overwrite,
+            ),
             Request::ListJobs => self.publish_jobs(),
             Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.

@@ -95,12 +95,14 @@ pub enum Request {
     PasteImage,
     /// The session's background commands (answered with `Update::Jobs`).
     ListJobs,
-    /// Write `markdown` (the transcript as the front end shows it, `/export`) to a new file
-    /// `file` in the working directory, never over an existing one (answered with
-    /// `Update::Exported`).
+    /// Write `markdown` (the transcript as the front end shows it, `/export`) to the file
+    /// `file` inside the working directory: never a protected path, never through a link, and
+    /// over an existing file only with `overwrite`, which a front end sets after asking the
+    /// user (answered with `Update::Exported`).
     Export {
         file: String,
         markdown: String,
+        overwrite: bool,
     },
     /// The prompts of the conversation, for `/rewind` (answered with `Update::Prompts`).
     ListPrompts,

@@ -277,9 +277,13 @@ async fn serve_requests(
             }
             // The file is the user's, written where this front end runs (the session's
             // directory when it is on this machine too).
-            Request::Export { file, markdown } => {
+            Request::Export {
+                file,
+                markdown,
+                overwrite,
+            } => {
                 let workdir = std::path::PathBuf::from(&workdir);
-                super::export::start(Arc::clone(&hub), workdir, file, markdown);
+                super::export::start(Arc::clone(&hub), workdir, file, markdown, overwrite);
                 Ok(())
             }
             // Kept by this front end itself; the server needs none of them.

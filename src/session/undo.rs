@@ -141,9 +141,11 @@ impl Core {
         };
         let changes = parse(&rows)?;
         let checkpoints = Arc::clone(&self.assembly.checkpoints);
+        let workdir = self.workdir.clone();
         let report = tokio::task::spawn_blocking(move || {
             let refs: Vec<&Changes> = changes.iter().collect();
-            checkpoint::restore::restore(checkpoints.objects(), &refs, conflicts.into())
+            let objects = checkpoints.objects();
+            checkpoint::restore::restore(objects, &refs, conflicts.into(), &workdir)
         })
         .await
         .unwrap_or_else(|_| RestoreReport {

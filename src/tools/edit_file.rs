@@ -6,9 +6,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
+use super::read_file::{MAX_READ_BYTES, NotReadable, prefix_of};
 use super::{Tool, ToolContext, ToolError, diff, path_locks};
-use crate::files::{paths, write_atomic};
+use crate::files::{open, paths};
 use crate::schema::ToolKind;
 
 /// Lines listed when `old_string` matches several times.
@@ -68,15 +68,16 @@ impl Tool for EditFile {
         // Held until the work is done, even if this call is given up on: two edits of one file
         // must not both read the old text.
         let guard = path_locks::write(&path).await;
+        let workdir = ctx.workdir.clone();
         super::blocking(move || {
             let _guard = guard;
-            edit(&path, &shown, &args)
+            edit(&workdir, &shown, &args)
         })
         .await?
     }
 }
 
-fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, ToolError> {
+fn edit(workdir: &std::path::Path, shown: &str, args: &Args) -> Result<String, ToolError> {
     if args.old_string.is_empty() {
         return Err(ToolError::new(
             "`old_string` is empty. Give the exact text to replace; to create a file use write_file.",
@@ -87,7 +88,12 @@ fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, Tool
             "`old_string` and `new_string` are the same, so there is nothing to change.",
         ));
     }
-    let prefix = read_prefix(path, MAX_READ_BYTES).map_err(|problem| match problem {
+    // The file is read and replaced through one handle of its folder, opened as judged.
+    let raw = std::path::Path::new(&args.path);
+    let (folder, name) = open::open_folder_of(workdir, raw, false)
+        .map_err(|e| ToolError::new(not_openable(shown, &e)))?;
+    let file = folder.open_read(&name).map_err(NotReadable::Io);
+    let prefix = file.and_then(|file| prefix_of(file, MAX_READ_BYTES)).map_err(|problem| match problem {
         NotReadable::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ToolError::new(format!(
             "{shown} does not exist. Check the path with glob, or create the file with write_file."
         )),
@@ -135,7 +141,8 @@ fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, Tool
         _ => {}
     }
     let new = old.replace(&args.old_string, &args.new_string);
-    write_atomic(path, new.as_bytes())
+    folder
+        .write_atomic(&name, new.as_bytes())
         .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
     let count = starts.len();
     Ok(format!(
@@ -146,6 +153,17 @@ fn edit(path: &std::path::Path, shown: &str, args: &Args) -> Result<String, Tool
 }
 
 /// No exact match: say so, and point at a near match that differs only in whitespace.
+/// Why the folder of a file to edit could not be opened.
+fn not_openable(shown: &str, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        format!(
+            "{shown} does not exist. Check the path with glob, or create the file with write_file."
+        )
+    } else {
+        format!("cannot read {shown}: {error}")
+    }
+}
+
 fn not_found(shown: &str, text: &str, needle: &str) -> ToolError {
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let wanted = squash(needle);

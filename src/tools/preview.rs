@@ -31,7 +31,8 @@ pub fn edit_preview(
         return None;
     }
     let shown = paths::display(workdir, &path);
-    let before = match read_prefix(&path, MAX_READ_BYTES) {
+    let sensitive = |path: &Path| read_denied(path) || protected::is_secret_file(path);
+    let before = match read_prefix(workdir, text("path")?, &sensitive, MAX_READ_BYTES) {
         Ok(prefix) if !prefix.cut => String::from_utf8(prefix.bytes).ok()?,
         Ok(_) => return None,
         // A file to be created: everything is added.

@@ -4,14 +4,13 @@
 //! refused with a pointer to the right tool.
 
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, path_locks};
-use crate::files::paths;
+use crate::files::{open, paths};
 use crate::schema::ToolKind;
 
 /// Lines shown when the model gives no limit.
@@ -75,9 +74,12 @@ impl Tool for ReadFile {
         let shown = paths::display(&ctx.workdir, &path);
         // A write of this path in progress finishes first: a read never sees half an edit.
         let guard = path_locks::read(&path).await;
+        let workdir = ctx.workdir.clone();
+        let read_guard = ctx.read_guard.clone();
         let read = super::blocking(move || {
             let _guard = guard;
-            read_window(&path, &shown).map(|window| (shown, window))
+            let sensitive = |path: &std::path::Path| read_guard.withholds(path);
+            read_window(&workdir, &args.path, &sensitive, &shown).map(|window| (shown, window))
         })
         .await?;
         let (shown, window) = read?;
@@ -115,16 +117,25 @@ pub(super) enum NotReadable {
     NotRegular,
 }
 
-/// At most `limit` bytes of the regular file at `path` (already resolved). The edit tools read
-/// through here too, so no file tool reads a device or waits on a FIFO.
-pub(super) fn read_prefix(path: &std::path::Path, limit: usize) -> Result<Prefix, NotReadable> {
+/// At most `limit` bytes of the regular file the model named `raw`, opened as it was judged
+/// (`files::open`: beneath the working directory's handle when named inside it, what was opened
+/// refused when `sensitive` and the name was not). The preview reads through here too, so no
+/// file tool reads a device or waits on a FIFO.
+pub(super) fn read_prefix(
+    workdir: &std::path::Path,
+    raw: &str,
+    sensitive: &dyn Fn(&std::path::Path) -> bool,
+    limit: usize,
+) -> Result<Prefix, NotReadable> {
     // Non-blocking, so opening a FIFO returns at once instead of waiting for a writer; the kind
     // of file is then decided on the opened file itself, not on a path that may change.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(NotReadable::Io)?;
+    let file =
+        open::open_read(workdir, std::path::Path::new(raw), sensitive).map_err(NotReadable::Io)?;
+    prefix_of(file, limit)
+}
+
+/// At most `limit` bytes of `file`, refused unless it is a regular file.
+pub(super) fn prefix_of(file: std::fs::File, limit: usize) -> Result<Prefix, NotReadable> {
     let metadata = file.metadata().map_err(NotReadable::Io)?;
     if metadata.is_dir() {
         return Err(NotReadable::Directory);
@@ -145,17 +156,23 @@ pub(super) fn read_prefix(path: &std::path::Path, limit: usize) -> Result<Prefix
     })
 }
 
-fn read_window(path: &std::path::Path, shown: &str) -> Result<Window, ToolError> {
-    let prefix = read_prefix(path, MAX_READ_BYTES).map_err(|problem| match problem {
-        NotReadable::Io(e) => missing(shown, &e),
-        NotReadable::Directory => ToolError::new(format!(
-            "{shown} is a directory, not a file. Use list_dir to see what it contains."
-        )),
-        NotReadable::NotRegular => ToolError::new(format!(
-            "{shown} is not a regular file (a device, FIFO or socket); read_file reads only \
+fn read_window(
+    workdir: &std::path::Path,
+    raw: &str,
+    sensitive: &dyn Fn(&std::path::Path) -> bool,
+    shown: &str,
+) -> Result<Window, ToolError> {
+    let prefix =
+        read_prefix(workdir, raw, sensitive, MAX_READ_BYTES).map_err(|problem| match problem {
+            NotReadable::Io(e) => missing(shown, &e),
+            NotReadable::Directory => ToolError::new(format!(
+                "{shown} is a directory, not a file. Use list_dir to see what it contains."
+            )),
+            NotReadable::NotRegular => ToolError::new(format!(
+                "{shown} is not a regular file (a device, FIFO or socket); read_file reads only \
              regular files."
-        )),
-    })?;
+            )),
+        })?;
     let mut bytes = prefix.bytes;
     if !prefix.cut {
         return Ok(Window {

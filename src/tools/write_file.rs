@@ -5,9 +5,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::read_file::{MAX_READ_BYTES, NotReadable, read_prefix};
+use super::read_file::{MAX_READ_BYTES, NotReadable, prefix_of};
 use super::{Tool, ToolContext, ToolError, diff, path_locks};
-use crate::files::{paths, write_atomic};
+use crate::files::{open, paths};
 use crate::schema::ToolKind;
 
 pub struct WriteFile;
@@ -55,11 +55,18 @@ impl Tool for WriteFile {
         let path = paths::resolve(&ctx.workdir, &args.path);
         let shown = paths::display(&ctx.workdir, &path);
         let guard = path_locks::write(&path).await;
+        let workdir = ctx.workdir.clone();
         super::blocking(move || {
             let _guard = guard;
+            // The file is read and replaced through one handle of its folder, opened (and
+            // made) as it was judged: no link out of the working directory on the way.
+            let raw = std::path::Path::new(&args.path);
+            let (folder, name) = open::open_folder_of(&workdir, raw, true)
+                .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
             // What is there decides: nothing (create), a regular file (replace, with a diff
             // when it is small enough to read), anything else is refused.
-            let before = match read_prefix(&path, MAX_READ_BYTES) {
+            let opened = folder.open_read(&name).map_err(NotReadable::Io);
+            let before = match opened.and_then(|file| prefix_of(file, MAX_READ_BYTES)) {
                 Ok(prefix) if prefix.cut => Some(None),
                 Ok(prefix) => Some(Some(prefix.bytes)),
                 Err(NotReadable::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -78,7 +85,8 @@ impl Tool for WriteFile {
                     )));
                 }
             };
-            write_atomic(&path, args.content.as_bytes())
+            folder
+                .write_atomic(&name, args.content.as_bytes())
                 .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
             let lines = args.content.lines().count();
             Ok(match before {

@@ -294,7 +294,7 @@ impl Runner {
                 Err(ExportError::Exists) => {
                     format!("{file} exists: /export NAME writes another file")
                 }
-                Err(ExportError::Write(error)) => format!("cannot write {file}: {error}"),
+                Err(error) => format!("cannot write {file}: {error}"),
             }),
             Update::Jobs(list) => {
                 app.on_jobs(list);
@@ -341,7 +341,11 @@ impl Runner {
             Command::PasteImage => Request::PasteImage,
             Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
             // The core writes the file, off this task.
-            Command::Export { file, markdown } => Request::Export { file, markdown },
+            Command::Export { file, markdown } => Request::Export {
+                file,
+                markdown,
+                overwrite: false,
+            },
             Command::ListFiles => Request::ListFiles { generation: 0 },
             Command::ReadSession(session_id) => Request::ReadSession { session_id },
             Command::Copy(text) => {

@@ -18,6 +18,7 @@ mod no_terminal;
 #[cfg(feature = "otel")]
 mod observe;
 mod offload;
+mod open_race;
 mod permissions;
 mod private_home;
 mod providers;

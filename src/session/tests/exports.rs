@@ -5,10 +5,20 @@
 use super::*;
 
 async fn export(opened: &mut Opened, file: &str, markdown: &str) -> Result<PathBuf, ExportError> {
+    export_with(opened, file, markdown, false).await
+}
+
+async fn export_with(
+    opened: &mut Opened,
+    file: &str,
+    markdown: &str,
+    overwrite: bool,
+) -> Result<PathBuf, ExportError> {
     // Sending never waits for the disk: the answer comes later, as an update.
     assert!(opened.handle.send(Request::Export {
         file: file.into(),
         markdown: markdown.into(),
+        overwrite,
     }));
     match until(&mut opened.updates, "the export's answer", |u| {
         matches!(u, Update::Exported { .. })
@@ -48,6 +58,68 @@ async fn an_export_is_written_by_the_core_and_never_over_an_existing_file() {
 
     let nowhere = export(&mut opened, "missing/notes.md", "x").await;
     assert!(matches!(nowhere, Err(ExportError::Write(_))), "{nowhere:?}");
+
+    // Over an existing file only when the front end says the user agreed.
+    let replaced = export_with(&mut opened, "notes.md", "replaced\n", true).await;
+    assert_eq!(replaced, Ok(path.clone()));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "replaced\n");
+    close(&mut opened).await;
+}
+
+/// Issue 29 point 14: `/export` wrote anywhere a name (or a hostile repository's links) led.
+#[tokio::test]
+async fn an_export_stays_inside_the_working_directory_off_protected_paths_and_links() {
+    let fixture = Fixture::new();
+    let provider = scripted([]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    let work = fixture.workdir().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("out")).unwrap();
+    std::os::unix::fs::symlink(work.join(".git/hooks"), work.join("hooks")).unwrap();
+    std::fs::create_dir_all(work.join("docs")).unwrap();
+    std::os::unix::fs::symlink(work.join("docs"), work.join("docs-link")).unwrap();
+    std::os::unix::fs::symlink(outside.join("planted.md"), work.join("dangling.md")).unwrap();
+    std::fs::write(work.join("kept.md"), "mine\n").unwrap();
+
+    let outside_file = outside.join("x.md").display().to_string();
+    let cases = [
+        ("../x.md", ExportError::Outside),
+        (outside_file.as_str(), ExportError::Outside),
+        ("/etc/x.md", ExportError::Outside),
+        (".git/hooks/x", ExportError::Protected),
+        (".env", ExportError::Protected),
+        (".harness9/settings.local.json", ExportError::Protected),
+        ("out/x.md", ExportError::Link),
+        ("hooks/pre-commit", ExportError::Link),
+        ("docs-link/x.md", ExportError::Link),
+        ("dangling.md", ExportError::Exists),
+        ("kept.md", ExportError::Exists),
+    ];
+    for (file, refused) in cases {
+        let result = export(&mut opened, file, "planted\n").await;
+        assert_eq!(result, Err(refused), "{file}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written outside"
+    );
+    assert_eq!(
+        std::fs::read_dir(work.join(".git/hooks")).unwrap().count(),
+        0
+    );
+    assert!(!work.join(".env").exists());
+    assert_eq!(
+        std::fs::read_to_string(work.join("kept.md")).unwrap(),
+        "mine\n"
+    );
+    // Inside, as named, it is written.
+    let inside = export(&mut opened, "docs/x.md", "fine\n").await;
+    assert_eq!(inside, Ok(work.join("docs/x.md")));
     close(&mut opened).await;
 }
 

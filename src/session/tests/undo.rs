@@ -430,3 +430,75 @@ async fn undo_puts_back_what_a_sub_agent_wrote() {
         "the parent's notes\n"
     );
 }
+
+/// Issue 29 point 5: a folder swapped for a link after the checkpoint (into `.git/hooks`, and
+/// out of the working directory) must not lead `/undo` there; the files are reported as not
+/// restored.
+#[tokio::test]
+async fn undo_writes_through_no_link_swapped_in_after_the_checkpoint() {
+    let fixture = yolo_fixture();
+    let dir = fixture.workdir().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::create_dir_all(dir.join(".git/hooks")).unwrap();
+    for folder in ["sub", "out"] {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        let file = dir.join(folder).join("pre-commit");
+        std::fs::write(&file, "#!/bin/sh\necho original\n").unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let provider = scripted([
+        calls(&[
+            (
+                "w1",
+                "write_file",
+                serde_json::json!({"path": "sub/pre-commit", "content": "changed\n"}),
+            ),
+            (
+                "w2",
+                "write_file",
+                serde_json::json!({"path": "out/pre-commit", "content": "changed\n"}),
+            ),
+            (
+                "w3",
+                "write_file",
+                serde_json::json!({"path": "sub/made.txt", "content": "new\n"}),
+            ),
+        ]),
+        text("done"),
+    ]);
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    prompt(&mut opened, "change things").await;
+    // The swap, as a background job would make it after the checkpoint.
+    std::fs::rename(dir.join("sub"), dir.join("sub-real")).unwrap();
+    std::os::unix::fs::symlink(dir.join(".git/hooks"), dir.join("sub")).unwrap();
+    std::fs::rename(dir.join("out"), dir.join("out-real")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("out")).unwrap();
+    std::fs::write(outside.join("made.txt"), "theirs\n").unwrap();
+
+    let restored = restore(&mut opened, Restore::Undo, Conflicts::Overwrite).await;
+    assert!(restored.report.restored.is_empty(), "{restored:?}");
+    assert_eq!(restored.report.failed.len(), 3, "{restored:?}");
+    for (_, why) in &restored.report.failed {
+        let link = crate::checkpoint::RestoreFailure::Link.to_string();
+        assert_eq!(*why, link, "{restored:?}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.join(".git/hooks")).unwrap().count(),
+        0
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("made.txt")).unwrap(),
+        "theirs\n"
+    );
+    assert!(!outside.join("pre-commit").exists());
+    assert!(
+        restored.text.contains("could not restore sub/pre-commit"),
+        "{}",
+        restored.text
+    );
+    close(&mut opened).await;
+}
