@@ -17,6 +17,7 @@ pub mod command;
 mod expand;
 mod facts;
 mod git;
+mod git_config;
 pub mod rules;
 mod scope;
 mod tracked;

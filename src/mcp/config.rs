@@ -119,7 +119,7 @@ pub fn load(workdir: &Path, home: &Path, trusted: bool, approve_pending: bool) -
             loaded.skipped.push(skip("this folder is not trusted"));
             continue;
         }
-        let hash = approved::definition_hash(definition);
+        let hash = approved::definition_hash(definition, workdir);
         let kind = ExtensionKind::McpServer;
         if approve_pending || approved::is_approved(home, workdir, kind, name, &hash) {
             loaded.servers.push(spec(name, Scope::Project, definition));

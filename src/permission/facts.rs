@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::arguments::{self, ArgumentPaths};
 use super::command::CommandLine;
 use super::rules::{List, PermissionRules, RuleVerdict, Subject};
-use super::{CallInput, git, read_denied_cached, tracked};
+use super::{CallInput, git, git_config, read_denied_cached, tracked};
 use crate::files::paths;
 use crate::files::protected;
 
@@ -194,6 +194,7 @@ pub(super) fn guarded(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guar
         .map(Guarded::Secret)
         .or_else(|| guarded_below(facts, rules).map(Guarded::Secret))
         .or_else(|| tracked_secret(facts, rules))
+        .or_else(|| git_configuration(facts).map(Guarded::Unsure))
         .or_else(|| {
             facts
                 .arguments
@@ -287,40 +288,17 @@ pub(super) fn guarded_below(facts: &Facts<'_>, rules: &PermissionRules) -> Optio
 /// cannot be listed count as unsure.
 fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded> {
     let line = facts.line.as_ref()?;
-    let arguments = facts.arguments.as_ref()?;
     let workdir = facts.call.workdir;
-    // The directories git runs in, each once however many commands run there.
-    let mut printing = None;
-    let mut directories: Vec<PathBuf> = Vec::new();
-    for command in &line.parsed.commands {
-        let Some(sub) = git::prints_tracked(command) else {
-            continue;
-        };
-        printing.get_or_insert(sub);
-        let unknown = |why: &str| {
-            Some(Guarded::Unsure(format!(
-                "`git {sub}` prints the files git tracks, and which repository it reads is not \
-                 known: {why}"
-            )))
-        };
-        if let Some(why) = &arguments.unsure_directory {
-            return unknown(why);
+    let sub = line.parsed.commands.iter().find_map(git::prints_tracked)?;
+    let directories = match git_directories(facts, |c| git::prints_tracked(c).is_some()) {
+        Ok(directories) => directories,
+        Err(why) => {
+            return Some(Guarded::Unsure(format!(
+                "`git {sub}` prints the files git tracks, and which repository it reads is \
+                 not known: {why}"
+            )));
         }
-        // `git -C DIR` reads DIR's repository.
-        let moves = match git::moves(command) {
-            Ok(moves) => moves,
-            Err(why) => return unknown(&why.to_string()),
-        };
-        for base in &arguments.directories {
-            let directory = moves
-                .iter()
-                .fold(base.clone(), |at, dir| paths::resolve(&at, dir));
-            if !directories.contains(&directory) {
-                directories.push(directory);
-            }
-        }
-    }
-    let sub = printing?;
+    };
     let deny_reads = rules.has_rules(
         List::Deny,
         &Subject::Read {
@@ -353,4 +331,45 @@ fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded>
         }
     }
     None
+}
+
+/// The directories the git commands of a line that `selected` picks run in (where the line
+/// runs, moved by their `-C` options), each once; or why they cannot be known.
+fn git_directories(
+    facts: &Facts<'_>,
+    selected: impl Fn(&crate::shell::SimpleCommand) -> bool,
+) -> Result<Vec<PathBuf>, String> {
+    let (Some(line), Some(arguments)) = (facts.line.as_ref(), facts.arguments.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    let mut directories: Vec<PathBuf> = Vec::new();
+    for command in line.parsed.commands.iter().filter(|c| selected(c)) {
+        if let Some(why) = &arguments.unsure_directory {
+            return Err(why.clone());
+        }
+        // `git -C DIR` reads DIR's repository.
+        let moves = git::moves(command).map_err(|why| why.to_string())?;
+        for base in &arguments.directories {
+            let directory = moves
+                .iter()
+                .fold(base.clone(), |at, dir| paths::resolve(&at, dir));
+            if !directories.contains(&directory) {
+                directories.push(directory);
+            }
+        }
+    }
+    Ok(directories)
+}
+
+/// For a line that runs git: why the configuration of a repository it runs in (which the
+/// repository, not the user, controls) could make git run a program, when it could.
+fn git_configuration(facts: &Facts<'_>) -> Option<String> {
+    let directories = match git_directories(facts, |c| c.program() == "git") {
+        Ok(directories) => directories,
+        Err(why) => return Some(format!("which repository git reads is not known: {why}")),
+    };
+    directories
+        .iter()
+        .find_map(|directory| git_config::check(directory).err())
+        .map(|why| format!("{why}, so git is not run unasked"))
 }

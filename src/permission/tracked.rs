@@ -96,16 +96,14 @@ struct Remembered {
 static REMEMBERED_LISTS: Mutex<Option<HashMap<PathBuf, Remembered>>> = Mutex::new(None);
 
 /// Where a repository keeps its index and where its files are.
-struct Layout {
-    git_dir: PathBuf,
-    toplevel: PathBuf,
+pub(super) struct Layout {
+    pub git_dir: PathBuf,
+    pub toplevel: PathBuf,
 }
 
 /// The files git tracks in the repository `dir` lies in, `Ok(None)` outside any.
 pub(super) fn tracked(dir: &Path) -> Result<Option<Arc<Tracked>>, TrackedError> {
-    if let Some(name) = REDIRECTING.iter().find(|n| std::env::var_os(n).is_some()) {
-        return Err(TrackedError::Redirected { variable: name });
-    }
+    redirected()?;
     let Some(layout) = discover(dir)? else {
         return Ok(None);
     };
@@ -140,6 +138,15 @@ pub(super) fn tracked(dir: &Path) -> Result<Option<Arc<Tracked>>, TrackedError> 
     tracked.map(Some)
 }
 
+/// An error when a variable of the environment points git at another repository or index
+/// than the one found on disk.
+pub(super) fn redirected() -> Result<(), TrackedError> {
+    match REDIRECTING.iter().find(|n| std::env::var_os(n).is_some()) {
+        Some(name) => Err(TrackedError::Redirected { variable: name }),
+        None => Ok(()),
+    }
+}
+
 /// Whether git finds a repository (or something it would take for one) from `dir`.
 pub(super) fn in_repository(dir: &Path) -> bool {
     !matches!(discover(dir), Ok(None))
@@ -148,7 +155,7 @@ pub(super) fn in_repository(dir: &Path) -> bool {
 /// The repository git would find from `dir`: a `.git` directory or file (`gitdir: …`, as in
 /// worktrees and submodules) in it or above it. A bare repository on the way is an error: it
 /// has no index to list, and its history is what git would print.
-fn discover(dir: &Path) -> Result<Option<Layout>, TrackedError> {
+pub(super) fn discover(dir: &Path) -> Result<Option<Layout>, TrackedError> {
     for at in dir.ancestors() {
         let dot_git = at.join(".git");
         if dot_git.is_dir() && is_repository(&dot_git) {

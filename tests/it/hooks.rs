@@ -361,7 +361,7 @@ fn a_trusted_projects_hook_runs_once_approved_and_asks_again_after_a_change() {
     let approve = |run: &Run| {
         let text = std::fs::read_to_string(run.workdir.join(".harness9/settings.json")).unwrap();
         let value: Value = serde_json::from_str(&text).unwrap();
-        let hash = approved::definition_hash(&value["hooks"]);
+        let hash = approved::definition_hash(&value["hooks"], &workdir);
         approved::approve(
             &run.home,
             &workdir,

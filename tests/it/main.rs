@@ -8,6 +8,7 @@ mod error_types;
 mod eval;
 mod exec;
 mod exec_rules;
+mod git_config;
 mod hook_events;
 mod hooks;
 mod images;

@@ -9,7 +9,7 @@ use crate::support::{MockLlm, Reply, Split, git, openai_text_sse, openai_tool_ss
 use crate::tui::{press_until_screen, start};
 
 /// Scripts one tool call per turn, then a closing text.
-fn script(mock: &MockLlm, calls: &[(&str, &str)]) {
+pub(crate) fn script(mock: &MockLlm, calls: &[(&str, &str)]) {
     for (index, (name, arguments)) in calls.iter().enumerate() {
         mock.push(Reply::Sse {
             body: openai_tool_sse(&format!("call_{index}"), name, arguments),
@@ -23,7 +23,7 @@ fn script(mock: &MockLlm, calls: &[(&str, &str)]) {
 }
 
 /// The tool results the model was sent in the last request.
-fn tool_results(mock: &MockLlm) -> Vec<String> {
+pub(crate) fn tool_results(mock: &MockLlm) -> Vec<String> {
     let requests = mock.requests();
     let last = requests.last().expect("a request");
     last.body["messages"]
@@ -35,7 +35,7 @@ fn tool_results(mock: &MockLlm) -> Vec<String> {
         .collect()
 }
 
-fn approvals(events: &[Value]) -> Vec<String> {
+pub(crate) fn approvals(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .filter(|e| e["type"] == "approval_required")
