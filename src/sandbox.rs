@@ -8,7 +8,9 @@
 //! is built in a fresh single-threaded process and never touches harness9 itself. The helper:
 //! 1. enters a new user, mount and PID namespace (unprivileged; root is mapped to itself and
 //!    keeps no power outside the namespace);
-//! 2. pins the directories that must stay where they are (binds them onto themselves, still
+//! 2. mounts everything read-only but the writable roots (Landlock does not cover `chmod`,
+//!    `chown` or times: a read-only mount does, with EROFS); then it
+//!    pins the directories that must stay where they are (binds them onto themselves, still
 //!    writable: a mount point cannot be renamed or removed), outermost first: the workdir,
 //!    `.git`, and every directory between a writable root and a protected or hidden path.
 //!    Without this a command could rename `.git`, the workdir (one under /tmp) or the parent
