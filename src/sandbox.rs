@@ -8,7 +8,9 @@
 //! is built in a fresh single-threaded process and never touches harness9 itself. The helper:
 //! 1. enters a new user, mount and PID namespace (unprivileged; root is mapped to itself and
 //!    keeps no power outside the namespace);
-//! 2. pins the directories that must stay where they are (binds them onto themselves, still
+//! 2. mounts everything read-only but the writable roots (Landlock does not cover `chmod`,
+//!    `chown` or times: a read-only mount does, with EROFS); then it
+//!    pins the directories that must stay where they are (binds them onto themselves, still
 //!    writable: a mount point cannot be renamed or removed), outermost first: the workdir,
 //!    `.git`, and every directory between a writable root and a protected or hidden path.
 //!    Without this a command could rename `.git`, the workdir (one under /tmp) or the parent
@@ -48,9 +50,8 @@
 //! refuses.
 //!
 //! What does not (known limits):
-//! - a repository created in a subdirectory (`git init sub`, a `sub/.git` file) is not guarded:
-//!   finding them needs a walk of the tree per command. The user's `git` in that subdirectory
-//!   obeys whatever config and hooks the command put there;
+//! - the same names deeper in the workdir (`nested`: a nested repository, a subfolder's `.env`)
+//!   are found by a walk bounded to 20,000 folders; past that, the result says so;
 //! - everything else in the temp dirs and `writable_roots` is writable, repositories there
 //!   included, and so is a `.git` created in a directory above a workdir that lies there (git
 //!   in the workdir would find it when the workdir has none);
@@ -71,10 +72,12 @@ mod git_metadata;
 mod guard;
 #[cfg(target_os = "linux")]
 pub mod linux;
+mod nested;
 mod probe;
 pub mod seatbelt;
 mod settings;
 mod spec;
+mod undo;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -84,7 +87,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use denial::{Outcome, denial_hint};
-pub use guard::ProtectedSnapshot;
+pub use guard::{ProtectedSnapshot, Restored, Survey};
 pub use probe::ProbeError;
 pub use settings::{SandboxSettings, read_settings};
 pub use spec::Spec;
@@ -358,15 +361,15 @@ impl Sandbox {
         if mode == SandboxMode::Off {
             return None;
         }
-        let spec = Spec::build(
-            mode,
-            self.network,
-            &self.workdir,
-            &self.writable_roots,
-            &self.home,
-        );
-        let snapshot = (mode == SandboxMode::WorkspaceWrite)
-            .then(|| ProtectedSnapshot::take(&self.workdir, &self.home));
+        // One walk of the workdir serves the mounts and the snapshot.
+        let survey = if mode == SandboxMode::WorkspaceWrite {
+            Survey::take(&self.workdir, &self.home)
+        } else {
+            Survey::top_only(&self.workdir, &self.home)
+        };
+        let spec = Spec::build(mode, self.network, &self.writable_roots, &survey);
+        let snapshot =
+            (mode == SandboxMode::WorkspaceWrite).then(|| ProtectedSnapshot::take(&survey));
         Some(Prepared {
             platform,
             spec,
@@ -435,21 +438,18 @@ pub fn run_one(flag: Option<SandboxMode>, workdir: &Path, home: &Path, command: 
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .status();
-    let undone = prepared
+    let restored = prepared
         .as_ref()
         .and_then(|p| p.snapshot.as_ref())
         .map(ProtectedSnapshot::restore)
         .unwrap_or_default();
-    for path in &undone {
-        eprintln!(
-            "harness9: the sandbox undid a change to the protected path {}",
-            path.display()
-        );
+    for line in restored.report() {
+        eprintln!("harness9: {line}");
     }
     match status {
         Ok(status) => {
             let code = status.code().unwrap_or(1);
-            if undone.is_empty() {
+            if restored.is_clean() {
                 code.clamp(0, 255) as u8
             } else {
                 1

@@ -16,10 +16,18 @@ pub fn is_protected_write(path: &Path) -> bool {
     let Some((last, parents)) = names.split_last() else {
         return false;
     };
-    parents.iter().any(|name| is_guarded_dir(name))
-        || is_guarded_dir(last)
-        || last == ".mcp.json"
-        || last.starts_with(".env")
+    parents.iter().any(|name| is_guarded_dir(name)) || is_protected_lowercase_name(last)
+}
+
+/// Whether an entry of this name, in any directory, is protected itself (writing it or
+/// anything beneath it asks): `.git`, `.harness9`, `.mcp.json`, `.env*`, without case. The
+/// sandbox guards the same names at every depth of the workdir.
+pub fn is_protected_name(name: &std::ffi::OsStr) -> bool {
+    is_protected_lowercase_name(&name.to_string_lossy().to_lowercase())
+}
+
+fn is_protected_lowercase_name(name: &str) -> bool {
+    is_guarded_dir(name) || name == ".mcp.json" || name.starts_with(".env")
 }
 
 fn is_guarded_dir(name: &str) -> bool {

@@ -5,9 +5,8 @@
 //! ordinary program's output). Invariant: a command that succeeded gets no hint unless the
 //! guard undid something.
 
-use std::path::PathBuf;
-
 use super::SandboxMode;
+use super::guard::Restored;
 
 /// How the kernel's denials read in program output (strerror of EPERM, EACCES, EROFS).
 const DENIAL_WORDS: &[&str] = &[
@@ -24,8 +23,8 @@ pub struct Outcome<'a> {
     /// The exit code, `None` when killed by a signal.
     pub exit_code: Option<i32>,
     pub output: &'a str,
-    /// Protected paths the guard removed or put back.
-    pub undone: &'a [PathBuf],
+    /// What the guard removed or put back, or could not.
+    pub restored: &'a Restored,
 }
 
 fn what_it_allows(mode: SandboxMode, network: bool) -> &'static str {
@@ -50,16 +49,11 @@ pub fn denial_hint(outcome: &Outcome<'_>) -> Option<String> {
                     \"sandbox\": false; the user will be asked to approve running it outside \
                     the sandbox.";
     let allows = what_it_allows(outcome.mode, outcome.network);
-    if !outcome.undone.is_empty() {
-        let names: Vec<String> = outcome
-            .undone
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+    if !outcome.restored.is_clean() {
         return Some(format!(
-            "[sandbox] The sandbox ({}) undid changes to protected paths: {}. {allows}. {escalate}",
+            "[sandbox] In the sandbox ({}), {}. {allows}. {escalate}",
             outcome.mode,
-            names.join(", ")
+            outcome.restored.report().join("; ")
         ));
     }
     if outcome.exit_code == Some(0) {
@@ -87,13 +81,15 @@ pub fn denial_hint(outcome: &Outcome<'_>) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn outcome<'a>(code: Option<i32>, output: &'a str, undone: &'a [PathBuf]) -> Outcome<'a> {
+    use std::path::PathBuf;
+
+    fn outcome<'a>(code: Option<i32>, output: &'a str, restored: &'a Restored) -> Outcome<'a> {
         Outcome {
             mode: SandboxMode::WorkspaceWrite,
             network: false,
             exit_code: code,
             output,
-            undone,
+            restored,
         }
     }
 
@@ -102,14 +98,28 @@ mod tests {
         let hint = denial_hint(&outcome(
             Some(1),
             "touch: cannot touch '/etc/x': Permission denied",
-            &[],
+            &Restored::default(),
         ))
         .unwrap();
         assert!(hint.contains("\"sandbox\": false"), "{hint}");
-        assert!(denial_hint(&outcome(Some(0), "Permission denied", &[])).is_none());
-        assert!(denial_hint(&outcome(Some(1), "error: tests failed", &[])).is_none());
-        let undone = [PathBuf::from("/w/.mcp.json")];
+        let clean = Restored::default();
+        assert!(denial_hint(&outcome(Some(0), "Permission denied", &clean)).is_none());
+        assert!(denial_hint(&outcome(Some(1), "error: tests failed", &clean)).is_none());
+        let undone = Restored {
+            undone: vec![PathBuf::from("/w/.mcp.json")],
+            ..Restored::default()
+        };
         let hint = denial_hint(&outcome(Some(0), "", &undone)).unwrap();
         assert!(hint.contains("/w/.mcp.json") && hint.contains("\"sandbox\": false"));
+        // What could not be undone is never called undone.
+        let failed = Restored {
+            failed: vec![PathBuf::from("/w/.env")],
+            ..Restored::default()
+        };
+        let hint = denial_hint(&outcome(Some(0), "", &failed)).unwrap();
+        assert!(
+            hint.contains("could NOT undo") && !hint.contains("undid"),
+            "{hint}"
+        );
     }
 }

@@ -1,16 +1,20 @@
 //! The protected paths of a workdir (`.harness9/`, `.mcp.json`, `.env*`, and the git metadata
 //! of `git_metadata`: `.git` itself, its hooks, config and the files that redirect them) and of
 //! `$HARNESS9_HOME` itself, and the guard for the ones a mount cannot cover: a path that does
-//! not exist yet, or a symbolic link (a mount protects its target, not the link). Invariant:
-//! after a sandboxed command, each of them is as it was before, and the result names what was
-//! undone.
+//! not exist yet, or a symbolic link (a mount protects its target, not the link). The same
+//! names are protected in every subdirectory (`nested`). Invariant: after a sandboxed command,
+//! each of them is as it was before, and the result names what was undone and, never passed
+//! off as undone, what could not be.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::git_metadata;
+use super::nested::{self, Nested};
+use super::undo;
 
-/// Names directly in the workdir that are protected.
+/// Names directly in the workdir (and in every subdirectory holding a protected name) that
+/// are protected.
 const PROTECTED_NAMES: &[&str] = &[".harness9", ".mcp.json"];
 
 /// Whether a file name in the workdir is an environment file (`.env`, `.env.local`, ...).
@@ -18,15 +22,25 @@ fn is_env_file(name: &std::ffi::OsStr) -> bool {
     name.to_str().is_some_and(|n| n.starts_with(".env"))
 }
 
-/// Every protected path of `workdir`, whether it exists or not (for `.env*`, the ones that
-/// exist; a new one is caught by comparing listings), and `home` (`$HARNESS9_HOME`: where it
-/// does not exist or is a link, a command could put a directory of its own there).
-fn candidates(workdir: &Path, home: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = PROTECTED_NAMES.iter().map(|n| workdir.join(n)).collect();
-    out.extend(git_metadata::protected_candidates(workdir));
-    out.extend(env_files(workdir));
-    if !home.as_os_str().is_empty() {
-        out.push(home.to_owned());
+/// The protected paths of one project directory (the workdir, or a subdirectory where the
+/// walk found a protected name), whether they exist or not (for `.env*`, the ones that exist;
+/// a new one is caught by comparing listings).
+fn project_candidates(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = PROTECTED_NAMES.iter().map(|n| dir.join(n)).collect();
+    out.extend(git_metadata::protected_candidates(dir));
+    out.extend(env_files(dir));
+    out
+}
+
+/// Every protected path of the survey, and `home` (`$HARNESS9_HOME`: where it does not exist
+/// or is a link, a command could put a directory of its own there).
+fn candidates(survey: &Survey) -> Vec<PathBuf> {
+    let mut out = project_candidates(&survey.workdir);
+    for dir in &survey.nested.dirs {
+        out.extend(project_candidates(dir));
+    }
+    if !survey.home.as_os_str().is_empty() {
+        out.push(survey.home.clone());
     }
     out
 }
@@ -41,28 +55,67 @@ fn env_files(workdir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The protected paths of a workdir at one moment: the top's by name, the deeper ones found by
+/// the bounded walk of `nested`. Taken once per call, before the command, for both the mounts
+/// and the snapshot.
+#[derive(Debug, Clone)]
+pub struct Survey {
+    workdir: PathBuf,
+    home: PathBuf,
+    nested: Nested,
+}
+
+impl Survey {
+    pub fn take(workdir: &Path, home: &Path) -> Survey {
+        Survey {
+            workdir: workdir.to_owned(),
+            home: home.to_owned(),
+            nested: nested::walk(workdir, home),
+        }
+    }
+
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The top's names only (the probe, in the temp dir, has no use for a walk).
+    pub fn top_only(workdir: &Path, home: &Path) -> Survey {
+        Survey {
+            workdir: workdir.to_owned(),
+            home: home.to_owned(),
+            nested: Nested::default(),
+        }
+    }
+}
+
 /// How the mounts must treat the protected paths of one call.
 #[derive(Debug, Default)]
 pub(super) struct Protected {
     /// Existing files and directories (not links): bound read-only.
     pub read_only: Vec<PathBuf>,
     /// Directories that must stay where they are (not be renamed away and replaced) for the
-    /// rest to hold: the workdir's `.git` directory, which stays writable because commits
-    /// write it, and the parents of the guarded paths, which the guard finds by name.
+    /// rest to hold: every `.git` directory, which stays writable because commits write it,
+    /// and the parents of the guarded paths, which the guard finds by name.
     pub stay_put: Vec<PathBuf>,
 }
 
-/// Sorts the protected paths of `workdir` and `home` for the mounts (see `Protected`).
-pub(super) fn protected_paths(workdir: &Path, home: &Path) -> Protected {
-    let dot_git = workdir.join(".git");
+/// Sorts the protected paths of the survey for the mounts (see `Protected`).
+pub(super) fn protected_paths(survey: &Survey) -> Protected {
+    let home = &survey.home;
     let mut out = Protected::default();
-    for path in candidates(workdir, home) {
+    for path in candidates(survey) {
         match std::fs::symlink_metadata(&path) {
             // Hidden by the spec's tmpfs instead (its parents are pinned there).
-            Ok(meta) if path == home && !meta.file_type().is_symlink() => {}
+            Ok(meta) if &path == home && !meta.file_type().is_symlink() => {}
             // `.git` as a directory is the repository commits write; as a file (a linked
             // worktree) it names where git reads config, and is read-only like the rest.
-            Ok(meta) if meta.is_dir() && path == dot_git => out.stay_put.push(path),
+            Ok(meta) if meta.is_dir() && path.file_name() == Some(".git".as_ref()) => {
+                out.stay_put.push(path)
+            }
             Ok(meta) if !meta.file_type().is_symlink() => out.read_only.push(path),
             // Missing or a link: guarded by name after the command, so its parent stays put.
             _ => out.stay_put.extend(path.parent().map(Path::to_path_buf)),
@@ -78,20 +131,74 @@ enum Before {
     Link(PathBuf),
 }
 
+/// What the guard did after a command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Protected paths the command changed, now as they were (checked).
+    pub undone: Vec<PathBuf>,
+    /// Protected paths the command changed that could not be put back: they may take effect.
+    pub failed: Vec<PathBuf>,
+    /// The walk for new protected names below the top stopped at its bound: the deeper
+    /// folders were not checked.
+    pub incomplete: bool,
+}
+
+impl Restored {
+    /// Whether the command left the protected paths alone (nothing to report).
+    pub fn is_clean(&self) -> bool {
+        self.undone.is_empty() && self.failed.is_empty() && !self.incomplete
+    }
+
+    /// The lines that say what happened, for a result or a terminal.
+    pub fn report(&self) -> Vec<String> {
+        let names = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut out = Vec::new();
+        if !self.undone.is_empty() {
+            out.push(format!(
+                "the sandbox undid this command's changes to protected paths: {}",
+                names(&self.undone)
+            ));
+        }
+        if !self.failed.is_empty() {
+            out.push(format!(
+                "the sandbox could NOT undo this command's changes to protected paths: {}; \
+                 they are still there and may take effect: check them",
+                names(&self.failed)
+            ));
+        }
+        if self.incomplete {
+            out.push(
+                "the working directory holds too many folders for the sandbox to check them \
+                 all for planted protected files (.git, .env*, .harness9, .mcp.json)"
+                    .to_owned(),
+            );
+        }
+        out
+    }
+}
+
 /// The guarded protected paths of one call.
 #[derive(Debug, Clone)]
 pub struct ProtectedSnapshot {
     workdir: PathBuf,
+    home: PathBuf,
     guarded: BTreeMap<PathBuf, Before>,
-    /// The `.env*` files that existed: any other one after the command is new.
-    env_before: BTreeSet<PathBuf>,
+    /// The `.env*` files of the top and the protected entries below it that existed: any
+    /// other one after the command is new.
+    present_before: BTreeSet<PathBuf>,
 }
 
 impl ProtectedSnapshot {
-    /// The guarded paths of `workdir` and `home` as they are now.
-    pub fn take(workdir: &Path, home: &Path) -> ProtectedSnapshot {
+    /// The guarded paths of the survey as they are now.
+    pub fn take(survey: &Survey) -> ProtectedSnapshot {
         let mut guarded = BTreeMap::new();
-        for path in candidates(workdir, home) {
+        for path in candidates(survey) {
             match std::fs::symlink_metadata(&path) {
                 Err(_) => {
                     guarded.insert(path, Before::Missing);
@@ -104,23 +211,32 @@ impl ProtectedSnapshot {
                 Ok(_) => {}
             }
         }
+        let mut present_before: BTreeSet<PathBuf> =
+            env_files(&survey.workdir).into_iter().collect();
+        present_before.extend(survey.nested.entries.iter().cloned());
         ProtectedSnapshot {
-            workdir: workdir.to_owned(),
+            workdir: survey.workdir.clone(),
+            home: survey.home.clone(),
             guarded,
-            env_before: env_files(workdir).into_iter().collect(),
+            present_before,
         }
     }
 
-    /// Puts every guarded path back as it was; returns the ones that had changed. Call it only
-    /// once every process of the command is gone.
-    pub fn restore(&self) -> Vec<PathBuf> {
+    /// Puts every guarded path back as it was, and removes the protected names that appeared
+    /// at any depth; says which were undone and which could not be. Call it only once every
+    /// process of the command is gone.
+    pub fn restore(&self) -> Restored {
         let mut paths = self.guarded.clone();
-        for path in env_files(&self.workdir) {
-            if !self.env_before.contains(&path) {
-                paths.insert(path, Before::Missing);
+        let after = nested::walk(&self.workdir, &self.home);
+        for path in env_files(&self.workdir).into_iter().chain(after.entries) {
+            if !self.present_before.contains(&path) {
+                paths.entry(path).or_insert(Before::Missing);
             }
         }
-        let mut undone = Vec::new();
+        let mut restored = Restored {
+            incomplete: !after.complete,
+            ..Restored::default()
+        };
         for (path, before) in paths {
             let now = std::fs::symlink_metadata(&path);
             let changed = match (&before, &now) {
@@ -135,46 +251,16 @@ impl ProtectedSnapshot {
             if !changed {
                 continue;
             }
-            if let Ok(meta) = now {
-                remove_planted(&path, &meta);
+            let link = match &before {
+                Before::Link(target) => Some(target.as_path()),
+                Before::Missing => None,
+            };
+            if undo::put_back(&self.workdir, &path, link) {
+                restored.undone.push(path);
+            } else {
+                restored.failed.push(path);
             }
-            if let Before::Link(target) = before {
-                let _ = std::os::unix::fs::symlink(target, &path);
-            }
-            undone.push(path);
         }
-        undone
-    }
-}
-
-/// Removes what a command planted at `path` (`meta`: its `symlink_metadata`, so a link is
-/// removed as a link, never followed). A directory the command made unwritable (`chmod 555`)
-/// would keep its entries from an owner who is not root, and the planted file would stay while
-/// the result said it was undone; so every directory beneath is made the owner's to write first.
-fn remove_planted(path: &Path, meta: &std::fs::Metadata) {
-    if meta.is_dir() {
-        make_writable(path);
-        let _ = std::fs::remove_dir_all(path);
-    } else {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-/// Gives the owner every right on `dir` and the directories beneath it. Each is opened with
-/// `O_NOFOLLOW | O_DIRECTORY` and changed through that descriptor: the command is gone, and a
-/// link put in place of a directory by another command running meanwhile is not followed.
-fn make_writable(dir: &Path) {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
-        .open(dir);
-    let Ok(handle) = opened else { return };
-    let _ = handle.set_permissions(std::fs::Permissions::from_mode(0o700));
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        // `DirEntry::file_type` does not follow links.
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            make_writable(&entry.path());
-        }
+        restored
     }
 }

@@ -119,6 +119,7 @@ fn run(args: &[OsString]) -> Result<i32, SetupError> {
         .collect::<Result<_, _>>()?;
 
     mounts::enter_namespaces()?;
+    mounts::read_only_outside(&spec.writable)?;
     mounts::protect(&spec)?;
 
     // The first child is PID 1 of the new PID namespace: when it exits, the kernel kills every

@@ -138,9 +138,8 @@ fn run_probe(helper: &Path) -> Result<(), ProbeError> {
     let spec = super::Spec::build(
         super::SandboxMode::WorkspaceWrite,
         false,
-        &temp,
         &[],
-        Path::new(""),
+        &super::guard::Survey::top_only(&temp, Path::new("")),
     );
     let platform = super::HelperPlatform {
         helper: helper.to_owned(),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SandboxMode;
 use super::git_metadata::linked_worktree;
-use super::guard::protected_paths;
+use super::guard::{Survey, protected_paths};
 
 /// Devices commands write to as a matter of course (`> /dev/null`). Not `/dev/tty`: a command
 /// has no terminal of its own (`detach`), and harness9's is not for it to write to.
@@ -42,14 +42,14 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// The spec of one call in `mode` (not `off`).
+    /// The spec of one call in `mode` (not `off`), with the protected paths of `survey`.
     pub fn build(
         mode: SandboxMode,
         network: bool,
-        workdir: &Path,
         writable_roots: &[PathBuf],
-        home: &Path,
+        survey: &Survey,
     ) -> Spec {
+        let (workdir, home) = (survey.workdir(), survey.home());
         let mut writable = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             let temp = [PathBuf::from("/tmp"), std::env::temp_dir()];
@@ -88,7 +88,7 @@ impl Spec {
         let (pinned, read_only) = if writable.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            held_in_place(workdir, home, &writable, &hidden)
+            held_in_place(survey, &writable, &hidden)
         };
         Spec {
             network: network && mode == SandboxMode::WorkspaceWrite,
@@ -108,14 +108,14 @@ impl Spec {
 /// protected or hidden path is pinned too; never one inside a read-only path, which must stay
 /// read-only all the way down.
 fn held_in_place(
-    workdir: &Path,
-    home: &Path,
+    survey: &Survey,
     writable: &[PathBuf],
     hidden: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let workdir = survey.workdir();
     let inside = |p: &Path| writable.iter().any(|root| p.starts_with(root));
     let strictly_inside = |p: &Path| writable.iter().any(|root| p != root && p.starts_with(root));
-    let protected = protected_paths(workdir, home);
+    let protected = protected_paths(survey);
     let read_only: BTreeSet<PathBuf> = protected
         .read_only
         .iter()
@@ -168,8 +168,7 @@ mod tests {
         let home = root.join("state/h9");
         std::fs::create_dir_all(&home).unwrap();
         let (pinned, read_only) = held_in_place(
-            &workdir,
-            &home,
+            &Survey::take(&workdir, &home),
             std::slice::from_ref(&root),
             std::slice::from_ref(&home),
         );
@@ -185,11 +184,19 @@ mod tests {
         assert_eq!(read_only, [workdir.join(".git/config")]);
         // Nothing is pinned inside a read-only path, and no root is pinned.
         std::fs::create_dir_all(workdir.join(".harness9/sub")).unwrap();
-        let (pinned, _) = held_in_place(&workdir, &home, std::slice::from_ref(&workdir), &[]);
+        let (pinned, _) = held_in_place(
+            &Survey::take(&workdir, &home),
+            std::slice::from_ref(&workdir),
+            &[],
+        );
         assert_eq!(pinned, [workdir.join(".git")]);
         // A home that does not exist (so is not hidden) is guarded by name: its parent stays.
         std::fs::remove_dir(&home).unwrap();
-        let (pinned, _) = held_in_place(&workdir, &home, std::slice::from_ref(&root), &[]);
+        let (pinned, _) = held_in_place(
+            &Survey::take(&workdir, &home),
+            std::slice::from_ref(&root),
+            &[],
+        );
         assert!(pinned.contains(&root.join("state")), "{pinned:?}");
     }
 }

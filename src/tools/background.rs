@@ -163,22 +163,14 @@ impl Jobs {
             if let Ok(mut guard) = group.lock() {
                 guard.kill();
             }
-            let undone = sandbox
+            let restored = sandbox
                 .as_ref()
                 .and_then(|p| p.snapshot.as_ref())
                 .map(|snapshot| snapshot.restore())
                 .unwrap_or_default();
             if let Ok(mut out) = sink.lock() {
-                if !undone.is_empty() {
-                    let note = format!(
-                        "\nthe sandbox undid this command's changes to protected paths: {}\n",
-                        undone
-                            .iter()
-                            .map(|p| p.display().to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    push(&mut out, note.as_bytes());
+                for line in restored.report() {
+                    push(&mut out, format!("\n{line}\n").as_bytes());
                 }
                 out.ended = Some(status);
             }

@@ -232,7 +232,7 @@ impl Tool for Bash {
         // would add about 3 ms to every call (docs/PERFORMANCE.md), doubling a plain one.
         let ran = run(&args.command, ctx, limit, prepared.as_ref()).await?;
         // Only now is every process of the command gone: nothing can race the guard.
-        let undone = prepared
+        let restored = prepared
             .as_ref()
             .and_then(|p| p.snapshot.as_ref())
             .map(|snapshot| snapshot.restore())
@@ -243,14 +243,14 @@ impl Tool for Bash {
                 network,
                 exit_code: ran.exit_code,
                 output: &ran.text,
-                undone: &undone,
+                restored: &restored,
             })
         });
         let text = match hint {
             Some(hint) => format!("{}\n{hint}", ran.text),
             None => ran.text,
         };
-        if ran.success && undone.is_empty() {
+        if ran.success && restored.is_clean() {
             Ok(text)
         } else {
             Err(ToolError::new(text))

@@ -422,4 +422,7 @@ async fn a_denied_command_tells_the_model_how_to_leave_the_sandbox() {
     );
 }
 
+mod metadata;
+mod nested;
 mod planting;
+mod undo;

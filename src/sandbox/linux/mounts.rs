@@ -1,10 +1,12 @@
 //! The helper's namespaces and mounts: a user namespace (so an unprivileged user may mount, and
-//! root keeps no power outside it), a private mount namespace with the directories that must
-//! stay where they are pinned (bound onto themselves), the protected paths bound read-only and
-//! `$HARNESS9_HOME` covered by an empty read-only tmpfs, and a PID namespace for the children.
-//! Invariant: nothing here is visible outside the helper's namespaces.
+//! root keeps no power outside it), a private mount namespace where every mount outside the
+//! writable roots is read-only, the directories that must stay where they are pinned (bound
+//! onto themselves), the protected paths bound read-only and `$HARNESS9_HOME` covered by an
+//! empty read-only tmpfs, and a PID namespace for the children. Invariant: nothing here is
+//! visible outside the helper's namespaces.
 
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -95,6 +97,102 @@ fn bind_onto_itself(path: &Path, target: &CString) -> Result<(), SetupError> {
     };
     if bound != 0 {
         return Err(last_error(&format!("cannot bind {}", path.display())));
+    }
+    Ok(())
+}
+
+// From <linux/mount.h>: the new mount API (Linux 5.2, `mount_setattr` 5.12; Landlock, which the
+// sandbox needs anyway, came in 5.13).
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+const MOUNT_ATTR_RDONLY: u64 = 1;
+
+/// `struct mount_attr`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// Makes every mount read-only but the writable roots, which keep the flags they had (a
+/// read-only mount beneath one stays read-only). Landlock's rights cover writing files, not
+/// their metadata, so without this `chmod`, `chown` and `touch -d` worked on every file the
+/// user owns; on a read-only mount they fail with EROFS. Each writable root is first cloned,
+/// with what is mounted beneath it, as a detached tree; then the whole tree from `/` is made
+/// read-only in one call; then each clone is moved back onto its root.
+pub fn read_only_outside(writable: &[std::path::PathBuf]) -> Result<(), SetupError> {
+    if writable.iter().any(|dir| dir == Path::new("/")) {
+        return Ok(());
+    }
+    // A root beneath another comes back with it.
+    let outermost: Vec<&std::path::PathBuf> = writable
+        .iter()
+        .filter(|dir| !writable.iter().any(|o| o != *dir && dir.starts_with(o)))
+        .collect();
+    let mut clones = Vec::new();
+    for dir in outermost {
+        let target = c_path(dir)?;
+        // SAFETY: open_tree with a valid C string; the descriptor is owned below.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                target.as_ptr(),
+                OPEN_TREE_CLONE
+                    | libc::O_CLOEXEC as libc::c_uint
+                    | libc::AT_RECURSIVE as libc::c_uint,
+            )
+        };
+        // A root that vanished since the spec was built is simply not writable.
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: a descriptor the kernel just returned, owned by nothing else.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as libc::c_int) };
+        clones.push((target, fd));
+    }
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let root = c_path(Path::new("/"))?;
+    // SAFETY: mount_setattr reads our attribute struct of the size given.
+    let set = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            root.as_ptr(),
+            libc::AT_RECURSIVE as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if set != 0 {
+        return Err(last_error("cannot make the file system read-only"));
+    }
+    let empty = CString::default();
+    for (target, fd) in &clones {
+        // SAFETY: move_mount with a descriptor we own and valid C strings.
+        let moved = unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                fd.as_raw_fd(),
+                empty.as_ptr(),
+                libc::AT_FDCWD,
+                target.as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            )
+        };
+        if moved != 0 {
+            return Err(last_error(&format!(
+                "cannot make {} writable again",
+                target.to_string_lossy()
+            )));
+        }
     }
     Ok(())
 }

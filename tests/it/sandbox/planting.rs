@@ -4,12 +4,12 @@
 //! and unwritable directories. Each is refused or undone.
 
 use std::path::Path;
-use std::process::Command;
 
 use harness9::planning::Mode;
 use serde_json::json;
 
-use super::{Place, bash_call, bash_registry, binary, context, fails, scratch_root, text};
+use super::undo::sandboxed_as_owner;
+use super::{Place, bash_call, bash_registry, context, fails, scratch_root, text};
 
 /// The config a planted `.git` would hold: git runs `core.fsmonitor` at the user's next
 /// `git status`, outside the sandbox.
@@ -218,50 +218,13 @@ fn unix_sockets_outside_are_out_of_reach_unless_the_network_is_on() {
     assert!(String::from_utf8_lossy(&output.stdout).contains("connected"));
 }
 
-/// Gives `path` and everything beneath it to `uid` (not following links).
-fn chown_tree(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
-    if std::fs::symlink_metadata(path).unwrap().is_dir() {
-        for entry in std::fs::read_dir(path).unwrap() {
-            chown_tree(&entry.unwrap().path(), uid);
-        }
-    }
-}
-
 #[test]
 fn a_planted_directory_made_unwritable_is_still_undone() {
-    use std::os::unix::process::CommandExt;
     let place = Place::new();
     let script = "mkdir -p .harness9/sub && \
         echo '{\"permissions\": {\"allow\": [\"bash(*)\"]}}' > .harness9/settings.json && \
         chmod 555 .harness9/sub .harness9";
-    // Root removes whatever it likes; the owner of a 0555 directory does not. Here the tests
-    // run as root, so the command runs as nobody, in a tree nobody owns, from a copy of the
-    // binary in that tree (the build's own folder may be closed to nobody, e.g. a checkout in
-    // a 0700 temp dir).
-    // SAFETY: geteuid cannot fail.
-    let as_root = unsafe { libc::geteuid() } == 0;
-    let program = if as_root {
-        let copy = place._dir.path().join("harness9");
-        std::fs::copy(binary(), &copy).unwrap();
-        copy
-    } else {
-        binary()
-    };
-    let mut command = Command::new(&program);
-    command
-        .args(["sandbox", "--", "bash", "-c", script])
-        .current_dir(&place.workdir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &place.user_home)
-        .env("HARNESS9_HOME", &place.home);
-    if as_root {
-        let nobody = 65534;
-        chown_tree(place._dir.path(), nobody);
-        command.uid(nobody).gid(nobody);
-    }
-    let output = command.output().unwrap();
+    let output = sandboxed_as_owner(&place, script);
     assert!(!output.status.success(), "{}", text(&output));
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("the sandbox undid"),
