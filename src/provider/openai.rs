@@ -237,6 +237,10 @@ struct WireUsage {
     completion_tokens: u64,
     #[serde(default)]
     prompt_tokens_details: Option<WirePromptDetails>,
+    /// DeepSeek's count of the prompt tokens read from its cache (it sends no
+    /// `prompt_tokens_details`).
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -252,6 +256,7 @@ impl WireUsage {
             .prompt_tokens_details
             .as_ref()
             .and_then(|d| d.cached_tokens)
+            .or(self.prompt_cache_hit_tokens)
             .unwrap_or(0)
             .min(self.prompt_tokens);
         Usage {

@@ -136,6 +136,16 @@ fn a_real_llama_cpp_server_streams_an_answer_into_a_saved_continued_session() {
         "a streamed answer: {first:?}"
     );
     let done = first.iter().find(|e| e["type"] == "done").expect("done");
+    // This server sends no usage in its stream: the run's totals are harness9's estimate, said
+    // to be one, never zeros.
+    let counted = |key: &str| done["data"][key].as_u64().unwrap_or(0);
+    assert!(
+        counted("input_tokens") > 0 && counted("output_tokens") > 0,
+        "tokens counted: {done}"
+    );
+    if done["data"]["estimated"] != true {
+        println!("llama_server: this server version sent usage itself");
+    }
     let session = first
         .iter()
         .find(|e| e["type"] == "session_started")
@@ -178,5 +188,10 @@ fn a_real_llama_cpp_server_streams_an_answer_into_a_saved_continued_session() {
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let stored = &listed[0];
     assert_eq!(stored["id"], session.as_str(), "{listed}");
+    assert!(
+        stored["input_tokens"].as_u64().unwrap_or(0) > 0
+            && stored["output_tokens"].as_u64().unwrap_or(0) > 0,
+        "the session keeps the tokens: {stored}"
+    );
     println!("llama_server: first done event {done}; stored {stored}");
 }

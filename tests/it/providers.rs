@@ -19,6 +19,7 @@ mod caching;
 mod faults;
 mod responses;
 mod retries;
+mod servers;
 mod web_search;
 
 const SECRET: &str = "sk-test-secret-0123456789";
