@@ -21,6 +21,7 @@ mod observe;
 mod offload;
 mod open_race;
 mod permissions;
+mod planted_rules;
 mod private_home;
 mod providers;
 mod pty;
