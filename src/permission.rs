@@ -18,6 +18,7 @@ mod expand;
 mod facts;
 mod git;
 mod git_config;
+mod history;
 pub mod rules;
 mod scope;
 mod tracked;
@@ -430,6 +431,8 @@ pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'st
 
 #[cfg(test)]
 mod bypass_tests;
+#[cfg(test)]
+mod history_tests;
 #[cfg(test)]
 mod network_tests;
 #[cfg(test)]
