@@ -30,6 +30,7 @@ mod sandbox;
 mod scroll_on_clear;
 mod serve;
 mod serve_client;
+mod serve_load;
 mod sessions;
 mod stored_state;
 mod subagents;
