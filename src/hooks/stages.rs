@@ -64,6 +64,13 @@ impl ToolHook for PermissionStage {
     }
 
     async fn before(&self, call: &mut ChainCall) -> Step {
+        // The path judged is the path opened: one outside the working directory is pinned to
+        // what it resolves to now.
+        if let Some(pinned) =
+            permission::pin_outside_path(call.name(), &call.arguments, &call.workdir)
+        {
+            call.arguments = pinned;
+        }
         let mut input = CallInput::new(
             call.tool.as_ref(),
             &call.arguments,
