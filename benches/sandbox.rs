@@ -1,7 +1,9 @@
 //! The sandbox's cost per `bash` call: `true` through the `bash` tool with and without the
 //! sandbox (workspace-write, the real helper: namespaces, mounts, Landlock, capabilities,
 //! seccomp), 100 runs each; and the reaper's own cost (`harness9 __reap command -- sh -c true`
-//! started with its control pipe and waited for, as a background job starts it). Run with
+//! started with its control pipe and waited for, as a background job starts it); the sandboxed
+//! call again in working directories of 2,000 and 15,000 folders (the walk for protected names
+//! at any depth runs before and after each command). Run with
 //! `cargo bench --bench sandbox`; the numbers are in docs/PERFORMANCE.md.
 
 use std::path::PathBuf;
@@ -31,10 +33,15 @@ enum Kind {
     Sandboxed,
 }
 
-fn setup(kind: Kind) -> Setup {
+fn setup(kind: Kind, folders: usize) -> Setup {
     let sandboxed = kind == Kind::Sandboxed;
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
     let workdir = dir.path().canonicalize().unwrap();
+    // `folders` folders, 100 to a parent: what the sandbox's walk for protected names at any
+    // depth (src/sandbox/nested.rs) meets before and after each command.
+    for n in 0..folders {
+        std::fs::create_dir_all(workdir.join(format!("d{}/e{n}", n / 100))).unwrap();
+    }
     let sandbox = if sandboxed {
         let sandbox = Sandbox::resolve(&SandboxInputs {
             flag: None,
@@ -65,8 +72,8 @@ fn setup(kind: Kind) -> Setup {
     }
 }
 
-fn run_true(bencher: Bencher, kind: Kind) {
-    let s = setup(kind);
+fn run_true(bencher: Bencher, kind: Kind, folders: usize) {
+    let s = setup(kind, folders);
     let call = ToolCall {
         id: "b".into(),
         name: "bash".into(),
@@ -80,7 +87,7 @@ fn run_true(bencher: Bencher, kind: Kind) {
 
 #[divan::bench(sample_count = 100, sample_size = 1)]
 fn bash_true_unsandboxed(bencher: Bencher) {
-    run_true(bencher, Kind::Plain);
+    run_true(bencher, Kind::Plain, 0);
 }
 
 /// `true` under the reaper, started the way `shell_process` starts a background job's (the
@@ -101,5 +108,19 @@ fn bash_true_reaped(bencher: Bencher) {
 
 #[divan::bench(sample_count = 100, sample_size = 1)]
 fn bash_true_sandboxed(bencher: Bencher) {
-    run_true(bencher, Kind::Sandboxed);
+    run_true(bencher, Kind::Sandboxed, 0);
+}
+
+/// The same in a working directory of 2,000 folders (and their 20 parents).
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn bash_true_sandboxed_2000_folders(bencher: Bencher) {
+    run_true(bencher, Kind::Sandboxed, 2_000);
+}
+
+/// The same in a working directory of 15,000 folders (and their 150 parents), below the walk's
+/// bound of 20,000 folders (past it every sandboxed call fails, saying the tree could not be
+/// checked).
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn bash_true_sandboxed_15000_folders(bencher: Bencher) {
+    run_true(bencher, Kind::Sandboxed, 15_000);
 }

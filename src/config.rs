@@ -212,6 +212,9 @@ pub struct Settings {
     /// `--trust` in `exec` and `serve`: the project's hooks count as approved for this run
     /// (CONTRACT "Folder trust"). The TUI asks instead.
     pub approve_extensions: bool,
+    /// The server a trusted folder's `.env` names for the environment's key, not approved and
+    /// so not used: the TUI asks about it with the project's extensions.
+    pub pending_base_url: Option<approved::PendingExtension>,
     /// `HARNESS9_SMALL_MODEL`: a smaller model of the same provider for the `explore` sub-agent
     /// (and file agents saying `model: haiku`); unset, they use the session's model.
     pub small_model: Option<String>,
@@ -286,6 +289,37 @@ pub fn resolve_trusted(
             .process_var(kind.base_url_variable())
             .map(|url| (url, Origin::Process));
     }
+    let home = resolve_home(env)?;
+    // Nor may a trusted folder's `.env`, rewritten since (a planted file that outlived a
+    // killed session), send the environment's key to a server the user never approved.
+    let mut pending_base_url = None;
+    if trusted
+        && !options.trust
+        && let (Some((url, Origin::Dotenv)), Some((_, Origin::Process))) = (base_url, key)
+    {
+        let name = kind.base_url_variable();
+        let hash = crate::files::hash_of(url.as_bytes());
+        if !approved::is_approved(
+            &home,
+            &workdir,
+            approved::ExtensionKind::BaseUrl,
+            name,
+            &hash,
+        ) {
+            notices.push(format!(
+                "ignored {name}={url} from {dotenv}: {} comes from the environment and this                  folder's server for it was not approved (or changed since), so the key goes                  only to {} (the TUI asks; --trust uses it for one run)",
+                kind.key_variable(),
+                env.process_var(name).unwrap_or(kind.default_base_url())
+            ));
+            pending_base_url = Some(approved::PendingExtension {
+                kind: approved::ExtensionKind::BaseUrl,
+                name: name.to_owned(),
+                summary: url.to_owned(),
+                hash,
+            });
+            base_url = env.process_var(name).map(|url| (url, Origin::Process));
+        }
+    }
     let key = key.map(|(value, _)| value);
     let base_url = base_url.map(|(value, _)| value);
     // A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) usually needs no key.
@@ -311,7 +345,6 @@ pub fn resolve_trusted(
     provider.reasoning_effort = options.reasoning_effort.clone();
     validate_thinking(&provider)?;
 
-    let home = resolve_home(env)?;
     match crate::private_home::secure(&home) {
         Ok(notice) => notices.extend(notice),
         Err(error) => notices.push(error.to_string()),
@@ -349,6 +382,7 @@ pub fn resolve_trusted(
         catalogue,
         run_rules: Default::default(),
         approve_extensions: options.trust,
+        pending_base_url,
         small_model: env
             .get("HARNESS9_SMALL_MODEL")
             .map(str::trim)

@@ -18,6 +18,7 @@ mod expand;
 mod facts;
 mod git;
 mod git_config;
+mod history;
 pub mod rules;
 mod scope;
 mod tracked;
@@ -428,8 +429,43 @@ pub fn headless_flag(tool: &dyn Tool, arguments: &Value, workdir: &Path) -> &'st
     }
 }
 
+/// The built-in tools whose `path` argument names what they open.
+const PATH_TOOLS: &[&str] = &[
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "grep",
+    "glob",
+];
+
+/// For a built-in tool whose `path` resolves outside the working directory: its arguments with
+/// that path replaced by what it resolves to now (issue 29 point 2). The decision judges that
+/// path and the tool opens exactly it, following no link (`files::open`), so a link swapped in
+/// after the approval refuses the open instead of leading it elsewhere. `None` when nothing
+/// changes (inside the working directory, links that stay inside are followed by the open).
+pub fn pin_outside_path(tool: &str, arguments: &Value, workdir: &Path) -> Option<Value> {
+    if !PATH_TOOLS.contains(&tool) {
+        return None;
+    }
+    let raw = arguments.get("path")?.as_str()?;
+    let resolved = paths::resolve(workdir, raw);
+    if paths::is_inside(workdir, &resolved) {
+        return None;
+    }
+    let text = resolved.to_str()?;
+    if text == raw {
+        return None;
+    }
+    let mut pinned = arguments.clone();
+    pinned["path"] = Value::String(text.to_owned());
+    Some(pinned)
+}
+
 #[cfg(test)]
 mod bypass_tests;
+#[cfg(test)]
+mod history_tests;
 #[cfg(test)]
 mod network_tests;
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! The data model every other module speaks: messages, tool calls and results, tool definitions,
 //! token usage and the provider's stream chunks. Nothing here knows about a wire protocol.
 
+mod outside;
 mod stream;
 mod tool_kind;
 mod tool_names;
 
+pub use outside::{fence_outside, outside_nonces};
 pub use stream::{ProviderError, ProviderErrorKind, RetryNotice, ServerToolEvent, StreamChunk};
 pub use tool_kind::ToolKind;
 pub use tool_names::{TASK_TOOL, is_mcp_tool};

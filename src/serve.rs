@@ -4,6 +4,7 @@
 //! HTTP (the first answer wins), prompts queued by the core while a run is going. Who may talk
 //! to it is decided in one place (`guard`): the bearer token, the `Host` and `Origin` checks.
 
+mod connections;
 mod feed;
 mod guard;
 mod routes;
@@ -130,22 +131,17 @@ pub async fn run(
         None => eprintln!("harness9 serve: the bearer token is HARNESS9_SERVE_TOKEN"),
     }
     let app = router(state);
-    let stopping = shutdown.clone();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stopping.cancelled().await });
-    // Watchers' streams never end by themselves: the server stops waiting for them once the
-    // sessions are closed.
-    tokio::select! {
-        result = served => {
-            if let Err(error) = result {
-                tracing::warn!("[serve] {error}");
-            }
-        }
-        _ = async {
-            shutdown.cancelled().await;
-            sessions.close_all().await;
-        } => {}
-    }
+    let limits = connections::Limits::from_args(&args);
+    // Watchers' streams never end by themselves: the sessions are closed as the server stops,
+    // which ends them, while the connections are asked to end.
+    let closing = async {
+        shutdown.cancelled().await;
+        sessions.close_all().await;
+    };
+    tokio::join!(
+        connections::serve(listener, app, limits, shutdown.clone()),
+        closing
+    );
     sessions.close_all().await;
     Ok(())
 }

@@ -23,6 +23,9 @@ pub enum ExtensionKind {
     Hooks,
     /// One MCP server of the project's `.mcp.json`, by its name.
     McpServer,
+    /// The server a project's `.env` names (`OPENAI_BASE_URL`...) for a key that comes from the
+    /// environment: by the variable's name, hashed over the URL (issue 29 point 4).
+    BaseUrl,
 }
 
 /// A project extension found in a trusted folder and not approved (or changed since): the TUI

@@ -96,6 +96,19 @@ pub struct ServeArgs {
     /// The address to listen on; one other than loopback needs HARNESS9_SERVE_TOKEN.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7979")]
     pub listen: std::net::SocketAddr,
+
+    /// How long a client may take to send a request's headers, in milliseconds (a connection
+    /// that takes longer, or idles that long between requests, is closed).
+    #[arg(long, value_name = "MS", default_value_t = 10_000, hide = true)]
+    pub header_timeout_ms: u64,
+
+    /// The most connections open at once, within the descriptors the process may open.
+    #[arg(long, value_name = "N", default_value_t = 256, hide = true)]
+    pub max_connections: usize,
+
+    /// The most connections one client address may hold open at once.
+    #[arg(long, value_name = "N", default_value_t = 64, hide = true)]
+    pub max_connections_per_client: usize,
 }
 
 #[derive(Debug, Args)]

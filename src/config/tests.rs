@@ -234,3 +234,48 @@ fn an_untrusted_folder_cannot_send_the_environments_key_to_its_own_server() {
     assert!(settings.trusted);
     assert_eq!(settings.provider.base_url, "http://attacker.example/v1");
 }
+
+/// Issue 29 point 4: a trusted folder's `.env` rewritten to name another server (a planted file
+/// that outlived a killed session) does not get the environment's key until the user approves
+/// that server; an approved one is used, and a changed one is asked about again.
+#[test]
+fn a_trusted_folders_new_dotenv_server_gets_the_environments_key_only_once_approved() {
+    let home = tempfile::tempdir().unwrap();
+    let home_text = home.path().display().to_string();
+    trust::remember(home.path(), Path::new("/tmp")).unwrap();
+    let process = [("OPENAI_API_KEY", "env-key"), ("HARNESS9_HOME", &home_text)];
+    let planted = [("OPENAI_BASE_URL", "http://planted.example/v1")];
+    let settings = resolve_with(&[], &process, &planted).unwrap();
+    assert!(settings.trusted);
+    assert_eq!(settings.provider.base_url, "https://api.openai.com/v1");
+    assert!(
+        settings
+            .notices
+            .join("\n")
+            .contains("OPENAI_BASE_URL=http://planted.example/v1"),
+        "{:?}",
+        settings.notices
+    );
+    let pending = settings
+        .pending_base_url
+        .clone()
+        .expect("waits for approval");
+    assert_eq!(pending.summary, "http://planted.example/v1");
+
+    approved::approve(
+        home.path(),
+        Path::new("/tmp"),
+        approved::ExtensionKind::BaseUrl,
+        &pending.name,
+        &pending.hash,
+    )
+    .unwrap();
+    let settings = resolve_with(&[], &process, &planted).unwrap();
+    assert_eq!(settings.provider.base_url, "http://planted.example/v1");
+    assert!(settings.pending_base_url.is_none());
+
+    let changed = [("OPENAI_BASE_URL", "http://elsewhere.example/v1")];
+    let settings = resolve_with(&[], &process, &changed).unwrap();
+    assert_eq!(settings.provider.base_url, "https://api.openai.com/v1");
+    assert!(settings.pending_base_url.is_some());
+}

@@ -94,7 +94,10 @@ impl AgentEngine {
             let said = self
                 .event_hooks(0, HookEvent::SessionStart, fields, cancel, em)
                 .await;
-            context.extend(said.context.map(|text| tagged("session-start-hook", &text)));
+            context.extend(
+                said.context
+                    .map(|text| tagged("a SessionStart hook's context", &text)),
+            );
         }
         let fields = fields([("prompt", json!(prompt))]);
         let said = self
@@ -112,7 +115,7 @@ impl AgentEngine {
         }
         context.extend(
             said.context
-                .map(|text| tagged("user-prompt-submit-hook", &text)),
+                .map(|text| tagged("a UserPromptSubmit hook's context", &text)),
         );
         Some(context)
     }
@@ -259,6 +262,7 @@ fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
 }
 
 /// Hook output for the model, marked as what it is.
+/// A hook's context for the model: fenced as data from outside (issue 29 point 15).
 fn tagged(tag: &str, text: &str) -> String {
-    format!("<{tag}>\n{text}\n</{tag}>")
+    crate::schema::fence_outside(tag, text)
 }

@@ -382,6 +382,8 @@ impl AgentEngine {
         let Some(rule) = suggested else {
             return "no rule fits this call; it was allowed once".to_owned();
         };
+        // Accepted before it is written: a rule harness9 writes for the user is no planted one.
+        self.rules.accept_local_allow(rule);
         match always_allow::add_allow(self.rules.local_file(), rule) {
             Ok(path) if self.rules.trusted() => {
                 format!("always allowed: wrote `{rule}` to {}", path.display())

@@ -4,8 +4,9 @@
 //! the working directory is opened through a held handle of it with
 //! `openat2(RESOLVE_BENEATH)`: links that stay inside are followed, a link leading out is
 //! refused by the kernel in the same step (where the kernel lacks `openat2`, one name at a time
-//! with `O_NOFOLLOW`). A path named outside it (which always asks) is opened as it resolves
-//! now, following no link at all, and must sit where it resolved. Then what was opened is
+//! with `O_NOFOLLOW`). A path named outside it (which always asks, and which the decision pins
+//! to what it resolved to when judged) is opened exactly as named, following no link at all,
+//! and must sit there. Then what was opened is
 //! judged, not the name: its real path (`/proc/self/fd`) may not be sensitive (protected for a
 //! write, secret or denied for a read) when the name was not.
 
@@ -274,20 +275,22 @@ fn locate(workdir: &Path, raw: &Path) -> io::Result<Located> {
             named,
         });
     }
-    // Named outside: opened as it resolves now, no link followed, and checked to sit there.
-    let resolved = paths::resolve(workdir, &raw.to_string_lossy());
-    let relative = resolved.strip_prefix("/").map_err(|_| {
+    // Named outside: opened exactly where it is named, following no link at all, and checked
+    // to sit there. The permission decision pins such a path to what it resolved to when it
+    // was judged (`permission::pin_outside_path`), so a link found on the way now was swapped in
+    // after the approval: the open is refused rather than led elsewhere.
+    let relative = named.strip_prefix("/").map_err(|_| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not an absolute path", resolved.display()),
+            format!("{} is not an absolute path", named.display()),
         )
     })?;
     Ok(Located {
         base: root()?,
         relative: dot_if_empty(relative),
         resolve: ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        exact: Some(named.clone()),
         named,
-        exact: Some(resolved),
     })
 }
 
@@ -521,6 +524,16 @@ mod tests {
         );
         assert_eq!(mode & 0o777, 0o640);
         assert_eq!(read(&work, "../outside/secret").unwrap(), "new");
+        // A link on the way of a path named outside is refused, not followed: the decision
+        // pinned the path it judged, so a link there now was swapped in after the approval
+        // (a folder exchanged for a link to elsewhere, or a link retargeted).
+        let alias = outside.with_file_name("alias");
+        std::os::unix::fs::symlink(&outside, &alias).unwrap();
+        let error = read(&work, alias.join("secret").to_str().unwrap()).unwrap_err();
+        assert!(is_swapped(&error), "{error}");
+        let error = write_atomic_named(&work, &alias.join("planted"), b"x").unwrap_err();
+        assert!(is_swapped(&error), "{error}");
+        assert!(!outside.join("planted").exists());
     }
 
     #[test]

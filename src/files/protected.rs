@@ -39,7 +39,10 @@ fn is_guarded_dir(name: &str) -> bool {
 /// `.pypirc`, and more of the same kind: the other SSH keys (`id_ecdsa*`, `id_dsa*`, and
 /// anything in a `.ssh/` directory, whatever its name), `*.p12`/`*.pfx` key stores,
 /// `.git-credentials`, `.pgpass`, `.docker/config.json`, `.kube/config`,
-/// `.config/gh/hosts.yml` and everything under `.config/gcloud/`. Names compare without case.
+/// `.config/gh/hosts.yml` and everything under `.config/gcloud/`; other tools' tokens
+/// (`.cargo/credentials.toml`, `.gem/credentials`, `.vault-token`, `.terraformrc`, `.s3cfg`...),
+/// key stores (`.gnupg/`, `.password-store/`, `.azure/`) and the shells' histories
+/// (`.bash_history`, `.zsh_history`, `fish_history`...). Names compare without case.
 pub fn is_secret_file(path: &Path) -> bool {
     let Some(name) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
         return false;
@@ -75,14 +78,42 @@ pub fn is_secret_file(path: &Path) -> bool {
             .any(|prefix| name.starts_with(prefix))
         || matches!(
             name.as_str(),
-            ".netrc" | ".npmrc" | ".pypirc" | ".git-credentials" | ".pgpass"
+            ".netrc"
+                | ".npmrc"
+                | ".pypirc"
+                | ".git-credentials"
+                | ".pgpass"
+                | ".vault-token"
+                | ".s3cfg"
+                | ".boto"
+                | ".dockercfg"
+                | ".terraformrc"
+                | ".histfile"
+                | ".history"
+                | ".lesshst"
         )
+        || is_shell_history(&name)
+        || (is(1, ".cargo") && (name == "credentials.toml" || name == "credentials"))
+        || (is(1, ".gem") && name == "credentials")
+        || (is(1, ".terraform.d") && name == "credentials.tfrc.json")
+        || (is(1, ".config") && name == "hub")
+        || (is(2, ".config") && is(1, "rclone") && name == "rclone.conf")
+        || below(&[".gnupg"])
+        || below(&[".password-store"])
+        || below(&[".azure"])
         || (is(1, ".aws") && name == "credentials")
         || (is(1, ".docker") && name == "config.json")
         || (is(1, ".kube") && name == "config")
         || (is(2, ".config") && is(1, "gh") && name == "hosts.yml")
         || below(&[".ssh"])
         || below(&[".config", "gcloud"])
+}
+
+/// A shell's or a REPL's history (`.bash_history`, `.zsh_history`, `.sh_history`,
+/// `fish_history`, `.python_history`, `.psql_history`, `.mysql_history`, `.node_repl_history`,
+/// `.Rhistory`...): commands typed with their tokens and passwords.
+fn is_shell_history(name: &str) -> bool {
+    name.ends_with("_history") || name == ".rhistory"
 }
 
 /// Whether `path` is an environment template committed to be copied (`.env.example`,
@@ -180,6 +211,32 @@ mod tests {
             "/root/.config/gcloud/application_default_credentials.json",
             "/root/.config/gcloud/legacy_credentials/me@example.com/adc.json",
             "/root/.config/gcloud/credentials.json",
+            // Issue 29 point 12: more tools' tokens, and the shells' histories.
+            "/root/.cargo/credentials.toml",
+            "/root/.cargo/credentials",
+            "/root/.bash_history",
+            "/root/.zsh_history",
+            "/root/.sh_history",
+            "/root/.histfile",
+            "/root/.local/share/fish/fish_history",
+            "/root/.python_history",
+            "/root/.psql_history",
+            "/root/.mysql_history",
+            "/root/.node_repl_history",
+            "/root/.Rhistory",
+            "/root/.gem/credentials",
+            "/root/.vault-token",
+            "/root/.terraform.d/credentials.tfrc.json",
+            "/root/.config/hub",
+            "/root/.config/rclone/rclone.conf",
+            "/root/.gnupg/private-keys-v1.d/x.key",
+            "/root/.gnupg/secring.gpg",
+            "/root/.password-store/site.gpg",
+            "/root/.azure/msal_token_cache.json",
+            "/root/.s3cfg",
+            "/root/.docker/config.json",
+            "/root/.npmrc",
+            "/root/.netrc",
         ] {
             assert!(is_secret_file(Path::new(p)), "{p}");
         }
@@ -190,6 +247,9 @@ mod tests {
             "/w/src/credentials.json",
             "/w/ssh.rs",
             "/w/.sshd/notes.txt",
+            "/w/.cargo/config.toml",
+            "/w/src/history.rs",
+            "/w/docs/history.md",
         ] {
             assert!(!is_secret_file(Path::new(p)), "{p}");
         }

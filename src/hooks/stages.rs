@@ -12,7 +12,7 @@ use super::chain::{ChainCall, Step, ToolHook};
 use super::settings::HookEvent;
 use crate::permission::rules::PermissionRules;
 use crate::permission::{self, CallInput, Scope, Verdict};
-use crate::schema::ToolResult;
+use crate::schema::{ToolResult, fence_outside};
 
 /// Opens the `tool_call` span the call runs in (interaction > turn > tool call).
 pub struct ObserveStage;
@@ -64,6 +64,13 @@ impl ToolHook for PermissionStage {
     }
 
     async fn before(&self, call: &mut ChainCall) -> Step {
+        // The path judged is the path opened: one outside the working directory is pinned to
+        // what it resolves to now.
+        if let Some(pinned) =
+            permission::pin_outside_path(call.name(), &call.arguments, &call.workdir)
+        {
+            call.arguments = pinned;
+        }
         let mut input = CallInput::new(
             call.tool.as_ref(),
             &call.arguments,
@@ -122,7 +129,10 @@ impl ToolHook for CommandStage {
         call.notices.extend(said.notices);
         if let Some(reason) = said.block {
             return Step::Deny {
-                reason: format!("A PreToolUse hook refused this call: {reason}"),
+                reason: format!(
+                    "A PreToolUse hook refused this call:\n{}",
+                    fence_outside("a PreToolUse hook's reason", &reason)
+                ),
             };
         }
         let reason = |why: String, default: &str| {
@@ -193,9 +203,8 @@ impl ToolHook for CommandStage {
         // The tool has run; what the hook says goes to the model beside its result.
         for (what, text) in [("says", said.block), ("adds", said.context)] {
             if let Some(text) = text {
-                result
-                    .output
-                    .push_str(&format!("\n\n[a PostToolUse hook {what}:]\n{text}"));
+                let fenced = fence_outside(&format!("a PostToolUse hook {what}"), &text);
+                result.output.push_str(&format!("\n\n{fenced}"));
             }
         }
     }

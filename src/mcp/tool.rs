@@ -186,6 +186,8 @@ impl Tool for McpTool {
             .await
             .map_err(|e| ToolError::new(format!("the MCP server `{}`: {e}", self.server)))?;
         let (text, is_error) = render_result(&result);
+        // The server's words are data from outside, fenced (issue 29 point 15).
+        let text = crate::schema::fence_outside(&format!("MCP server `{}`", self.server), &text);
         if is_error {
             Err(ToolError::new(text))
         } else {

@@ -45,7 +45,7 @@ fn expect(mut pair: (super::tests::Case<'static>, V), want: V) -> (super::tests:
 }
 
 /// An `Env` whose working directory is a real repository.
-fn repository() -> Env {
+pub(super) fn repository() -> Env {
     let env = Env::new();
     std::fs::remove_dir_all(env.work.join(".git")).unwrap();
     git(&env.work, &["init", "-q"]);

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::arguments::{self, ArgumentPaths};
 use super::command::CommandLine;
 use super::rules::{List, PermissionRules, RuleVerdict, Subject};
-use super::{CallInput, git, git_config, read_denied_cached, tracked};
+use super::{CallInput, git, git_config, history, read_denied_cached, tracked};
 use crate::files::paths;
 use crate::files::protected;
 
@@ -328,6 +328,35 @@ fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded>
                 "{} (git tracks it, and `git {sub}` prints what git tracks)",
                 paths::display(workdir, file)
             )));
+        }
+    }
+    history_secret(facts, sub, &directories)
+}
+
+/// For a git command that may print past versions (`git log -p`, `git show REV`,
+/// `git cat-file -p BLOB`...): a secret-looking path that the history of a repository it runs
+/// in holds, though the index no longer tracks it; a history that cannot be listed in time
+/// counts as unsure.
+fn history_secret(facts: &Facts<'_>, sub: &str, directories: &[PathBuf]) -> Option<Guarded> {
+    let line = facts.line.as_ref()?;
+    if !line.parsed.commands.iter().any(git::prints_history) {
+        return None;
+    }
+    for directory in directories {
+        match history::secret_in_history(directory) {
+            Ok(None) => {}
+            Ok(Some(path)) => {
+                return Some(Guarded::Secret(format!(
+                    "{} (in the repository's history, and `git {sub}` can print past versions)",
+                    path.display()
+                )));
+            }
+            Err(why) => {
+                return Some(Guarded::Unsure(format!(
+                    "`git {sub}` can print past versions of files, and the history could not \
+                     be checked for secrets: {why}"
+                )));
+            }
         }
     }
     None

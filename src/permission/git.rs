@@ -163,6 +163,47 @@ pub(super) fn prints_tracked(command: &SimpleCommand) -> Option<&str> {
         .then_some(sub)
 }
 
+/// Whether `command`, a git command that prints tracked contents, may print past versions too
+/// (and so a secret only the history holds): every such command but a `git diff` of the work
+/// tree against the index, and a `git grep` of them, named with no word that could be a
+/// revision (a word that could be a path counts, since git takes a revision first). Options
+/// that take a separate value make their value such a word: asked about rather than guessed.
+pub(super) fn prints_history(command: &SimpleCommand) -> bool {
+    let Some(sub) = prints_tracked(command) else {
+        return false;
+    };
+    let Some((_, rest)) = subcommand(command) else {
+        return false;
+    };
+    // The words before `--` that are no option, a `git grep` pattern option's value aside.
+    let mut operands = 0;
+    let mut words = rest.iter().map(String::as_str).take_while(|w| *w != "--");
+    while let Some(word) = words.next() {
+        if sub == "grep" && matches!(word, "-e" | "-f" | "--regexp" | "--file") {
+            words.next();
+        } else if !word.starts_with('-') {
+            operands += 1;
+        }
+    }
+    match sub {
+        "diff" => {
+            operands > 0
+                || options(rest).any(|o| {
+                    let name = o.split('=').next().unwrap_or(o);
+                    matches!(name, "--cached" | "--staged" | "--merge-base")
+                })
+        }
+        "grep" => {
+            // The pattern is the first operand unless an option gives it.
+            let pattern_given = options(rest).any(|o| {
+                o == "-e" || o == "-f" || o.starts_with("--regexp") || o.starts_with("--file")
+            });
+            operands > usize::from(!pattern_given)
+        }
+        _ => true,
+    }
+}
+
 /// Whether `command` is a `git grep` that reads files git does not track (`--untracked`,
 /// `--no-index`): it searches the trees below its paths like `grep -r`.
 pub(super) fn searches_untracked(command: &SimpleCommand) -> bool {
@@ -216,6 +257,26 @@ mod tests {
             ("ls -p", None),
         ] {
             assert_eq!(prints_tracked(&command(line)), prints, "{line}");
+        }
+        for (line, history) in [
+            ("git log -p", true),
+            ("git show HEAD~1", true),
+            ("git cat-file -p 1234abcd", true),
+            ("git diff", false),
+            ("git diff -- src", false),
+            ("git diff --stat", false),
+            ("git diff HEAD~1", true),
+            ("git diff a b", true),
+            ("git diff --cached", true),
+            ("git grep KEY", false),
+            ("git grep -n KEY -- src", false),
+            ("git grep KEY HEAD~1", true),
+            ("git grep -e KEY", false),
+            ("git grep -e KEY HEAD", true),
+            ("git grep -A 3 KEY", true),
+            ("git log --oneline", false),
+        ] {
+            assert_eq!(prints_history(&command(line)), history, "{line}");
         }
         assert!(searches_untracked(&command("git grep --untracked KEY")));
         assert!(searches_untracked(&command(

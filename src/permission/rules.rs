@@ -8,10 +8,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
+
+#[path = "rules_source.rs"]
+mod source;
+use source::Source;
 
 /// What a rule says about a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,55 +283,6 @@ enum Origin {
     Project,
 }
 
-/// One settings file, re-read when its modification time or size changes.
-#[derive(Debug)]
-struct Source {
-    path: PathBuf,
-    origin: Origin,
-    seen: Option<(SystemTime, u64)>,
-    rules: RuleSet,
-}
-
-impl Source {
-    fn new(path: PathBuf, origin: Origin) -> Self {
-        Source {
-            path,
-            origin,
-            seen: None,
-            rules: RuleSet::default(),
-        }
-    }
-
-    /// Re-reads the file when it changed; a problem is returned once per change.
-    fn refresh(&mut self) -> Option<String> {
-        let stamp = std::fs::metadata(&self.path)
-            .ok()
-            .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
-        if stamp == self.seen {
-            return None;
-        }
-        self.seen = stamp;
-        if stamp.is_none() {
-            self.rules = RuleSet::default();
-            return None;
-        }
-        let parsed = match std::fs::read_to_string(&self.path) {
-            Ok(text) => RuleSet::parse(&text).map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        match parsed {
-            Ok(rules) => {
-                self.rules = rules;
-                None
-            }
-            Err(problem) => {
-                self.rules = RuleSet::default();
-                Some(format!("{} is ignored: {problem}", self.path.display()))
-            }
-        }
-    }
-}
-
 #[derive(Debug)]
 struct State {
     sources: Vec<Source>,
@@ -355,7 +309,7 @@ impl PermissionRules {
     /// folder (`trusted == false`) the project files' allow rules are ignored; their deny and ask
     /// rules still apply.
     pub fn new(workdir: &Path, home: &Path, trusted: bool) -> Self {
-        PermissionRules {
+        let rules = PermissionRules {
             run: RuleSet::default(),
             state: Mutex::new(State {
                 sources: vec![
@@ -369,7 +323,10 @@ impl PermissionRules {
             trusted,
             local_file: local_file(workdir),
             home: crate::files::paths::resolve(workdir, &home.to_string_lossy()),
-        }
+        };
+        // The allow rules the session starts with are read now; later ones wait (point 4).
+        rules.refresh();
+        rules
     }
 
     /// These rules, plus the run's own (`exec --allow/--deny`).
@@ -428,9 +385,7 @@ impl PermissionRules {
         }
         let mut found = Vec::new();
         for source in state.sources.iter_mut() {
-            if let Some(problem) = source.refresh() {
-                found.push(problem);
-            }
+            found.extend(source.refresh());
         }
         let ignored_allows = !self.trusted
             && state.sources.iter().any(|s| {
@@ -500,6 +455,50 @@ impl PermissionRules {
             .lock()
             .map(|mut p| std::mem::take(&mut *p))
             .unwrap_or_default()
+    }
+
+    /// Accepts `rule` as an allow rule of the local file before harness9 writes it there for
+    /// the user ("always allow"), so it counts when the file is read again.
+    pub fn accept_local_allow(&self, rule: &str) {
+        if let Ok(mut state) = self.state.lock()
+            && let Some(source) = state.sources.iter_mut().find(|s| s.path == self.local_file)
+        {
+            source.accept(rule);
+        }
+    }
+
+    /// The allow rules added to the files during the session and held back, by file.
+    pub fn pending_allows(&self) -> Vec<(PathBuf, Vec<String>)> {
+        self.refresh();
+        self.state
+            .lock()
+            .map(|state| {
+                state
+                    .sources
+                    .iter()
+                    .filter(|s| !s.pending.is_empty())
+                    .map(|s| (s.path.clone(), s.pending.iter().cloned().collect()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The user confirmed the held allow rules: they count from now on. Returns them.
+    pub fn confirm_pending(&self) -> Vec<String> {
+        self.refresh();
+        let confirmed = self
+            .state
+            .lock()
+            .map(|mut state| {
+                state
+                    .sources
+                    .iter_mut()
+                    .flat_map(|s| s.confirm_pending())
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.refresh();
+        confirmed
     }
 
     /// Where "always allow" writes: `<workdir>/.harness9/settings.local.json`.

@@ -223,3 +223,52 @@ fn mcp_rules_cover_a_server_or_one_tool() {
     let other = rules(r#"{"permissions": {"allow": ["mcp____*", "mcp__a__b__*"]}}"#);
     assert_eq!(verdict(&other, call("mcp__a__b__c")), None);
 }
+
+/// Issue 29 point 4: an allow rule a file gains while the session runs (a background job
+/// planting `settings.local.json`) is held back until the user confirms it; a deny rule added
+/// the same way applies at once; a rule harness9 writes for the user ("always allow") counts.
+#[test]
+fn allow_rules_added_during_the_session_wait_for_confirmation_and_deny_rules_apply() {
+    let (_dir, work, home) = files("", r#"{"permissions": {"allow": ["bash(ls*)"]}}"#, "");
+    let rules = PermissionRules::new(&work, &home, true);
+    assert!(matches!(
+        rules.evaluate(&Subject::Command("ls")),
+        Some(RuleVerdict::Allow(_))
+    ));
+    std::fs::write(
+        local_file(&work),
+        r#"{"permissions": {"allow": ["write_file", "bash(git add*)"], "deny": ["bash(rm*)"]}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        rules.evaluate(&write("src/a.rs")),
+        None,
+        "the planted allow widened"
+    );
+    assert!(matches!(
+        rules.evaluate(&Subject::Command("rm -r x")),
+        Some(RuleVerdict::Deny(_))
+    ));
+    let notices = rules.take_problems();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("`write_file`"), "{notices:?}");
+    rules.evaluate(&write("src/a.rs"));
+    assert!(rules.take_problems().is_empty(), "said once");
+    assert_eq!(rules.pending_allows().len(), 1);
+
+    // "Always allow" from the user: accepted as harness9 writes it.
+    rules.accept_local_allow("bash(git add*)");
+    assert!(matches!(
+        rules.evaluate(&Subject::Command("git add x")),
+        Some(RuleVerdict::Allow(_))
+    ));
+    assert_eq!(rules.evaluate(&write("src/a.rs")), None);
+
+    // The user confirms what is left.
+    assert_eq!(rules.confirm_pending(), vec!["write_file".to_owned()]);
+    assert!(matches!(
+        rules.evaluate(&write("src/a.rs")),
+        Some(RuleVerdict::Allow(_))
+    ));
+    assert!(rules.pending_allows().is_empty());
+}

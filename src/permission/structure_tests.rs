@@ -94,3 +94,46 @@ fn mentions_of_denied_and_secret_files_are_not_attached() {
     assert!(attached.contains("a permission rule denies reading it"));
     assert!(attached.contains("it usually holds secrets"));
 }
+
+/// Issue 29 point 2: a path outside the working directory is pinned to what it resolves to
+/// when judged, for the built-in tools that open a `path`; inside, and for other tools, the
+/// arguments stay as they are.
+#[test]
+fn a_path_outside_is_pinned_to_what_the_decision_resolved() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (work, outside) = (base.join("work"), base.join("outside"));
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, base.join("alias")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("out")).unwrap();
+    let real = outside.join("notes.txt").display().to_string();
+    for raw in [
+        base.join("alias/notes.txt").display().to_string(),
+        "out/notes.txt".to_owned(),
+        "../alias/notes.txt".to_owned(),
+    ] {
+        let pinned = pin_outside_path(
+            "write_file",
+            &serde_json::json!({"path": raw, "content": "x"}),
+            &work,
+        )
+        .unwrap_or_else(|| panic!("{raw} not pinned"));
+        assert_eq!(pinned["path"], real.as_str(), "{raw}");
+        assert_eq!(pinned["content"], "x");
+    }
+    let args = serde_json::json!({"path": real});
+    assert_eq!(
+        pin_outside_path("read_file", &args, &work),
+        None,
+        "already real"
+    );
+    let args = serde_json::json!({"path": "src/main.rs"});
+    assert_eq!(pin_outside_path("read_file", &args, &work), None, "inside");
+    let args = serde_json::json!({"path": "out/notes.txt"});
+    assert_eq!(
+        pin_outside_path("mcp__fs__read", &args, &work),
+        None,
+        "not a built-in"
+    );
+}

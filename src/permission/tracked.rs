@@ -76,12 +76,18 @@ pub(super) enum TrackedError {
     NoOutput,
     #[error("git's output could not be read: {0}")]
     Output(Arc<std::io::Error>),
-    #[error("`git ls-files` did not finish within {}s", .0.as_secs())]
-    Timeout(std::time::Duration),
+    #[error("`git {what}` did not finish within {}s", limit.as_secs())]
+    Timeout {
+        what: String,
+        limit: std::time::Duration,
+    },
     #[error("git could not be waited for: {0}")]
     Wait(Arc<std::io::Error>),
-    #[error("`git ls-files` failed ({0})")]
-    Failed(std::process::ExitStatus),
+    #[error("`git {what}` failed ({status})")]
+    Failed {
+        what: String,
+        status: std::process::ExitStatus,
+    },
 }
 
 /// The index file's modification time and size; `None` when there is none yet.
@@ -198,6 +204,23 @@ fn is_repository(dir: &Path) -> bool {
 
 /// `git ls-files`, safely.
 fn list(layout: &Layout) -> Result<Tracked, TrackedError> {
+    let output = git_output(layout, &["ls-files", "-z", "--full-name"], LIST_TIMEOUT)?;
+    let files = output
+        .split(|b| *b == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| layout.toplevel.join(std::ffi::OsStr::from_bytes(name)))
+        .collect();
+    Ok(Tracked::new(layout.toplevel.clone(), files))
+}
+
+/// What `git ARGS` prints in the repository of `layout`, run without a shell, with git's
+/// configuration kept from running programs (`core.fsmonitor` off, no system configuration,
+/// no prompt) and stopped after `timeout`.
+pub(super) fn git_output(
+    layout: &Layout,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<Vec<u8>, TrackedError> {
     let mut child = Command::new("git")
         .arg("--git-dir")
         .arg(&layout.git_dir)
@@ -209,10 +232,8 @@ fn list(layout: &Layout) -> Result<Tracked, TrackedError> {
             "-c",
             "core.untrackedCache=false",
             "--no-optional-locks",
-            "ls-files",
-            "-z",
-            "--full-name",
         ])
+        .args(args)
         .current_dir(&layout.toplevel)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -230,26 +251,25 @@ fn list(layout: &Layout) -> Result<Tracked, TrackedError> {
         let read = stdout.read_to_end(&mut out).map(|_| out);
         let _ = sender.send(read);
     });
-    let output = match receiver.recv_timeout(LIST_TIMEOUT) {
+    let what = args.first().copied().unwrap_or("").to_owned();
+    let output = match receiver.recv_timeout(timeout) {
         Ok(read) => read.map_err(|e| TrackedError::Output(Arc::new(e))),
         Err(_) => {
             // The child is still ours to stop: no other process can have its id.
             let _ = child.kill();
             let _ = child.wait();
-            return Err(TrackedError::Timeout(LIST_TIMEOUT));
+            return Err(TrackedError::Timeout {
+                what,
+                limit: timeout,
+            });
         }
     };
     let status = child.wait().map_err(|e| TrackedError::Wait(Arc::new(e)))?;
     let output = output?;
     if !status.success() {
-        return Err(TrackedError::Failed(status));
+        return Err(TrackedError::Failed { what, status });
     }
-    let files = output
-        .split(|b| *b == 0)
-        .filter(|name| !name.is_empty())
-        .map(|name| layout.toplevel.join(std::ffi::OsStr::from_bytes(name)))
-        .collect();
-    Ok(Tracked::new(layout.toplevel.clone(), files))
+    Ok(output)
 }
 
 #[cfg(test)]

@@ -304,6 +304,21 @@ impl Core {
                 overwrite,
             ),
             Request::ListJobs => self.publish_jobs(),
+            Request::ConfirmRules => {
+                let confirmed = self.assembly.engine.rules().confirm_pending();
+                let notice = if confirmed.is_empty() {
+                    "no allow rule waits for confirmation".to_owned()
+                } else {
+                    format!(
+                        "confirmed the allow rules added while the session ran: {}",
+                        confirmed.join(", ")
+                    )
+                };
+                self.hub.publish(Update::Engine(crate::engine::Event {
+                    turn: 0,
+                    kind: crate::engine::EventKind::Notice(notice),
+                }));
+            }
             Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.
             Request::Close { .. } => {}

@@ -95,6 +95,9 @@ pub enum Request {
     PasteImage,
     /// The session's background commands (answered with `Update::Jobs`).
     ListJobs,
+    /// The user confirms the allow rules the settings files gained while the session ran
+    /// (held back until now, issue 29 point 4); a notice names them, or says there were none.
+    ConfirmRules,
     /// Write `markdown` (the transcript as the front end shows it, `/export`) to the file
     /// `file` inside the working directory: never a protected path, never through a link, and
     /// over an existing file only with `overwrite`, which a front end sets after asking the

@@ -23,6 +23,8 @@ pub fn pending_extensions(settings: &Settings) -> Vec<PendingExtension> {
     // The project's MCP servers (`.mcp.json`) join the same question.
     pending
         .extend(crate::mcp::config::load(&settings.workdir, &settings.home, true, false).pending);
+    // And the server its `.env` names for the environment's key.
+    pending.extend(settings.pending_base_url.clone());
     pending
 }
 
@@ -32,9 +34,9 @@ pub fn remember_trust(settings: &Settings) -> Result<(), SetupError> {
 }
 
 /// Remembers the user's approval of `extension` (by the hash of its definition, so a changed
-/// one is asked about again).
+/// one is asked about again); an approved `.env` server is used from this session on.
 pub fn approve_extension(
-    settings: &Settings,
+    settings: &mut Settings,
     extension: &PendingExtension,
 ) -> Result<(), SetupError> {
     crate::config::approved::approve(
@@ -43,5 +45,12 @@ pub fn approve_extension(
         extension.kind,
         &extension.name,
         &extension.hash,
-    )
+    )?;
+    if extension.kind == ExtensionKind::BaseUrl
+        && settings.pending_base_url.as_ref() == Some(extension)
+    {
+        settings.provider.base_url = extension.summary.clone();
+        settings.pending_base_url = None;
+    }
+    Ok(())
 }

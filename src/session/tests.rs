@@ -52,6 +52,7 @@ impl Fixture {
             catalogue: Default::default(),
             run_rules: Default::default(),
             approve_extensions: false,
+            pending_base_url: None,
             small_model: None,
         };
         Fixture {

@@ -133,11 +133,22 @@ impl Tool for Grep {
                         }
                         return ignore::WalkState::Continue;
                     }
+                    // Opened as judged (issue 29 point 2): a folder on the way swapped for a
+                    // link since the walk read it cannot lead the read out of the working
+                    // directory, nor onto a secret; then searched through that handle.
+                    let withholds = |path: &std::path::Path| guard.withholds(path);
+                    let Ok(file) = crate::files::open::open_read(workdir, entry.path(), &withholds)
+                    else {
+                        return ignore::WalkState::Continue;
+                    };
+                    if !file.metadata().is_ok_and(|m| m.is_file()) {
+                        return ignore::WalkState::Continue;
+                    }
                     let shown = paths::display(workdir, entry.path());
                     let mut local = Vec::new();
-                    let _ = searcher.search_path(
+                    let _ = searcher.search_file(
                         &matcher,
-                        entry.path(),
+                        &file,
                         UTF8(|line, text| {
                             local.push((
                                 shown.clone(),

@@ -66,6 +66,8 @@ pub enum Command {
     ListPrompts,
     /// The session's background commands (`/ps`).
     ListJobs,
+    /// Confirm the allow rules added while the session ran (`/rules`).
+    ConfirmRules,
     /// An image from the system clipboard for the prompt (`Ctrl+V`).
     PasteImage,
     /// Restore files or the conversation (`/undo`, `/rewind`).

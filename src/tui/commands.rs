@@ -60,6 +60,7 @@ impl App {
             "/undo" => self.undo(),
             "/rewind" => self.open_rewind(),
             "/ps" => self.ps(),
+            "/rules" => vec![Command::ConfirmRules],
             _ => return None,
         };
         Some(commands)

@@ -62,6 +62,7 @@ fn kind_name(kind: ExtensionKind) -> &'static str {
     match kind {
         ExtensionKind::Hooks => "the hooks of",
         ExtensionKind::McpServer => "the MCP server",
+        ExtensionKind::BaseUrl => "your API key's server from .env,",
     }
 }
 

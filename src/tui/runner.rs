@@ -338,6 +338,7 @@ impl Runner {
             Command::ClearTodos => Request::ClearTodos,
             Command::ListPrompts => Request::ListPrompts,
             Command::ListJobs => Request::ListJobs,
+            Command::ConfirmRules => Request::ConfirmRules,
             Command::PasteImage => Request::PasteImage,
             Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
             // The core writes the file, off this task.

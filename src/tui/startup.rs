@@ -208,7 +208,7 @@ fn resolve(settings: Settings, trusted: Option<TrustedSettings>) -> JoinHandle<S
 fn approve(settings: Settings, extension: PendingExtension) -> JoinHandle<Settled> {
     tokio::task::spawn_blocking(move || {
         let mut settings = settings;
-        if let Err(error) = setup::approve_extension(&settings, &extension) {
+        if let Err(error) = setup::approve_extension(&mut settings, &extension) {
             settings.notices.push(format!(
                 "the approval of {} could not be remembered, so it does not run: {error}",
                 extension.name

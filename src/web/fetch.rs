@@ -17,7 +17,7 @@ use url::{Host, Url};
 
 use super::address::refused;
 use super::{charset, html};
-use crate::schema::ToolKind;
+use crate::schema::{ToolKind, fence_outside};
 use crate::tools::{Tool, ToolContext, ToolError, parse_args};
 
 /// Redirects followed before giving up.
@@ -261,7 +261,10 @@ impl WebFetch {
                 if preview.trim().is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", preview.trim())
+                    format!(
+                        ":\n{}",
+                        fence_outside(&format!("web_fetch {url}"), preview.trim())
+                    )
                 }
             )));
         }
@@ -298,18 +301,20 @@ impl WebFetch {
             (None, text)
         };
         let mut out = format!("URL: {url}\n");
-        if let Some(title) = title {
-            out.push_str(&format!("Title: {title}\n"));
-        }
         if cut {
             out.push_str(&format!(
                 "(only the first {} bytes were downloaded)\n",
                 self.max_bytes
             ));
         }
-        out.push('\n');
+        // The page's words, its title included, are fenced as data (issue 29 point 15).
+        let mut page = String::new();
+        if let Some(title) = title {
+            page.push_str(&format!("Title: {title}\n\n"));
+        }
         let total = content.chars().count();
-        out.extend(content.chars().take(max_chars));
+        page.extend(content.chars().take(max_chars));
+        out.push_str(&fence_outside(&format!("web_fetch {url}"), &page));
         if total > max_chars {
             out.push_str(&format!(
                 "\n\n[cut at {max_chars} of {total} characters; ask with a larger max_chars \

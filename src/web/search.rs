@@ -193,7 +193,7 @@ fn render(query: &str, hits: &[Hit], max: usize) -> String {
     if hits.is_empty() {
         return format!("No results for `{query}`.");
     }
-    let mut out = format!("Results for `{query}`:\n");
+    let mut out = String::new();
     for (n, hit) in hits.iter().take(max).enumerate() {
         let snippet: String = hit.content.split_whitespace().collect::<Vec<_>>().join(" ");
         let snippet: String = snippet.chars().take(300).collect();
@@ -207,5 +207,9 @@ fn render(query: &str, hits: &[Hit], max: usize) -> String {
             out.push_str(&format!("   {snippet}\n"));
         }
     }
-    out
+    // Titles and snippets are the pages' own words: data (issue 29 point 15).
+    format!(
+        "Results for `{query}`:\n{}",
+        crate::schema::fence_outside("web_search results", &out)
+    )
 }

@@ -93,6 +93,7 @@ fn a_pre_tool_use_exit_2_refuses_a_bash_call_and_the_model_gets_the_reason() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let result = first_tool_result(&mock.requests());
     assert!(result.contains("no shell today"), "{result}");
+    assert_fenced(&result, "a PreToolUse hook's reason", "no shell today");
     assert!(!run.workdir.join("made").exists());
 }
 
@@ -219,6 +220,25 @@ fn a_post_tool_use_formatter_changes_a_written_file_and_its_stderr_reaches_the_m
     assert_eq!(text, "tidy code\n");
     let result = first_tool_result(&mock.requests());
     assert!(result.contains("formatted out.txt"), "{result}");
+    assert_fenced(&result, "a PostToolUse hook says", "formatted out.txt");
+}
+
+/// Issue 29 point 15: `text` reaches the model inside one fence of data from outside that names
+/// `source` and closes after it.
+fn assert_fenced(sent: &str, source: &str, text: &str) {
+    let nonces = harness9::schema::outside_nonces(sent);
+    let fenced = nonces
+        .iter()
+        .filter(|(opening, _)| *opening)
+        .any(|(_, nonce)| {
+            let open = format!("[data from outside {nonce}: {source};");
+            let close = format!("[end of data from outside {nonce}]");
+            match (sent.find(&open), sent.find(text), sent.find(&close)) {
+                (Some(o), Some(t), Some(c)) => o < t && t < c,
+                _ => false,
+            }
+        });
+    assert!(fenced, "{text} is not fenced as {source}: {sent}");
 }
 
 #[test]
@@ -241,6 +261,8 @@ fn user_prompt_submit_and_session_start_add_context_and_exit_2_drops_the_prompt(
         sent.contains("CONTEXT-42") && sent.contains("SESSION-7"),
         "{sent}"
     );
+    assert_fenced(&sent, "a UserPromptSubmit hook's context", "CONTEXT-42");
+    assert_fenced(&sent, "a SessionStart hook's context", "SESSION-7");
 
     let dropped = MockLlm::start_in_background();
     let (output, events) = exec(&run, &dropped, &["exec", "--json", "my secret"]);

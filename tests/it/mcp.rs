@@ -132,7 +132,7 @@ async fn both_transports_and_both_protocol_generations_list_and_call_tools() {
         assert!(status.tools.contains(&echo), "{name}: {:?}", status.tools);
         let result = servers.call(&echo, json!({"message": "hi"})).await;
         assert!(!result.is_error, "{name}: {}", result.output);
-        assert_eq!(result.output, "echo: hi");
+        assert_eq!(fenced(&result.output), "echo: hi");
     }
     assert_eq!(servers.manager.connected(), 4);
     // The schemas the providers get are plain object schemas.
@@ -151,11 +151,11 @@ async fn errors_structured_results_and_bad_arguments_come_back_to_the_model() {
     let servers = Servers::start(vec![spec("t", &json!({"type": "http", "url": url}))]).await;
     let failed = servers.call("mcp__t__fail", json!({})).await;
     assert!(failed.is_error);
-    assert_eq!(failed.output, "the repository does not exist");
+    assert_eq!(fenced(&failed.output), "the repository does not exist");
     let sum = servers.call("mcp__t__add", json!({"a": 1, "b": 2})).await;
     assert!(!sum.is_error, "{}", sum.output);
     assert_eq!(
-        serde_json::from_str::<Value>(&sum.output).unwrap(),
+        serde_json::from_str::<Value>(&fenced(&sum.output)).unwrap(),
         json!({"sum": 3.0})
     );
     let bad = servers.call("mcp__t__echo", json!({"message": 5})).await;
@@ -198,7 +198,7 @@ async fn a_server_that_crashes_mid_call_fails_the_call_and_can_be_reconnected() 
     let again = servers
         .call("mcp__c__echo", json!({"message": "back"}))
         .await;
-    assert_eq!(again.output, "echo: back");
+    assert_eq!(fenced(&again.output), "echo: back");
 }
 
 #[tokio::test]
@@ -265,14 +265,14 @@ async fn a_changed_tool_list_joins_at_the_next_look() {
         let changed = servers
             .call(&format!("mcp__{part}__change"), json!({}))
             .await;
-        assert_eq!(changed.output, "changed");
+        assert_eq!(fenced(&changed.output), "changed");
         servers
             .until(&format!("{added} ({mode})"), |m| {
                 m.statuses()[0].tools.contains(&added)
             })
             .await;
         let ran = servers.call(&added, json!({})).await;
-        assert_eq!(ran.output, "the added tool ran");
+        assert_eq!(fenced(&ran.output), "the added tool ran");
     }
 }
 
@@ -289,14 +289,14 @@ async fn a_changed_tool_list_over_streamable_http_joins_at_the_next_look() {
         let changed = servers
             .call(&format!("mcp__{part}__change"), json!({}))
             .await;
-        assert_eq!(changed.output, "changed");
+        assert_eq!(fenced(&changed.output), "changed");
         servers
             .until(&format!("{added} (legacy: {legacy})"), |m| {
                 m.statuses()[0].tools.contains(&added)
             })
             .await;
         let ran = servers.call(&added, json!({})).await;
-        assert_eq!(ran.output, "the added tool ran");
+        assert_eq!(fenced(&ran.output), "the added tool ran");
     }
 }
 
@@ -520,4 +520,21 @@ async fn the_reference_server_everything_from_npm() {
         .call("mcp__everything__get-sum", json!({"a": 2, "b": 3}))
         .await;
     assert!(sum.output.contains('5'), "{}", sum.output);
+}
+
+/// An MCP result as the model gets it is fenced as data from outside naming its server (issue 29
+/// point 15): the text inside the one fence, or a failure when it is not fenced.
+fn fenced(output: &str) -> String {
+    let nonces = harness9::schema::outside_nonces(output);
+    let Some((true, nonce)) = nonces.first() else {
+        panic!("not fenced: {output}");
+    };
+    let open_end = output.find('\n').unwrap_or(0);
+    assert!(
+        output[..open_end].starts_with(&format!("[data from outside {nonce}: MCP server `")),
+        "{output}"
+    );
+    let close = format!("\n[end of data from outside {nonce}]");
+    assert!(output.ends_with(&close), "{output}");
+    output[open_end + 1..output.len() - close.len()].to_owned()
 }

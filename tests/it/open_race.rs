@@ -162,3 +162,33 @@ async fn writes_raced_through_a_link_into_git_hooks_never_land_there() {
     let planted: Vec<String> = names_in(&hooks);
     assert!(planted.is_empty(), "planted in .git/hooks: {planted:?}");
 }
+
+/// Issue 29 point 2's rest: `grep` walks the working directory and opens each file it found; a
+/// folder swapped for a link out between the walk and the open must not lead the read outside.
+/// `list_dir` and `glob` name what the walk found and read no file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grep_raced_through_a_swapped_link_never_reads_outside() {
+    let outside_dir = tempfile::tempdir().unwrap();
+    let outside = outside_dir.path().canonicalize().unwrap();
+    std::fs::write(outside.join("data"), "OUTSIDE SECRET\n").unwrap();
+    let (_dir, work) = tree(&outside);
+    // More files in `sub`, so the walk spends longer between reading the folder and its files.
+    for i in 0..50 {
+        std::fs::write(work.join(format!("sub/f{i}")), "inside\n").unwrap();
+    }
+    let registry = builtin_registry();
+    let swapper = Swapper::start(&work);
+    let mut leaked = 0;
+    for _ in 0..200 {
+        let out = call(
+            &registry,
+            &work,
+            "grep",
+            json!({"pattern": "SECRET|inside"}),
+        )
+        .await;
+        leaked += usize::from(out.contains("OUTSIDE"));
+    }
+    assert!(swapper.finish() > 0);
+    assert_eq!(leaked, 0, "grep returned the file outside");
+}

@@ -47,6 +47,15 @@ fn openai_tool_outputs(mock: &MockLlm) -> Vec<String> {
         .collect()
 }
 
+/// The tool outputs the model got, each checked to be fenced as its MCP server's (issue 29
+/// point 15) and taken out of the fence.
+fn unfenced_tool_outputs(mock: &MockLlm) -> Vec<String> {
+    openai_tool_outputs(mock)
+        .iter()
+        .map(|o| super::fenced(o))
+        .collect()
+}
+
 fn tool_results(stdout: &[u8]) -> Vec<Value> {
     json_lines(stdout)
         .into_iter()
@@ -79,7 +88,7 @@ fn an_mcp_tool_runs_through_the_engine_with_the_openai_stream() {
         .find(|t| t["function"]["name"] == "mcp__t__echo")
         .expect("the MCP tool is offered from the first request");
     assert_eq!(echo["function"]["parameters"]["type"], "object");
-    assert_eq!(openai_tool_outputs(&mock), ["echo: hi"]);
+    assert_eq!(unfenced_tool_outputs(&mock), ["echo: hi"]);
     let results = tool_results(&out.stdout);
     assert_eq!(results[0]["is_error"], false);
 }
@@ -292,5 +301,5 @@ fn a_stdio_server_does_not_inherit_the_api_keys() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(openai_tool_outputs(&mock), ["OPENAI_API_KEY=<unset>"]);
+    assert_eq!(unfenced_tool_outputs(&mock), ["OPENAI_API_KEY=<unset>"]);
 }
