@@ -11,6 +11,7 @@ mod connection;
 pub mod edit;
 mod error;
 mod manager;
+mod negotiate;
 pub mod tool;
 
 pub use error::{DefinitionError, McpError, McpErrorKind};

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::Transport;
 use super::error::McpError;
+use super::negotiate::Negotiating;
 
 /// The variables a stdio server inherits from harness9's environment (the MCP SDKs' default
 /// set); the rest it gets only when its configuration names them.
@@ -113,7 +114,9 @@ impl Connection {
                         on_exit();
                     });
                 }
-                let connection = handler.serve_with_lifecycle(child, lifecycle).await;
+                let connection = handler
+                    .serve_with_lifecycle(Negotiating::new(child), lifecycle)
+                    .await;
                 let service = match connection {
                     Ok(service) => service,
                     Err(e) => {
@@ -121,10 +124,11 @@ impl Connection {
                         return Err(e.into());
                     }
                 };
-                Ok(Connection {
+                Connection {
                     service,
                     group: Mutex::new(group),
-                })
+                }
+                .speaking_a_known_version()
             }
             Transport::Http { url, headers } => {
                 let mut custom = HashMap::new();
@@ -148,13 +152,37 @@ impl Connection {
                     .custom_headers(custom);
                 let transport =
                     StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                let service = handler.serve_with_lifecycle(transport, lifecycle).await?;
-                Ok(Connection {
+                let service = handler
+                    .serve_with_lifecycle(Negotiating::new(transport), lifecycle)
+                    .await?;
+                Connection {
                     service,
                     group: Mutex::new(None),
-                })
+                }
+                .speaking_a_known_version()
             }
         }
+    }
+
+    /// The connection, unless the server settled on a revision we do not speak (an old server
+    /// may answer `initialize` with any version it likes); then it is closed.
+    fn speaking_a_known_version(self) -> Result<Connection, McpError> {
+        let version = self.protocol_version();
+        if ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| known.as_str() == version)
+        {
+            return Ok(self);
+        }
+        self.close();
+        Err(McpError::UnsupportedVersion {
+            version,
+            known: ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {

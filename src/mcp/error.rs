@@ -115,6 +115,11 @@ pub enum McpError {
     Timeout { limit: Duration },
     #[error("no connected MCP server offers the prompt /{command}")]
     NoSuchPrompt { command: String },
+    /// The server settled on a protocol revision harness9 does not speak.
+    #[error(
+        "it speaks MCP protocol version {version}, which harness9 does not (it speaks {known})"
+    )]
+    UnsupportedVersion { version: String, known: String },
 }
 
 impl From<ClientInitializeError> for McpError {
@@ -130,6 +135,7 @@ impl McpError {
             McpError::HeaderName { .. }
             | McpError::HeaderValue { .. }
             | McpError::NoSuchPrompt { .. } => McpErrorKind::Request,
+            McpError::UnsupportedVersion { .. } => McpErrorKind::ProtocolVersion,
             McpError::Handshake(e) if e.is_authorization_required() => McpErrorKind::Authorization,
             McpError::Handshake(e) => handshake_kind(e),
             McpError::Request(e) | McpError::Send(e) => service_kind(e),

@@ -5,7 +5,9 @@
 
 mod cli;
 mod exec;
+pub mod raw_server;
 pub mod server;
+mod standard;
 
 use std::path::PathBuf;
 use std::sync::Arc;

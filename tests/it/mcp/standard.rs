@@ -1,0 +1,112 @@
+//! MCP to the standard (issue 30), through `harness9 exec` and the hand-written server of
+//! `raw_server`: version negotiation with every server generation, the client capabilities
+//! (roots, elicitation, progress), shutdown, output schemas and the server's instructions.
+
+use serde_json::{Value, json};
+
+use super::raw_server::raw_definition;
+use crate::exec::{Run, json_lines};
+use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
+
+/// What one `exec` against the raw server came to.
+struct Ran {
+    events: Vec<Value>,
+    mock: MockLlm,
+    run: Run,
+}
+
+impl Ran {
+    fn notices(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "notice")
+            .map(|e| e["data"].as_str().unwrap_or("").to_owned())
+            .collect()
+    }
+
+    fn tool_outputs(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "tool_result")
+            .map(|e| e["data"]["output"].as_str().unwrap_or("").to_owned())
+            .collect()
+    }
+}
+
+/// Runs `exec --json` (plus `flags`) with the raw server in `mode` as `t`, the model calling
+/// `tool` once with `arguments` and then stopping.
+fn exec_raw(mode: &str, tool: &str, arguments: Value, flags: &[&str]) -> Ran {
+    let run = Run::new();
+    exec_raw_in(run, raw_definition(mode, None), tool, arguments, flags)
+}
+
+fn exec_raw_in(run: Run, definition: Value, tool: &str, arguments: Value, flags: &[&str]) -> Ran {
+    std::fs::write(
+        run.home.join("mcp.json"),
+        json!({"mcpServers": {"t": definition}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        run.home.join("settings.json"),
+        json!({"permissions": {"allow": ["mcp__t__*"]}}).to_string(),
+    )
+    .unwrap();
+    let mock = MockLlm::start_in_background();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse("call_1", &format!("mcp__t__{tool}"), &arguments.to_string()),
+        split: Split::Whole,
+    });
+    mock.set_fallback(Reply::Sse {
+        body: openai_text_sse("Done."),
+        split: Split::Whole,
+    });
+    let mut args = vec!["exec", "--json"];
+    args.extend_from_slice(flags);
+    args.push("go");
+    let started = std::time::Instant::now();
+    let out = run.exec(&mock, &args);
+    // The figure in docs/PERFORMANCE.md (`-- --nocapture` shows it).
+    println!("exec with the `{tool}` call took {:?}", started.elapsed());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ran {
+        events: json_lines(&out.stdout),
+        mock,
+        run,
+    }
+}
+
+#[test]
+fn a_server_that_ignores_discover_is_used_through_initialize() {
+    let ran = exec_raw("ignores-discover", "echo", json!({"message": "hi"}), &[]);
+    assert_eq!(ran.tool_outputs(), ["echo: hi"], "{:?}", ran.events);
+    assert!(
+        !ran.notices().iter().any(|n| n.contains("`t`")),
+        "{:?}",
+        ran.notices()
+    );
+}
+
+#[test]
+fn a_server_that_answers_discover_with_an_empty_result_is_used_through_initialize() {
+    let ran = exec_raw("empty-discover", "echo", json!({"message": "hi"}), &[]);
+    assert_eq!(ran.tool_outputs(), ["echo: hi"], "{:?}", ran.events);
+}
+
+#[test]
+fn a_server_speaking_an_unknown_protocol_version_is_refused_with_a_notice_naming_it() {
+    let ran = exec_raw("ancient", "echo", json!({"message": "hi"}), &[]);
+    let notices = ran.notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`t`") && n.contains("1999-01-01")),
+        "{notices:?}"
+    );
+    let offered = ran.mock.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("mcp__t__"), "{offered}");
+    let _ = &ran.run;
+}
