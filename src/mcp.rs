@@ -5,6 +5,7 @@
 //! statuses, `tool` turns their tools into `mcp__<server>__<tool>`, and `command` is
 //! `harness9 mcp list|add|remove`, which edits the files keeping what it does not understand.
 
+mod client;
 pub mod command;
 pub mod config;
 mod connection;

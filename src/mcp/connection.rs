@@ -10,21 +10,21 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use process_wrap::tokio::{CommandWrap, ProcessSession};
+use rmcp::Peer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, JsonObject, ProtocolVersion,
-    ServerResult,
+    ClientRequest, JsonObject, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RoleClient,
-    RunningService,
+    ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RoleClient, RunningService,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, Peer};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+pub use super::client::OnChange;
+use super::client::{Handler, ProgressRoutes};
 use super::config::Transport;
 use super::error::McpError;
 use super::negotiate::Negotiating;
@@ -33,31 +33,11 @@ use super::negotiate::Negotiating;
 /// set); the rest it gets only when its configuration names them.
 const SERVER_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-/// Called when the server says its tool list changed.
-pub type OnChange = Arc<dyn Fn() + Send + Sync>;
-
-/// What we tell servers about ourselves, and the hook for their notifications.
-#[derive(Clone)]
-pub struct Handler {
-    on_tools_changed: OnChange,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("harness9", env!("CARGO_PKG_VERSION")),
-        )
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        (self.on_tools_changed)();
-    }
-}
-
 /// A connected server.
 pub struct Connection {
     service: RunningService<RoleClient, Handler>,
+    /// Where the progress of each running call goes.
+    progress: Arc<ProgressRoutes>,
     /// The child's process group (stdio), killed with the connection.
     group: Mutex<Option<i32>>,
 }
@@ -68,10 +48,10 @@ impl Connection {
         name: &str,
         transport: &Transport,
         workdir: &Path,
-        on_tools_changed: OnChange,
+        handler: Handler,
         on_exit: OnChange,
     ) -> Result<Connection, McpError> {
-        let handler = Handler { on_tools_changed };
+        let progress = Arc::clone(&handler.progress);
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
@@ -115,7 +95,7 @@ impl Connection {
                     });
                 }
                 let connection = handler
-                    .serve_with_lifecycle(Negotiating::new(child), lifecycle)
+                    .serve_with_lifecycle(Negotiating::new(child, Arc::clone(&progress)), lifecycle)
                     .await;
                 let service = match connection {
                     Ok(service) => service,
@@ -126,6 +106,7 @@ impl Connection {
                 };
                 Connection {
                     service,
+                    progress,
                     group: Mutex::new(group),
                 }
                 .speaking_a_known_version()
@@ -153,10 +134,14 @@ impl Connection {
                 let transport =
                     StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
                 let service = handler
-                    .serve_with_lifecycle(Negotiating::new(transport), lifecycle)
+                    .serve_with_lifecycle(
+                        Negotiating::new(transport, Arc::clone(&progress)),
+                        lifecycle,
+                    )
                     .await?;
                 Connection {
                     service,
+                    progress,
                     group: Mutex::new(None),
                 }
                 .speaking_a_known_version()
@@ -204,6 +189,13 @@ impl Connection {
             .ok()
             .and_then(|g| *g)
             .and_then(|g| u32::try_from(g).ok())
+    }
+
+    /// Tells the server its roots changed.
+    pub async fn roots_changed(&self) {
+        if let Err(e) = self.peer().notify_roots_list_changed().await {
+            tracing::warn!(target: "harness9::mcp", "cannot tell of the changed roots: {e}");
+        }
     }
 
     /// Whether the connection has ended (the server exited or hung up).
@@ -268,12 +260,14 @@ impl Connection {
     }
 
     /// Calls a tool; when `cancel` fires or the returned future is dropped first, the server is
-    /// told that the request is cancelled.
+    /// told that the request is cancelled. With a `progress` sink, the call carries a progress
+    /// token and the server's progress for it goes there.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
+        progress: Option<crate::tools::progress::ProgressSink>,
     ) -> Result<CallToolResult, McpError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -282,6 +276,9 @@ impl Connection {
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
             .map_err(McpError::Send)?;
+        // `rmcp` gives every request a progress token; the server's reports for it go to the
+        // call's sink while the call runs.
+        let _route = progress.map(|sink| self.progress.open(&handle.progress_token, sink));
         let mut guard = CancelOnDrop {
             peer: Some(self.peer().clone()),
             id: handle.id.clone(),

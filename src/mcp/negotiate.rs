@@ -4,14 +4,21 @@
 //! otherwise unusable result, or not at all. This transport wrapper turns each of those into the
 //! error reply `rmcp` falls back on, within `DISCOVER_WINDOW`, on the same connection (a stdio
 //! server is not started twice), and drops the discover answer that comes after the fallback.
+//! It also hands each `notifications/progress` to its call's sink as it is read: `rmcp` handles
+//! notifications on tasks of their own, so a call's answer could otherwise overtake its progress.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{ClientRequest, ErrorCode, ErrorData, RequestId, ServerResult};
+use rmcp::model::{
+    ClientRequest, ErrorCode, ErrorData, RequestId, ServerNotification, ServerResult,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::time::Instant;
+
+use super::client::ProgressRoutes;
 
 /// How long a server has to answer `server/discover` before it is taken for one of an older
 /// generation. Short: a server that ignores discover must not hold up every `exec`.
@@ -25,15 +32,17 @@ pub struct Negotiating<T> {
     /// A discover request answered on the server's behalf; its real answer is dropped.
     abandoned: Option<RequestId>,
     window: Duration,
+    progress: Arc<ProgressRoutes>,
 }
 
 impl<T> Negotiating<T> {
-    pub fn new(inner: T) -> Self {
+    pub fn new(inner: T, progress: Arc<ProgressRoutes>) -> Self {
         Negotiating {
             inner,
             pending: None,
             abandoned: None,
             window: DISCOVER_WINDOW,
+            progress,
         }
     }
 }
@@ -81,6 +90,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Negotiating<T> {
                 }
                 None => self.inner.receive().await,
             }?;
+            if let RxJsonRpcMessage::<RoleClient>::Notification(notification) = &message
+                && let ServerNotification::ProgressNotification(progress) =
+                    &notification.notification
+            {
+                self.progress.deliver(&progress.params);
+                continue;
+            }
             let answered = match &message {
                 RxJsonRpcMessage::<RoleClient>::Response(response) => Some(&response.id),
                 RxJsonRpcMessage::<RoleClient>::Error(error) => error.id.as_ref(),

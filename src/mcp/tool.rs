@@ -182,7 +182,12 @@ impl Tool for McpTool {
         };
         let result = self
             .connection
-            .call_tool(&self.remote, arguments, &ctx.cancel)
+            .call_tool(
+                &self.remote,
+                arguments,
+                &ctx.cancel,
+                crate::tools::progress::current(),
+            )
             .await
             .map_err(|e| ToolError::new(format!("the MCP server `{}`: {e}", self.server)))?;
         let (text, is_error) = render_result(&result);

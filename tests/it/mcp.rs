@@ -523,3 +523,19 @@ async fn the_reference_server_everything_from_npm() {
         .await;
     assert!(sum.output.contains('5'), "{}", sum.output);
 }
+
+#[tokio::test]
+async fn roots_follow_the_working_directory_when_it_changes() {
+    let servers = Servers::start(vec![spec("r", &raw_server::raw_definition("plain", None))]).await;
+    let before = servers.call("mcp__r__roots", json!({})).await;
+    let workdir = servers.workdir.display().to_string();
+    assert!(before.output.contains(&workdir), "{}", before.output);
+    let elsewhere = servers.workdir.join("sub");
+    servers.manager.set_root(elsewhere.clone());
+    let after = servers.call("mcp__r__roots", json!({})).await;
+    assert!(
+        after.output.contains(&format!("{}/", elsewhere.display())),
+        "{}",
+        after.output
+    );
+}

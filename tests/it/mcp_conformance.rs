@@ -18,6 +18,7 @@ use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 const PASSING: &[&str] = &[
     "initialize",
     "tools_call",
+    "elicitation-sep1034-client-defaults",
     "sse-retry",
     "auth/resource-mismatch",
 ];

@@ -110,3 +110,79 @@ fn a_server_speaking_an_unknown_protocol_version_is_refused_with_a_notice_naming
     assert!(!offered.contains("mcp__t__"), "{offered}");
     let _ = &ran.run;
 }
+
+#[test]
+fn roots_list_answers_the_working_directory() {
+    let ran = exec_raw("plain", "roots", json!({}), &[]);
+    let workdir = ran.run.workdir.canonicalize().unwrap();
+    let outputs = ran.tool_outputs();
+    assert_eq!(outputs.len(), 1, "{:?}", ran.events);
+    let answer: Value = serde_json::from_str(&outputs[0]).unwrap();
+    let root = &answer["result"]["roots"][0];
+    assert_eq!(
+        root["uri"],
+        format!("file://{}/", workdir.display()),
+        "{answer}"
+    );
+}
+
+#[test]
+fn exec_declines_an_elicitation_with_a_notice() {
+    let ran = exec_raw("plain", "elicit", json!({}), &[]);
+    let outputs = ran.tool_outputs();
+    let answer: Value = serde_json::from_str(&outputs[0]).unwrap();
+    assert_eq!(answer["action"], "decline", "{answer}");
+    assert!(
+        ran.notices()
+            .iter()
+            .any(|n| n.contains("Who are you?") && n.contains("declined")),
+        "{:?}",
+        ran.notices()
+    );
+}
+
+#[test]
+fn exec_under_yolo_accepts_an_elicitation_whose_every_field_has_a_default() {
+    let ran = exec_raw("plain", "elicit", json!({}), &["--mode", "yolo"]);
+    let outputs = ran.tool_outputs();
+    let answer: Value = serde_json::from_str(&outputs[0]).unwrap();
+    assert_eq!(answer["action"], "accept", "{answer}");
+    assert_eq!(answer["content"], json!({"name": "Ada", "age": 36}));
+}
+
+#[test]
+fn a_servers_progress_becomes_tool_progress_events() {
+    let ran = exec_raw("plain", "progress", json!({}), &[]);
+    let progress: Vec<&Value> = ran
+        .events
+        .iter()
+        .filter(|e| e["type"] == "tool_progress")
+        .map(|e| &e["data"])
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            &json!({"tool_call_id": "call_1", "progress": 1.0, "total": 2.0, "message": "one"}),
+            &json!({"tool_call_id": "call_1", "progress": 2.0, "total": 2.0, "message": "two"}),
+        ],
+        "{:?}",
+        ran.events
+    );
+    // The call carried a progress token, and the result came after its progress.
+    assert!(
+        ran.tool_outputs()[0].starts_with("progress token "),
+        "{:?}",
+        ran.tool_outputs()
+    );
+    let last_progress = ran
+        .events
+        .iter()
+        .rposition(|e| e["type"] == "tool_progress")
+        .unwrap();
+    let result = ran
+        .events
+        .iter()
+        .position(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert!(last_progress < result);
+}
