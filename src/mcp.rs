@@ -13,6 +13,7 @@ pub mod edit;
 mod error;
 mod manager;
 mod negotiate;
+mod shutdown;
 pub mod tool;
 
 pub use error::{DefinitionError, McpError, McpErrorKind};

@@ -28,6 +28,7 @@ use super::client::{Handler, ProgressRoutes};
 use super::config::Transport;
 use super::error::McpError;
 use super::negotiate::Negotiating;
+use super::shutdown;
 
 /// The variables a stdio server inherits from harness9's environment (the MCP SDKs' default
 /// set); the rest it gets only when its configuration names them.
@@ -35,7 +36,9 @@ const SERVER_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", 
 
 /// A connected server.
 pub struct Connection {
-    service: RunningService<RoleClient, Handler>,
+    peer: Peer<RoleClient>,
+    /// Taken when the connection ends.
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     /// Where the progress of each running call goes.
     progress: Arc<ProgressRoutes>,
     /// The child's process group (stdio), killed with the connection.
@@ -100,12 +103,13 @@ impl Connection {
                 let service = match connection {
                     Ok(service) => service,
                     Err(e) => {
-                        kill_group(group);
+                        shutdown::signal_group(group, libc::SIGKILL);
                         return Err(e.into());
                     }
                 };
                 Connection {
-                    service,
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
                     progress,
                     group: Mutex::new(group),
                 }
@@ -140,7 +144,8 @@ impl Connection {
                     )
                     .await?;
                 Connection {
-                    service,
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
                     progress,
                     group: Mutex::new(None),
                 }
@@ -171,12 +176,12 @@ impl Connection {
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {
-        self.service.peer()
+        &self.peer
     }
 
     /// The protocol revision agreed with the server.
     pub fn protocol_version(&self) -> String {
-        self.service
+        self.peer
             .peer_info()
             .map(|info| info.protocol_version.to_string())
             .unwrap_or_default()
@@ -200,7 +205,10 @@ impl Connection {
 
     /// Whether the connection has ended (the server exited or hung up).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed()
+        self.service
+            .lock()
+            .map(|s| s.as_ref().is_none_or(|s| s.is_closed()))
+            .unwrap_or(true)
     }
 
     /// Every tool of the server, across pages.
@@ -211,7 +219,7 @@ impl Connection {
     /// Every prompt of the server, or none when it offers no prompts.
     pub async fn list_prompts(&self) -> Vec<rmcp::model::Prompt> {
         let offers = self
-            .service
+            .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.prompts.is_some());
         if !offers {
@@ -226,7 +234,7 @@ impl Connection {
     /// Every resource of the server (its URIs), or none when it offers no resources.
     pub async fn list_resources(&self) -> Vec<String> {
         let offers = self
-            .service
+            .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.resources.is_some());
         if !offers {
@@ -295,10 +303,32 @@ impl Connection {
         }
     }
 
-    /// Ends the connection and kills the child's process group.
+    /// Ends the connection at once and kills the child's process group (a restart, a server
+    /// that stopped, the last resort when harness9 ends).
     pub fn close(&self) {
-        self.service.cancellation_token().cancel();
-        kill_group(self.group.lock().map(|mut g| g.take()).unwrap_or(None));
+        if let Some(service) = self.take_service() {
+            service.cancellation_token().cancel();
+        }
+        shutdown::signal_group(self.take_group(), libc::SIGKILL);
+    }
+
+    /// Ends the connection as the specification says, within a bounded time: a stdio server's
+    /// stdin is closed and it gets a moment to exit, then SIGTERM, then SIGKILL; an HTTP
+    /// session is deleted.
+    pub async fn shut_down(&self) {
+        let service = self.take_service();
+        shutdown::end(service, self.take_group()).await;
+    }
+
+    fn take_service(&self) -> Option<RunningService<RoleClient, Handler>> {
+        self.service
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    fn take_group(&self) -> Option<i32> {
+        self.group.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -336,16 +366,6 @@ impl Drop for CancelOnDrop {
             runtime.spawn(async move {
                 let _ = peer.notify_cancelled(params).await;
             });
-        }
-    }
-}
-
-/// Kills a child's whole process group (the server and whatever it started).
-fn kill_group(group: Option<i32>) {
-    if let Some(pgid) = group.filter(|&pgid| pgid > 1) {
-        // SAFETY: killpg only sends a signal; the group is the one our child leads.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
         }
     }
 }

@@ -186,3 +186,38 @@ fn a_servers_progress_becomes_tool_progress_events() {
         .unwrap();
     assert!(last_progress < result);
 }
+
+#[test]
+fn a_stdio_server_sees_its_stdin_close_and_exits_by_itself() {
+    let run = Run::new();
+    let mark = run.home.join("mark");
+    let ran = exec_raw_in(
+        run,
+        raw_definition("plain", Some(&mark)),
+        "echo",
+        json!({"message": "hi"}),
+        &[],
+    );
+    assert_eq!(ran.tool_outputs(), ["echo: hi"]);
+    assert_eq!(
+        std::fs::read_to_string(&mark).unwrap_or_default(),
+        "stdin closed"
+    );
+}
+
+#[test]
+fn every_exec_ends_its_http_session_with_delete() {
+    let (url, deletes) =
+        super::server::serve_http_in_background(super::server::TestServer::new(true));
+    for run in 1..=3 {
+        let ran = exec_raw_in(
+            Run::new(),
+            json!({"type": "http", "url": url}),
+            "echo",
+            json!({"message": "hi"}),
+            &[],
+        );
+        assert_eq!(ran.tool_outputs(), ["echo: hi"]);
+        assert_eq!(deletes.load(std::sync::atomic::Ordering::SeqCst), run);
+    }
+}
