@@ -13,6 +13,7 @@ pub mod edit;
 mod error;
 mod manager;
 mod negotiate;
+mod output_schema;
 mod shutdown;
 pub mod tool;
 

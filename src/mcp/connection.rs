@@ -187,6 +187,13 @@ impl Connection {
             .unwrap_or_default()
     }
 
+    /// What the server said about using it (`instructions`), when it said anything.
+    pub fn instructions(&self) -> Option<String> {
+        self.peer
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+    }
+
     /// The stdio server's process id, which is also its process group's.
     pub fn pid(&self) -> Option<u32> {
         self.group

@@ -145,6 +145,25 @@ impl McpError {
         }
     }
 
+    /// The error as the user reads it: what happened, with the HTTP status when the server
+    /// gave one, and what to do next.
+    pub fn with_next_step(&self, server: &str) -> String {
+        match self.kind() {
+            McpErrorKind::Authorization => format!(
+                "it needs authorization (HTTP 401: {self}): give it a token in the `headers` \
+                 of `{server}` in mcp.json (`\"Authorization\": \"Bearer ${{TOKEN}}\"`)"
+            ),
+            McpErrorKind::ProtocolVersion => format!(
+                "{self}; a newer or older release of the server may speak one harness9 does"
+            ),
+            McpErrorKind::Transport | McpErrorKind::Timeout => format!(
+                "{self}; check that it runs and its definition (`harness9 mcp list` shows it), \
+                 then reconnect it with /mcp"
+            ),
+            _ => self.to_string(),
+        }
+    }
+
     /// Whether the same request may succeed if simply tried again (or the server reconnected).
     pub fn is_retryable(&self) -> bool {
         matches!(self.kind(), McpErrorKind::Transport | McpErrorKind::Timeout)

@@ -21,6 +21,7 @@ use super::tool::{McpTool, tool_name};
 use crate::tools::{LateTools, Tool};
 
 mod callbacks;
+mod instructions;
 mod prompts;
 mod resources;
 
@@ -240,9 +241,10 @@ impl McpManager {
                     None
                 }
                 Err(reason) => {
-                    entry.status = Status::Failed(reason.to_string());
+                    let said = reason.with_next_step(&entry.spec.name);
+                    entry.status = Status::Failed(said.clone());
                     Some(format!(
-                        "MCP server `{}` failed to start: {reason}",
+                        "MCP server `{}` failed to start: {said}",
                         entry.spec.name
                     ))
                 }

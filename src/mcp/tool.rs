@@ -103,6 +103,8 @@ pub struct McpTool {
     description: String,
     schema: Value,
     read_only: bool,
+    /// What its `structuredContent` must look like, when it says.
+    output_schema: Option<Arc<Map<String, Value>>>,
     connection: Arc<Connection>,
 }
 
@@ -130,6 +132,7 @@ impl McpTool {
                 .as_ref()
                 .and_then(|a| a.read_only_hint)
                 .unwrap_or(false),
+            output_schema: tool.output_schema.clone(),
             connection,
         }
     }
@@ -191,6 +194,16 @@ impl Tool for McpTool {
             .await
             .map_err(|e| ToolError::new(format!("the MCP server `{}`: {e}", self.server)))?;
         let (text, is_error) = render_result(&result);
+        if !is_error
+            && let (Some(schema), Some(structured)) =
+                (&self.output_schema, &result.structured_content)
+            && let Some(mismatch) = super::output_schema::mismatch(schema, structured)
+        {
+            return Err(ToolError::new(format!(
+                "the MCP server `{}` answered `{}` with structured content that does not match                  the tool's output schema ({mismatch}); the result was:\n{text}",
+                self.server, self.remote
+            )));
+        }
         if is_error {
             Err(ToolError::new(text))
         } else {

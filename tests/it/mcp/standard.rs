@@ -221,3 +221,73 @@ fn every_exec_ends_its_http_session_with_delete() {
         assert_eq!(deletes.load(std::sync::atomic::Ordering::SeqCst), run);
     }
 }
+
+#[test]
+fn structured_content_that_does_not_match_the_output_schema_is_an_error_naming_it() {
+    let ran = exec_raw("plain", "shape", json!({}), &[]);
+    let result = ran
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["data"]["is_error"], true, "{result}");
+    let output = result["data"]["output"].as_str().unwrap();
+    assert!(
+        output.contains("output schema")
+            && output.contains("$.count: expected integer, got string"),
+        "{output}"
+    );
+}
+
+#[test]
+fn the_servers_instructions_join_the_system_prompt_marked_as_its_own() {
+    let ran = exec_raw("plain", "echo", json!({"message": "hi"}), &[]);
+    let system = ran.mock.requests()[0].body["messages"][0]["content"].to_string();
+    assert!(
+        system.contains(
+            "<mcp-server-instructions server=\\\"t\\\">\\nCall echo before anything else."
+        ),
+        "{system}"
+    );
+    assert!(system.contains("not the user's"), "{system}");
+}
+
+/// The notices of an `exec` whose one server is HTTP and answers everything with `status`.
+fn notices_of_a_server_answering(
+    status: u16,
+    body: &str,
+    headers: Vec<(&'static str, String)>,
+) -> Vec<String> {
+    let server = MockLlm::start_in_background();
+    server.set_fallback(Reply::Status {
+        status,
+        body: body.to_owned(),
+        headers,
+    });
+    let url = format!("{}/mcp", server.base_url);
+    let definition = json!({"type": "http", "url": url});
+    exec_raw_in(Run::new(), definition, "echo", json!({}), &[]).notices()
+}
+
+#[test]
+fn an_http_server_that_wants_authorization_says_so_and_what_to_do() {
+    let notices =
+        notices_of_a_server_answering(401, "", vec![("WWW-Authenticate", "Bearer".into())]);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`t`") && n.contains("HTTP 401") && n.contains("headers")),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn an_http_server_that_fails_keeps_its_status_in_the_notice() {
+    let notices = notices_of_a_server_answering(503, "down for maintenance", Vec::new());
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`t`") && n.contains("503")),
+        "{notices:?}"
+    );
+}
