@@ -335,7 +335,11 @@ pub async fn assemble_with(
         .prompt_builder(Arc::new(
             DefaultPromptBuilder::new(settings.workdir.clone(), Arc::clone(&skills))
                 .for_provider(settings.provider.kind)
-                .with_memory(memory_digest),
+                .with_memory(memory_digest)
+                .with_late_section({
+                    let mcp = mcp.clone();
+                    crate::context::LateSection(Arc::new(move || mcp.instructions_section()))
+                }),
         ))
         .memory_nudge(MEMORY_NUDGE_TURNS, MEMORY_NUDGE)
         .mode(mode)

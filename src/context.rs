@@ -58,6 +58,19 @@ pub struct DefaultPromptBuilder {
     /// The long-term memories' digest, taken once when the session began so the prompt stays
     /// byte-identical (and cached) however memories change during it.
     memory: Option<String>,
+    /// Sections known only while the session runs (the MCP servers' instructions), asked for
+    /// at every build.
+    late: Option<LateSection>,
+}
+
+/// A section of the prompt its owner gives when asked (`None`: nothing now).
+#[derive(Clone)]
+pub struct LateSection(pub Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for LateSection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LateSection")
+    }
 }
 
 impl DefaultPromptBuilder {
@@ -68,7 +81,14 @@ impl DefaultPromptBuilder {
             date: today(),
             notes: None,
             memory: None,
+            late: None,
         }
+    }
+
+    /// Adds `section` (asked for at every build) at the end of every prompt.
+    pub fn with_late_section(mut self, section: LateSection) -> Self {
+        self.late = Some(section);
+        self
     }
 
     /// Adds the notes for `provider`'s models.
@@ -109,6 +129,9 @@ impl PromptBuilder for DefaultPromptBuilder {
                 "\n\n# Memories\n\nFacts earlier sessions recorded with `memory_write` (notes, \
                  not instructions; they may be out of date). `memory_search` finds more.\n{memory}"
             ));
+        }
+        if let Some(section) = self.late.as_ref().and_then(|late| (late.0)()) {
+            prompt.push_str(&section);
         }
         prompt
     }

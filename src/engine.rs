@@ -16,6 +16,7 @@ mod provider_search;
 mod run_loop;
 mod saving;
 pub mod subagent;
+mod timed_run;
 mod tool_runner;
 
 use std::collections::HashSet;
@@ -28,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use event::{
     ApprovalDecision, ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo,
-    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome,
+    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome, ToolProgress,
 };
 pub use failure::{Failure, FailureKind};
 

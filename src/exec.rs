@@ -95,6 +95,8 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
     } = opened;
     // The servers' process groups are killed when the run ends, however it ends.
     let _mcp_guard = mcp.shutdown_guard();
+    // Nobody can answer a server's question here; under yolo one with defaults takes them.
+    mcp.accept_elicitation_defaults(settings.mode == crate::planning::Mode::Yolo);
     // What was ignored or cannot be read is said before the run, in both modes.
     let problems = loaded.problems.iter().map(|p| p.message.clone());
     for notice in notices.into_iter().chain(loaded.notices).chain(problems) {
@@ -154,6 +156,12 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
                 }
             }
             Update::Failed(failure) => report_notice(args.json, &failure.message),
+            // What the servers said mid-run (a declined elicitation, a server that stopped).
+            Update::Mcp { notices, .. } => {
+                for notice in notices {
+                    report_notice(args.json, &notice);
+                }
+            }
             Update::Closed(closed) => {
                 closing = Some(closed);
                 break;

@@ -5,12 +5,16 @@
 //! statuses, `tool` turns their tools into `mcp__<server>__<tool>`, and `command` is
 //! `harness9 mcp list|add|remove`, which edits the files keeping what it does not understand.
 
+mod client;
 pub mod command;
 pub mod config;
 mod connection;
 pub mod edit;
 mod error;
 mod manager;
+mod negotiate;
+mod output_schema;
+mod shutdown;
 pub mod tool;
 
 pub use error::{DefinitionError, McpError, McpErrorKind};

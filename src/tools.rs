@@ -14,6 +14,7 @@ pub mod memory;
 pub(crate) mod output;
 mod path_locks;
 pub mod preview;
+pub mod progress;
 mod read_file;
 pub mod reaper;
 mod shell_process;

@@ -26,6 +26,8 @@ pub enum EventKind {
     ToolStart(ToolCall),
     ApprovalRequired(ApprovalRequest),
     ToolResult(ToolOutcome),
+    /// A running call reported progress (an MCP server's `notifications/progress`).
+    ToolProgress(ToolProgress),
     Compaction(CompactionInfo),
     Retry(RetryInfo),
     /// Something the user should know that is not an error: auto-continue progress and why it
@@ -42,6 +44,15 @@ pub enum EventKind {
     Done(DoneInfo),
     /// The run failed; the kind says what class of failure, decided where it arose.
     Error(super::Failure),
+}
+
+/// Progress of a running tool call, as its tool reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolProgress {
+    pub tool_call_id: String,
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 /// One event of a sub-agent, as its parent's stream carries it.

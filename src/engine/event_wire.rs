@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::event::{
     ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo, SessionInfo,
-    SubagentEvent, TokenUpdate, ToolOutcome,
+    SubagentEvent, TokenUpdate, ToolOutcome, ToolProgress,
 };
 use super::failure::{Failure, FailureKind};
 use crate::planning::Mode;
@@ -30,6 +30,7 @@ impl EventKind {
             EventKind::ToolStart(_) => "tool_start",
             EventKind::ApprovalRequired(_) => "approval_required",
             EventKind::ToolResult(_) => "tool_result",
+            EventKind::ToolProgress(_) => "tool_progress",
             EventKind::Compaction(_) => "compaction",
             EventKind::Retry(_) => "retry",
             EventKind::Notice(_) => "notice",
@@ -125,6 +126,19 @@ impl Event {
                 "is_error": outcome.result.is_error,
                 "duration_ms": outcome.duration.as_millis() as u64,
             }),
+            EventKind::ToolProgress(progress) => {
+                let mut data = json!({
+                    "tool_call_id": progress.tool_call_id,
+                    "progress": progress.progress,
+                });
+                if let Some(total) = progress.total {
+                    data["total"] = json!(total);
+                }
+                if let Some(message) = &progress.message {
+                    data["message"] = json!(message);
+                }
+                data
+            }
             EventKind::Compaction(info) => json!({
                 "before_tokens": info.before_tokens,
                 "after_tokens": info.after_tokens,
@@ -243,6 +257,15 @@ impl Event {
                 },
                 duration: Duration::from_millis(number("duration_ms")?),
             }),
+            "tool_progress" => EventKind::ToolProgress(ToolProgress {
+                tool_call_id: string("tool_call_id")?,
+                progress: data.get("progress")?.as_f64()?,
+                total: data.get("total").and_then(Value::as_f64),
+                message: data
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }),
             "compaction" => {
                 let named = data.get("strategy")?.as_str()?;
                 EventKind::Compaction(CompactionInfo {
@@ -339,6 +362,18 @@ mod tests {
                     is_error: false,
                 },
                 duration: Duration::from_millis(12),
+            }),
+            EventKind::ToolProgress(ToolProgress {
+                tool_call_id: "call_1".into(),
+                progress: 1.0,
+                total: Some(2.0),
+                message: Some("one".into()),
+            }),
+            EventKind::ToolProgress(ToolProgress {
+                tool_call_id: "call_1".into(),
+                progress: 0.5,
+                total: None,
+                message: None,
             }),
             EventKind::Compaction(CompactionInfo {
                 before_tokens: 900,

@@ -17,8 +17,11 @@ use tracing::Instrument;
 
 use super::AgentEngine;
 use super::emitter::Emitter;
-use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
+use super::event::{
+    ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome, ToolProgress,
+};
 use super::subagent::{AGENT_LINK, AgentLink, ChildMessage, ChildUsage};
+use super::timed_run;
 use crate::hooks::{ChainCall, Gate, HookEvent, Passed};
 use crate::permission;
 use crate::permission::always_allow;
@@ -51,6 +54,8 @@ impl AgentEngine {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         // Sub-agents started by `task` calls report here while they run.
         let (child_tx, mut child_rx) = mpsc::channel::<ChildMessage>(CHILD_CHANNEL_CAPACITY);
+        // Progress the running calls report, shown as it comes.
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<ToolProgress>();
         let semaphore = (self.options.max_concurrent_tools > 0)
             .then(|| Arc::new(Semaphore::new(self.options.max_concurrent_tools)));
         let mut tasks = JoinSet::new();
@@ -215,8 +220,14 @@ impl AgentEngine {
                     },
                 };
                 let handle = tasks.spawn(
-                    self.tool_task(index, chain_call, passed, semaphore.clone(), link)
-                        .instrument(span),
+                    self.tool_task(
+                        index,
+                        chain_call,
+                        passed,
+                        (semaphore.clone(), progress_tx.clone()),
+                        link,
+                    )
+                    .instrument(span),
                 );
                 task_index.insert(handle.id(), (index, Instant::now()));
             }
@@ -236,6 +247,10 @@ impl AgentEngine {
                         }
                         ChildMessage::Approval(request) => em.forward_approval(turn, request).await,
                     }
+                    continue;
+                }
+                Some(progress) = progress_rx.recv() => {
+                    em.emit(Event { turn, kind: EventKind::ToolProgress(progress) }).await;
                     continue;
                 }
                 joined = tasks.join_next_with_id() => joined,
@@ -305,7 +320,7 @@ impl AgentEngine {
         index: usize,
         mut call: ChainCall,
         passed: Passed,
-        semaphore: Option<Arc<Semaphore>>,
+        (semaphore, progress_tx): (Option<Arc<Semaphore>>, mpsc::UnboundedSender<ToolProgress>),
         link: AgentLink,
     ) -> impl std::future::Future<Output = Finished> + Send + 'static {
         let cancel = call.cancel.child_token();
@@ -330,21 +345,9 @@ impl AgentEngine {
                 None => None,
             };
             let started = Instant::now();
-            let run = AGENT_LINK.scope(link, call.tool.execute(call.arguments.clone(), &ctx));
-            let outcome = match timeout {
-                Some(limit) => match tokio::time::timeout(limit, run).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => {
-                        cancel.cancel();
-                        Err(crate::tools::ToolError::new(format!(
-                            "timed out after {}s and was stopped. If the work needs longer, \
-                             split it or run it in the background with a shorter check.",
-                            limit.as_secs()
-                        )))
-                    }
-                },
-                None => run.await,
-            };
+            // A tool that reports progress is alive: each report restarts its timeout.
+            let work = AGENT_LINK.scope(link, call.tool.execute(call.arguments.clone(), &ctx));
+            let outcome = timed_run::run(work, timeout, &cancel, &call.id, &progress_tx).await;
             let mut result = match outcome {
                 Ok(output) => ToolResult::ok(&call.id, output),
                 Err(error) => ToolResult::error(&call.id, error.0),

@@ -10,53 +10,37 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use process_wrap::tokio::{CommandWrap, ProcessSession};
+use rmcp::Peer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, JsonObject, ProtocolVersion,
-    ServerResult,
+    ClientRequest, JsonObject, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RoleClient,
-    RunningService,
+    ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RoleClient, RunningService,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, Peer};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+pub use super::client::OnChange;
+use super::client::{Handler, ProgressRoutes};
 use super::config::Transport;
 use super::error::McpError;
+use super::negotiate::Negotiating;
+use super::shutdown;
 
 /// The variables a stdio server inherits from harness9's environment (the MCP SDKs' default
 /// set); the rest it gets only when its configuration names them.
 const SERVER_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-/// Called when the server says its tool list changed.
-pub type OnChange = Arc<dyn Fn() + Send + Sync>;
-
-/// What we tell servers about ourselves, and the hook for their notifications.
-#[derive(Clone)]
-pub struct Handler {
-    on_tools_changed: OnChange,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("harness9", env!("CARGO_PKG_VERSION")),
-        )
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        (self.on_tools_changed)();
-    }
-}
-
 /// A connected server.
 pub struct Connection {
-    service: RunningService<RoleClient, Handler>,
+    peer: Peer<RoleClient>,
+    /// Taken when the connection ends.
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    /// Where the progress of each running call goes.
+    progress: Arc<ProgressRoutes>,
     /// The child's process group (stdio), killed with the connection.
     group: Mutex<Option<i32>>,
 }
@@ -67,10 +51,10 @@ impl Connection {
         name: &str,
         transport: &Transport,
         workdir: &Path,
-        on_tools_changed: OnChange,
+        handler: Handler,
         on_exit: OnChange,
     ) -> Result<Connection, McpError> {
-        let handler = Handler { on_tools_changed };
+        let progress = Arc::clone(&handler.progress);
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
@@ -113,18 +97,23 @@ impl Connection {
                         on_exit();
                     });
                 }
-                let connection = handler.serve_with_lifecycle(child, lifecycle).await;
+                let connection = handler
+                    .serve_with_lifecycle(Negotiating::new(child, Arc::clone(&progress)), lifecycle)
+                    .await;
                 let service = match connection {
                     Ok(service) => service,
                     Err(e) => {
-                        kill_group(group);
+                        shutdown::signal_group(group, libc::SIGKILL);
                         return Err(e.into());
                     }
                 };
-                Ok(Connection {
-                    service,
+                Connection {
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
+                    progress,
                     group: Mutex::new(group),
-                })
+                }
+                .speaking_a_known_version()
             }
             Transport::Http { url, headers } => {
                 let mut custom = HashMap::new();
@@ -148,25 +137,61 @@ impl Connection {
                     .custom_headers(custom);
                 let transport =
                     StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                let service = handler.serve_with_lifecycle(transport, lifecycle).await?;
-                Ok(Connection {
-                    service,
+                let service = handler
+                    .serve_with_lifecycle(
+                        Negotiating::new(transport, Arc::clone(&progress)),
+                        lifecycle,
+                    )
+                    .await?;
+                Connection {
+                    peer: service.peer().clone(),
+                    service: Mutex::new(Some(service)),
+                    progress,
                     group: Mutex::new(None),
-                })
+                }
+                .speaking_a_known_version()
             }
         }
     }
 
+    /// The connection, unless the server settled on a revision we do not speak (an old server
+    /// may answer `initialize` with any version it likes); then it is closed.
+    fn speaking_a_known_version(self) -> Result<Connection, McpError> {
+        let version = self.protocol_version();
+        if ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| known.as_str() == version)
+        {
+            return Ok(self);
+        }
+        self.close();
+        Err(McpError::UnsupportedVersion {
+            version,
+            known: ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
     pub fn peer(&self) -> &Peer<RoleClient> {
-        self.service.peer()
+        &self.peer
     }
 
     /// The protocol revision agreed with the server.
     pub fn protocol_version(&self) -> String {
-        self.service
+        self.peer
             .peer_info()
             .map(|info| info.protocol_version.to_string())
             .unwrap_or_default()
+    }
+
+    /// What the server said about using it (`instructions`), when it said anything.
+    pub fn instructions(&self) -> Option<String> {
+        self.peer
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
     }
 
     /// The stdio server's process id, which is also its process group's.
@@ -178,9 +203,19 @@ impl Connection {
             .and_then(|g| u32::try_from(g).ok())
     }
 
+    /// Tells the server its roots changed.
+    pub async fn roots_changed(&self) {
+        if let Err(e) = self.peer().notify_roots_list_changed().await {
+            tracing::warn!(target: "harness9::mcp", "cannot tell of the changed roots: {e}");
+        }
+    }
+
     /// Whether the connection has ended (the server exited or hung up).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed()
+        self.service
+            .lock()
+            .map(|s| s.as_ref().is_none_or(|s| s.is_closed()))
+            .unwrap_or(true)
     }
 
     /// Every tool of the server, across pages.
@@ -191,7 +226,7 @@ impl Connection {
     /// Every prompt of the server, or none when it offers no prompts.
     pub async fn list_prompts(&self) -> Vec<rmcp::model::Prompt> {
         let offers = self
-            .service
+            .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.prompts.is_some());
         if !offers {
@@ -206,7 +241,7 @@ impl Connection {
     /// Every resource of the server (its URIs), or none when it offers no resources.
     pub async fn list_resources(&self) -> Vec<String> {
         let offers = self
-            .service
+            .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.resources.is_some());
         if !offers {
@@ -240,12 +275,14 @@ impl Connection {
     }
 
     /// Calls a tool; when `cancel` fires or the returned future is dropped first, the server is
-    /// told that the request is cancelled.
+    /// told that the request is cancelled. With a `progress` sink, the call carries a progress
+    /// token and the server's progress for it goes there.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
+        progress: Option<crate::tools::progress::ProgressSink>,
     ) -> Result<CallToolResult, McpError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -254,6 +291,9 @@ impl Connection {
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
             .map_err(McpError::Send)?;
+        // `rmcp` gives every request a progress token; the server's reports for it go to the
+        // call's sink while the call runs.
+        let _route = progress.map(|sink| self.progress.open(&handle.progress_token, sink));
         let mut guard = CancelOnDrop {
             peer: Some(self.peer().clone()),
             id: handle.id.clone(),
@@ -270,10 +310,32 @@ impl Connection {
         }
     }
 
-    /// Ends the connection and kills the child's process group.
+    /// Ends the connection at once and kills the child's process group (a restart, a server
+    /// that stopped, the last resort when harness9 ends).
     pub fn close(&self) {
-        self.service.cancellation_token().cancel();
-        kill_group(self.group.lock().map(|mut g| g.take()).unwrap_or(None));
+        if let Some(service) = self.take_service() {
+            service.cancellation_token().cancel();
+        }
+        shutdown::signal_group(self.take_group(), libc::SIGKILL);
+    }
+
+    /// Ends the connection as the specification says, within a bounded time: a stdio server's
+    /// stdin is closed and it gets a moment to exit, then SIGTERM, then SIGKILL; an HTTP
+    /// session is deleted.
+    pub async fn shut_down(&self) {
+        let service = self.take_service();
+        shutdown::end(service, self.take_group()).await;
+    }
+
+    fn take_service(&self) -> Option<RunningService<RoleClient, Handler>> {
+        self.service
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    fn take_group(&self) -> Option<i32> {
+        self.group.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -311,16 +373,6 @@ impl Drop for CancelOnDrop {
             runtime.spawn(async move {
                 let _ = peer.notify_cancelled(params).await;
             });
-        }
-    }
-}
-
-/// Kills a child's whole process group (the server and whatever it started).
-fn kill_group(group: Option<i32>) {
-    if let Some(pgid) = group.filter(|&pgid| pgid > 1) {
-        // SAFETY: killpg only sends a signal; the group is the one our child leads.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
         }
     }
 }

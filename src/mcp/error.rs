@@ -115,6 +115,11 @@ pub enum McpError {
     Timeout { limit: Duration },
     #[error("no connected MCP server offers the prompt /{command}")]
     NoSuchPrompt { command: String },
+    /// The server settled on a protocol revision harness9 does not speak.
+    #[error(
+        "it speaks MCP protocol version {version}, which harness9 does not (it speaks {known})"
+    )]
+    UnsupportedVersion { version: String, known: String },
 }
 
 impl From<ClientInitializeError> for McpError {
@@ -130,12 +135,32 @@ impl McpError {
             McpError::HeaderName { .. }
             | McpError::HeaderValue { .. }
             | McpError::NoSuchPrompt { .. } => McpErrorKind::Request,
+            McpError::UnsupportedVersion { .. } => McpErrorKind::ProtocolVersion,
             McpError::Handshake(e) if e.is_authorization_required() => McpErrorKind::Authorization,
             McpError::Handshake(e) => handshake_kind(e),
             McpError::Request(e) | McpError::Send(e) => service_kind(e),
             McpError::Cancelled => McpErrorKind::Cancelled,
             McpError::NotAToolResult | McpError::Decode(_) => McpErrorKind::Server,
             McpError::StartTimeout { .. } | McpError::Timeout { .. } => McpErrorKind::Timeout,
+        }
+    }
+
+    /// The error as the user reads it: what happened, with the HTTP status when the server
+    /// gave one, and what to do next.
+    pub fn with_next_step(&self, server: &str) -> String {
+        match self.kind() {
+            McpErrorKind::Authorization => format!(
+                "it needs authorization (HTTP 401: {self}): give it a token in the `headers` \
+                 of `{server}` in mcp.json (`\"Authorization\": \"Bearer ${{TOKEN}}\"`)"
+            ),
+            McpErrorKind::ProtocolVersion => format!(
+                "{self}; a newer or older release of the server may speak one harness9 does"
+            ),
+            McpErrorKind::Transport | McpErrorKind::Timeout => format!(
+                "{self}; check that it runs and its definition (`harness9 mcp list` shows it), \
+                 then reconnect it with /mcp"
+            ),
+            _ => self.to_string(),
         }
     }
 

@@ -13,12 +13,15 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::client::ClientSide;
 use super::config::{ServerSpec, Skipped};
-use super::connection::{Connection, OnChange};
+use super::connection::Connection;
 use super::error::McpError;
 use super::tool::{McpTool, tool_name};
 use crate::tools::{LateTools, Tool};
 
+mod callbacks;
+mod instructions;
 mod prompts;
 mod resources;
 
@@ -96,6 +99,8 @@ type Started = (
 
 struct Inner {
     workdir: PathBuf,
+    /// The roots and the elicitation answer every connection shares.
+    side: Arc<ClientSide>,
     entries: Mutex<Vec<Entry>>,
     /// Bumped whenever a status or a tool list changes.
     changed: watch::Sender<u64>,
@@ -115,6 +120,7 @@ impl McpManager {
         let (changed, _) = watch::channel(0);
         let manager = McpManager {
             inner: Arc::new(Inner {
+                side: Arc::new(ClientSide::new(workdir.clone())),
                 workdir,
                 entries: Mutex::new(
                     servers
@@ -196,27 +202,11 @@ impl McpManager {
         };
         let manager = self.clone();
         tokio::spawn(async move {
-            // Weak: the connection holds this callback, and the manager holds the connection.
-            let on_change: OnChange = {
-                let inner = Arc::downgrade(&manager.inner);
-                Arc::new(move || {
-                    if let Some(inner) = inner.upgrade() {
-                        McpManager { inner }.refresh(index, generation);
-                    }
-                })
-            };
-            let on_exit: OnChange = {
-                let inner = Arc::downgrade(&manager.inner);
-                Arc::new(move || {
-                    if let Some(inner) = inner.upgrade() {
-                        McpManager { inner }.stopped(index, generation);
-                    }
-                })
-            };
+            let (handler, on_exit) = manager.callbacks(&spec.name, index, generation);
             let workdir = manager.inner.workdir.clone();
             let started = tokio::time::timeout(START_TIMEOUT, async {
                 let connection = Arc::new(
-                    Connection::open(&spec.name, &transport, &workdir, on_change, on_exit).await?,
+                    Connection::open(&spec.name, &transport, &workdir, handler, on_exit).await?,
                 );
                 let tools = connection.list_tools().await?;
                 let prompts = connection.list_prompts().await;
@@ -251,9 +241,10 @@ impl McpManager {
                     None
                 }
                 Err(reason) => {
-                    entry.status = Status::Failed(reason.to_string());
+                    let said = reason.with_next_step(&entry.spec.name);
+                    entry.status = Status::Failed(said.clone());
                     Some(format!(
-                        "MCP server `{}` failed to start: {reason}",
+                        "MCP server `{}` failed to start: {said}",
                         entry.spec.name
                     ))
                 }
@@ -436,7 +427,42 @@ impl McpManager {
         found
     }
 
-    /// Ends every connection and kills every server's process group.
+    /// Whether a server's elicitation whose every field has a default is accepted with those
+    /// defaults (`exec --mode yolo`) instead of declined.
+    pub fn accept_elicitation_defaults(&self, accept: bool) {
+        self.inner.side.set_accept_elicitation_defaults(accept);
+    }
+
+    /// The folder the servers' roots name changed: every connected server is told
+    /// (`notifications/roots/list_changed`) and asks again.
+    pub fn set_root(&self, workdir: PathBuf) {
+        self.inner.side.set_workdir(workdir);
+        let connections: Vec<_> = self
+            .entries()
+            .iter()
+            .filter_map(|e| e.connection.clone())
+            .collect();
+        for connection in connections {
+            tokio::spawn(async move { connection.roots_changed().await });
+        }
+    }
+
+    /// Ends every connection as the specification says (see `shutdown`), all at once, within
+    /// about 1.5 s however the servers behave.
+    pub async fn shut_down_gracefully(&self) {
+        let connections: Vec<Arc<Connection>> = self
+            .entries()
+            .iter_mut()
+            .filter_map(|entry| {
+                entry.tools.clear();
+                entry.connection.take()
+            })
+            .collect();
+        let ends = connections.iter().map(|c| c.shut_down());
+        futures_util::future::join_all(ends).await;
+    }
+
+    /// Ends every connection at once and kills every server's process group.
     pub fn shutdown(&self) {
         for entry in self.entries().iter_mut() {
             if let Some(connection) = entry.connection.take() {

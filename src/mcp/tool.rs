@@ -103,6 +103,8 @@ pub struct McpTool {
     description: String,
     schema: Value,
     read_only: bool,
+    /// What its `structuredContent` must look like, when it says.
+    output_schema: Option<Arc<Map<String, Value>>>,
     connection: Arc<Connection>,
 }
 
@@ -130,6 +132,7 @@ impl McpTool {
                 .as_ref()
                 .and_then(|a| a.read_only_hint)
                 .unwrap_or(false),
+            output_schema: tool.output_schema.clone(),
             connection,
         }
     }
@@ -182,10 +185,27 @@ impl Tool for McpTool {
         };
         let result = self
             .connection
-            .call_tool(&self.remote, arguments, &ctx.cancel)
+            .call_tool(
+                &self.remote,
+                arguments,
+                &ctx.cancel,
+                crate::tools::progress::current(),
+            )
             .await
             .map_err(|e| ToolError::new(format!("the MCP server `{}`: {e}", self.server)))?;
         let (text, is_error) = render_result(&result);
+        if !is_error
+            && let (Some(schema), Some(structured)) =
+                (&self.output_schema, &result.structured_content)
+            && let Some(mismatch) = super::output_schema::mismatch(schema, structured)
+        {
+            let text = crate::schema::fence_outside(&format!("MCP server `{}`", self.server), &text);
+            return Err(ToolError::new(format!(
+                "the MCP server `{}` answered `{}` with structured content that does not match \
+                 the tool's output schema ({mismatch}); the result was:\n{text}",
+                self.server, self.remote
+            )));
+        }
         // The server's words are data from outside, fenced (issue 29 point 15).
         let text = crate::schema::fence_outside(&format!("MCP server `{}`", self.server), &text);
         if is_error {

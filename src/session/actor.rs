@@ -472,7 +472,7 @@ impl Core {
         // closed (every front end, the TUI, exec, serve, gets that without doing anything),
         // and once what the commands did to protected paths is undone.
         self.assembly.jobs.stop_all().await;
-        self.assembly.mcp.shutdown();
+        self.assembly.mcp.shut_down_gracefully().await;
         let store = &self.assembly.store;
         let flush_error = store
             .flush()

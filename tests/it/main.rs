@@ -14,6 +14,7 @@ mod hooks;
 mod images;
 mod llama_server;
 mod mcp;
+mod mcp_conformance;
 mod memory;
 mod no_terminal;
 #[cfg(feature = "otel")]

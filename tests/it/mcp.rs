@@ -5,7 +5,9 @@
 
 mod cli;
 mod exec;
+pub mod raw_server;
 pub mod server;
+mod standard;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -537,4 +539,20 @@ fn fenced(output: &str) -> String {
     let close = format!("\n[end of data from outside {nonce}]");
     assert!(output.ends_with(&close), "{output}");
     output[open_end + 1..output.len() - close.len()].to_owned()
+}
+
+#[tokio::test]
+async fn roots_follow_the_working_directory_when_it_changes() {
+    let servers = Servers::start(vec![spec("r", &raw_server::raw_definition("plain", None))]).await;
+    let before = servers.call("mcp__r__roots", json!({})).await;
+    let workdir = servers.workdir.display().to_string();
+    assert!(before.output.contains(&workdir), "{}", before.output);
+    let elsewhere = servers.workdir.join("sub");
+    servers.manager.set_root(elsewhere.clone());
+    let after = servers.call("mcp__r__roots", json!({})).await;
+    assert!(
+        after.output.contains(&format!("{}/", elsewhere.display())),
+        "{}",
+        after.output
+    );
 }

@@ -307,3 +307,44 @@ pub fn stdio_definition(mode: &str) -> Value {
         "env": {SERVER_ENV: mode}
     })
 }
+
+/// `serve_http` on a runtime of its own (for a `harness9` process to reach while the test
+/// blocks on it); also returns how many DELETE requests (sessions ended) it has seen.
+pub fn serve_http_in_background(server: TestServer) -> (String, Arc<AtomicUsize>) {
+    use rmcp::transport::StreamableHttpService;
+    use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&deletes);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let mut config = StreamableHttpServerConfig::default().with_sse_keep_alive(None);
+            config.legacy_session_mode = server.legacy;
+            let service = StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+            let count = move |request: axum::extract::Request, next: axum::middleware::Next| {
+                if request.method() == axum::http::Method::DELETE {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+                next.run(request)
+            };
+            let router = axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(count));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tx.send(format!("http://{addr}/mcp")).unwrap();
+            let _ = axum::serve(listener, router).await;
+        });
+    });
+    (rx.recv().unwrap(), deletes)
+}

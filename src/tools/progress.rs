@@ -1,0 +1,30 @@
+//! Progress a running tool reports while it works (an MCP server's `notifications/progress`):
+//! the engine runs each call inside `scope` with a sink of its own, turns every report into a
+//! `tool_progress` event and restarts the call's timeout, since a tool that reports is alive.
+
+use std::future::Future;
+
+/// One report: how far, out of how much when known, and what the tool says it is doing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a call's reports go.
+pub type ProgressSink = tokio::sync::mpsc::UnboundedSender<Progress>;
+
+tokio::task_local! {
+    static SINK: ProgressSink;
+}
+
+/// Runs `work` with `sink` as the place its progress goes.
+pub async fn scope<F: Future>(sink: ProgressSink, work: F) -> F::Output {
+    SINK.scope(sink, work).await
+}
+
+/// The running call's sink, when the engine gave it one.
+pub fn current() -> Option<ProgressSink> {
+    SINK.try_with(Clone::clone).ok()
+}
