@@ -175,7 +175,7 @@ fn texts(notifications: &[Value], kind: &str) -> String {
 }
 
 /// An OpenAI stream that thinks `thought`, then says `text`.
-fn thinking_sse(thought: &str, text: &str) -> Vec<u8> {
+pub fn thinking_sse(thought: &str, text: &str) -> Vec<u8> {
     let chunk = json!({
         "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
         "choices": [{"index": 0, "delta": {"reasoning_content": thought}, "finish_reason": null}],
@@ -185,7 +185,19 @@ fn thinking_sse(thought: &str, text: &str) -> Vec<u8> {
     body
 }
 
-fn sse(body: Vec<u8>) -> Reply {
+/// Two turns that each write a file (`notes.txt`, then `other.txt`) and then say so.
+pub fn push_writes(mock: &MockLlm) {
+    for (id, file, content, said) in [
+        ("call_w1", "notes.txt", "hello\n", "Written."),
+        ("call_w2", "other.txt", "nope\n", "Not written."),
+    ] {
+        let args = json!({"path": file, "content": content}).to_string();
+        mock.push(sse(openai_tool_sse(id, "write_file", &args)));
+        mock.push(sse(openai_text_sse(said)));
+    }
+}
+
+pub fn sse(body: Vec<u8>) -> Reply {
     Reply::Sse {
         body,
         split: Split::Whole,
@@ -261,18 +273,7 @@ fn acp_prompt_streams_thought_and_text_and_ends_the_turn() {
 fn acp_edit_asks_permission_with_a_diff_allowed_then_denied() {
     let mock = MockLlm::start_in_background();
     let run = Run::new();
-    mock.push(sse(openai_tool_sse(
-        "call_w1",
-        "write_file",
-        r#"{"path":"notes.txt","content":"hello\n"}"#,
-    )));
-    mock.push(sse(openai_text_sse("Written.")));
-    mock.push(sse(openai_tool_sse(
-        "call_w2",
-        "write_file",
-        r#"{"path":"other.txt","content":"nope\n"}"#,
-    )));
-    mock.push(sse(openai_text_sse("Not written.")));
+    push_writes(&mock);
     let (mut editor, session) = with_session(&run, &mock);
 
     let id = editor.prompt(&session, "write notes.txt");
