@@ -1,6 +1,7 @@
 //! harness9: a terminal coding agent. The library holds every room of the design; `main.rs`
 //! only parses the command line and hands over.
 
+pub mod acp;
 pub mod agents;
 pub mod assemble;
 pub mod checkpoint;

@@ -99,6 +99,22 @@ fn main() -> ExitCode {
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return ExitCode::from(code);
     }
+    // An editor's agent starts without a key too: `initialize` tells the editor how to set one.
+    if let Some(Command::Acp) = &cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        let context = harness9::acp::AcpContext {
+            options: cli.options.clone(),
+            workdir,
+            home,
+            secrets,
+        };
+        let code = runtime.block_on(harness9::acp::run(context));
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        return ExitCode::from(code);
+    }
     // Configuration problems are reported before anything else happens (and before a TUI
     // would take over the terminal).
     let settings = match config::resolve(&cli.options, workdir.clone(), &env) {
@@ -148,7 +164,8 @@ fn main() -> ExitCode {
             | Command::Sandbox(_)
             | Command::Attach(_)
             | Command::Mcp(_)
-            | Command::Memory(_),
+            | Command::Memory(_)
+            | Command::Acp,
         ) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {

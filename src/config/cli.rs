@@ -60,6 +60,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Manage MCP servers ($HARNESS9_HOME/mcp.json and the project's .mcp.json).
     Mcp(McpArgs),
+    /// Be an Agent Client Protocol agent on stdin/stdout, for editors (Zed, JetBrains, Neovim).
+    Acp,
     /// List, search or remove long-term memories.
     Memory(MemoryArgs),
 }

@@ -1,5 +1,7 @@
 //! The one integration test binary (linking once is what keeps a 2-core machine fast).
 
+mod acp;
+mod acp_client;
 mod architecture;
 mod attach;
 mod background;

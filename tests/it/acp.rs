@@ -1,0 +1,458 @@
+//! `harness9 acp`, the real binary, driven as an editor drives it (JSON-RPC lines on its stdin
+//! and stdout) against the mock model server: sessions, streamed turns, tool calls with diffs,
+//! permission requests, cancel, load, modes, and an editor that goes away mid-turn.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+
+use crate::exec::Run;
+use crate::support::{
+    Gate, MockLlm, PATIENCE, Reply, Split, openai_text_chunk, openai_text_sse, openai_tool_sse,
+};
+
+/// An editor at the other end of `harness9 acp`.
+pub struct Editor {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: mpsc::Receiver<Value>,
+    next_id: u64,
+}
+
+impl Editor {
+    pub fn start(run: &Run, mock: &MockLlm) -> Editor {
+        let command = run.command(mock, &["acp"]);
+        Editor::spawn(command)
+    }
+
+    pub fn spawn(mut command: std::process::Command) -> Editor {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("harness9 acp starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // Nothing but protocol messages on stdout.
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a JSON-RPC line ({e}): {line}"));
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Editor {
+            stdin: child.stdin.take(),
+            child,
+            messages,
+            next_id: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request; returns its id.
+    pub fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn next(&mut self) -> Value {
+        self.messages
+            .recv_timeout(PATIENCE)
+            .expect("a message from harness9 acp in time")
+    }
+
+    /// The answer to request `id`, with the notifications before it; the agent's own requests
+    /// (`session/request_permission`) are answered with what `answer` gives.
+    pub fn answer_to(
+        &mut self,
+        id: u64,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> (Value, Vec<Value>) {
+        let mut notifications = Vec::new();
+        loop {
+            let message = self.next();
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let result = answer(&message);
+                notifications.push(message.clone());
+                self.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
+            } else if message.get("method").is_some() {
+                notifications.push(message);
+            } else if message["id"] == json!(id) {
+                return (message, notifications);
+            }
+        }
+    }
+
+    /// A request and its answer; the agent must not ask anything meanwhile.
+    pub fn call(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.request(method, params);
+        self.answer_to(id, |asked| {
+            panic!("unexpected request from the agent: {asked}")
+        })
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let (answer, _) = self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        answer
+    }
+
+    pub fn new_session(&mut self, run: &Run) -> String {
+        let (answer, _) = self.call("session/new", json!({"cwd": run.workdir, "mcpServers": []}));
+        answer["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {answer}"))
+            .to_owned()
+    }
+
+    pub fn prompt(&mut self, session: &str, text: &str) -> u64 {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+    }
+
+    /// Closes stdin (the editor goes away) and waits for the exit status.
+    pub fn close(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let until = std::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "harness9 acp did not exit"
+            );
+            // Waiting on a child's exit has no event to block on here but the exit itself.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `session/update`s of kind `kind` among `notifications`.
+pub fn updates<'a>(notifications: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    notifications
+        .iter()
+        .filter(|n| n["method"] == "session/update")
+        .map(|n| &n["params"]["update"])
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+fn texts(notifications: &[Value], kind: &str) -> String {
+    updates(notifications, kind)
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+/// An OpenAI stream that thinks `thought`, then says `text`.
+pub fn thinking_sse(thought: &str, text: &str) -> Vec<u8> {
+    let chunk = json!({
+        "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": {"reasoning_content": thought}, "finish_reason": null}],
+    });
+    let mut body = format!("data: {chunk}\n\n").into_bytes();
+    body.extend(openai_text_sse(text));
+    body
+}
+
+/// Two turns that each write a file (`notes.txt`, then `other.txt`) and then say so.
+pub fn push_writes(mock: &MockLlm) {
+    for (id, file, content, said) in [
+        ("call_w1", "notes.txt", "hello\n", "Written."),
+        ("call_w2", "other.txt", "nope\n", "Not written."),
+    ] {
+        let args = json!({"path": file, "content": content}).to_string();
+        mock.push(sse(openai_tool_sse(id, "write_file", &args)));
+        mock.push(sse(openai_text_sse(said)));
+    }
+}
+
+pub fn sse(body: Vec<u8>) -> Reply {
+    Reply::Sse {
+        body,
+        split: Split::Whole,
+    }
+}
+
+/// An answer that starts with `head` and holds the rest until the test opens the gate.
+fn gated(mock: &MockLlm, head: &str, rest: &str) -> Gate {
+    let gate = Gate::default();
+    mock.push(Reply::Gated {
+        head: openai_text_chunk(head),
+        rest: openai_text_sse(rest),
+        gate: gate.clone(),
+    });
+    gate
+}
+
+/// harness9 acp, initialized, with a new session in the run's folder.
+fn with_session(run: &Run, mock: &MockLlm) -> (Editor, String) {
+    let mut editor = Editor::start(run, mock);
+    editor.initialize();
+    let session = editor.new_session(run);
+    (editor, session)
+}
+
+/// Waits for the first answer text of the turn; returns it.
+fn first_text(editor: &mut Editor) -> Value {
+    loop {
+        let message = editor.next();
+        if message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            return message["params"]["update"]["content"]["text"].clone();
+        }
+    }
+}
+
+#[test]
+fn acp_prompt_streams_thought_and_text_and_ends_the_turn() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(sse(thinking_sse("Let me think.", "Hello from harness9.")));
+    let mut editor = Editor::start(&run, &mock);
+    let init = editor.initialize();
+    assert_eq!(
+        init["result"]["authMethods"],
+        json!([]),
+        "a key is configured: {init}"
+    );
+    let (answer, _) = editor.call("session/new", json!({"cwd": run.workdir, "mcpServers": []}));
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        answer["result"]["modes"]["currentModeId"], "default",
+        "{answer}"
+    );
+    let id = editor.prompt(&session, "say hello");
+    let (answer, notifications) = editor.answer_to(id, |r| panic!("asked {r}"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        texts(&notifications, "agent_thought_chunk"),
+        "Let me think."
+    );
+    assert_eq!(
+        texts(&notifications, "agent_message_chunk"),
+        "Hello from harness9."
+    );
+    // The slash commands follow the answer to session/new.
+    let commands = updates(&notifications, "available_commands_update");
+    assert_eq!(commands.len(), 1, "{notifications:?}");
+    assert_eq!(commands[0]["availableCommands"][0]["name"], "compact");
+    assert_eq!(editor.close(), Some(0));
+}
+
+#[test]
+fn acp_edit_asks_permission_with_a_diff_allowed_then_denied() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    push_writes(&mock);
+    let (mut editor, session) = with_session(&run, &mock);
+
+    let id = editor.prompt(&session, "write notes.txt");
+    let mut asked = Vec::new();
+    let (answer, notifications) = editor.answer_to(id, |request| {
+        asked.push(request.clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let request = &asked[0];
+    assert_eq!(request["method"], "session/request_permission");
+    let options: Vec<(&str, &str)> = request["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["optionId"].as_str().unwrap(), o["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(options[0], ("allow_once", "allow_once"));
+    assert_eq!(options[1], ("allow_session", "allow_always"));
+    assert_eq!(options.last(), Some(&("deny", "reject_once")));
+    assert_eq!(request["params"]["toolCall"]["kind"], "edit");
+    let calls = updates(&notifications, "tool_call");
+    assert_eq!(calls.len(), 1, "{notifications:?}");
+    assert_eq!(calls[0]["kind"], "edit");
+    assert_eq!(calls[0]["title"], "Write notes.txt");
+    assert_eq!(calls[0]["content"][0]["type"], "diff");
+    assert_eq!(calls[0]["content"][0]["newText"], "hello\n");
+    assert_eq!(
+        calls[0]["locations"][0]["path"],
+        run.workdir.join("notes.txt").display().to_string()
+    );
+    let done = updates(&notifications, "tool_call_update");
+    assert_eq!(done.last().unwrap()["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(run.workdir.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+
+    let id = editor.prompt(&session, "write other.txt");
+    let (answer, notifications) = editor.answer_to(
+        id,
+        |_| json!({"outcome": {"outcome": "selected", "optionId": "deny"}}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(
+        !run.workdir.join("other.txt").exists(),
+        "denied, not written"
+    );
+    let done = updates(&notifications, "tool_call_update");
+    assert_eq!(
+        done.last().unwrap()["status"],
+        "failed",
+        "{notifications:?}"
+    );
+    assert_eq!(texts(&notifications, "agent_message_chunk"), "Not written.");
+}
+
+#[test]
+fn acp_cancel_mid_stream_ends_cancelled_and_the_session_goes_on() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let gate = Gate::default();
+    mock.push(Reply::Gated {
+        head: openai_text_chunk("The first words"),
+        rest: openai_text_sse(" never shown"),
+        gate: gate.clone(),
+    });
+    mock.push(sse(openai_text_sse("Still here.")));
+    let mut editor = Editor::start(&run, &mock);
+    editor.initialize();
+    let session = editor.new_session(&run);
+    let id = editor.prompt(&session, "talk slowly");
+    loop {
+        let message = editor.next();
+        if message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            assert_eq!(
+                message["params"]["update"]["content"]["text"],
+                "The first words"
+            );
+            break;
+        }
+    }
+    editor.notify("session/cancel", json!({"sessionId": session}));
+    let (answer, _) = editor.answer_to(id, |r| panic!("asked {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    gate.open();
+
+    let id = editor.prompt(&session, "are you there?");
+    let (answer, notifications) = editor.answer_to(id, |r| panic!("asked {r}"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(texts(&notifications, "agent_message_chunk"), "Still here.");
+}
+
+#[test]
+fn acp_load_replays_the_stored_conversation_and_modes_switch() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(sse(openai_text_sse("The answer is 4.")));
+    let (mut editor, session) = with_session(&run, &mock);
+    let id = editor.prompt(&session, "what is 2 + 2?");
+    let (answer, _) = editor.answer_to(id, |r| panic!("asked {r}"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    assert_eq!(editor.close(), Some(0));
+
+    let mut editor = Editor::start(&run, &mock);
+    editor.initialize();
+    let (answer, notifications) = editor.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": run.workdir, "mcpServers": []}),
+    );
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert_eq!(answer["result"]["modes"]["currentModeId"], "default");
+    assert_eq!(
+        texts(&notifications, "user_message_chunk"),
+        "what is 2 + 2?"
+    );
+    assert_eq!(
+        texts(&notifications, "agent_message_chunk"),
+        "The answer is 4."
+    );
+
+    let (answer, notifications) = editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    assert!(answer.get("error").is_none(), "{answer}");
+    let switched = updates(&notifications, "current_mode_update");
+    assert_eq!(switched.len(), 1, "{notifications:?}");
+    assert_eq!(switched[0]["currentModeId"], "plan");
+    let (answer, _) = editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "turbo"}),
+    );
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+#[test]
+fn acp_editor_that_goes_away_mid_turn_ends_harness9_and_loses_nothing() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let gate = gated(&mock, "Half an answer", "");
+    let (mut editor, session) = with_session(&run, &mock);
+    editor.prompt(&session, "a prompt worth keeping");
+    first_text(&mut editor);
+    assert_eq!(editor.close(), Some(0));
+    gate.open();
+
+    let mut editor = Editor::start(&run, &mock);
+    editor.initialize();
+    let (answer, notifications) = editor.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": run.workdir, "mcpServers": []}),
+    );
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert_eq!(
+        texts(&notifications, "user_message_chunk"),
+        "a prompt worth keeping"
+    );
+}
+
+#[test]
+fn acp_without_a_key_offers_an_auth_method_that_names_the_variable() {
+    let run = Run::new();
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin!("harness9"));
+    command
+        .arg("acp")
+        .current_dir(&run.workdir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &run.home)
+        .env("HARNESS9_HOME", &run.home);
+    let mut editor = Editor::spawn(command);
+    let init = editor.initialize();
+    let methods = init["result"]["authMethods"].as_array().unwrap();
+    assert_eq!(methods.len(), 1, "{init}");
+    let description = methods[0]["description"].as_str().unwrap();
+    assert!(description.contains("API_KEY"), "{description}");
+    assert!(description.contains(".env"), "{description}");
+    let (answer, _) = editor.call("session/new", json!({"cwd": run.workdir, "mcpServers": []}));
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+}
