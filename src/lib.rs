@@ -33,3 +33,4 @@ pub mod terminal_text;
 pub mod tools;
 pub mod tui;
 pub mod web;
+pub mod worktree;
