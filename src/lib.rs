@@ -34,3 +34,4 @@ pub mod tools;
 pub mod tui;
 pub mod web;
 pub mod worktree;
+pub mod worktree_cmd;

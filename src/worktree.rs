@@ -13,7 +13,7 @@ pub mod place;
 
 use std::path::{Path, PathBuf};
 
-pub use manage::{Listed, Removed, list, merge, remove};
+pub use manage::{Listed, Removed, list, merge, remove, work_described};
 pub use name::Name;
 
 /// Why a worktree could not be made, listed, merged or removed.

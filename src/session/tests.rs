@@ -53,6 +53,7 @@ impl Fixture {
             run_rules: Default::default(),
             approve_extensions: false,
             small_model: None,
+            worktree: None,
         };
         Fixture {
             _dir: dir,

@@ -42,7 +42,15 @@ struct Rule {
 
 use Modules::{AllBut, These};
 
-const FRONT_ENDS: &[&str] = &["eval", "exec", "memory_cmd", "serve", "sessions_cmd", "tui"];
+const FRONT_ENDS: &[&str] = &[
+    "eval",
+    "exec",
+    "memory_cmd",
+    "serve",
+    "sessions_cmd",
+    "tui",
+    "worktree_cmd",
+];
 
 /// The forbidden arrows (docs/ARCHITECTURE.md, "Rules"). A leaf may import only the leaves
 /// named beside it.
@@ -114,7 +122,14 @@ const RULES: &[Rule] = &[
 /// session core, through the session core, which itself may import them.
 const DIRECT_RULES: &[Rule] = &[
     Rule {
-        from: These(&["eval", "exec", "memory_cmd", "serve", "sessions_cmd"]),
+        from: These(&[
+            "eval",
+            "exec",
+            "memory_cmd",
+            "serve",
+            "sessions_cmd",
+            "worktree_cmd",
+        ]),
         never: These(&["memory"]),
         why: "a front end reaches storage only through the session core (session::Catalogue and \
               the session's requests), never the store itself",
