@@ -11,6 +11,7 @@ mod manage;
 pub mod name;
 pub mod place;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub use manage::{Listed, Removed, list, merge, remove, work_described};
@@ -101,6 +102,9 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// `worktree.copy`: untracked files copied into a new worktree.
     pub copy: Vec<String>,
+    /// Whether the repository is trusted: an untrusted one's hooks do not run when the
+    /// worktree is checked out (as harness9 runs no hook of an untrusted folder).
+    pub trusted: bool,
 }
 
 /// A worktree ready for a session.
@@ -133,9 +137,11 @@ pub fn open(
         .find(|entry| entry.branch.as_deref() == Some(branch.as_str()));
     if let Some(entry) = existing {
         if entry.path.is_dir() && !entry.prunable {
+            // One made by hand on a harness9/ branch is held to the same places.
+            let path = place::check(&entry.path, &repository.main, home)?;
             return Ok(Opened {
                 name: name.clone(),
-                path: entry.path.canonicalize().unwrap_or(entry.path.clone()),
+                path,
                 branch,
                 created: false,
                 notices: Vec::new(),
@@ -169,30 +175,22 @@ pub fn open(
         ],
     )
     .is_ok();
-    let folder_arg = folder.as_os_str();
-    if branch_exists {
-        git::run(
-            &repository.current,
-            &[
-                "worktree".as_ref(),
-                "add".as_ref(),
-                folder_arg,
-                branch.as_ref(),
-            ],
-        )?;
-    } else {
-        git::run(
-            &repository.current,
-            &[
-                "worktree".as_ref(),
-                "add".as_ref(),
-                "-b".as_ref(),
-                branch.as_ref(),
-                folder_arg,
-                "HEAD".as_ref(),
-            ],
-        )?;
+    let mut args: Vec<&OsStr> = Vec::new();
+    if !options.trusted {
+        args.extend([OsStr::new("-c"), OsStr::new("core.hooksPath=/dev/null")]);
     }
+    args.extend([OsStr::new("worktree"), OsStr::new("add")]);
+    if branch_exists {
+        args.extend([folder.as_os_str(), OsStr::new(&branch)]);
+    } else {
+        args.extend([
+            OsStr::new("-b"),
+            OsStr::new(&branch),
+            folder.as_os_str(),
+            OsStr::new("HEAD"),
+        ]);
+    }
+    git::run(&repository.current, &args)?;
     let path = folder.canonicalize().unwrap_or(folder);
     let mut notices = Vec::new();
     let recorded = admin_dir(&path)
@@ -223,11 +221,7 @@ fn current_branch(dir: &Path) -> Result<String, WorktreeError> {
 /// names it), when that folder points back at `path`.
 fn admin_dir(path: &Path) -> Option<PathBuf> {
     let dot_git = path.join(".git");
-    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let text = read_small(&dot_git)?;
     let admin = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
     let admin = if admin.is_absolute() {
         admin
@@ -235,9 +229,25 @@ fn admin_dir(path: &Path) -> Option<PathBuf> {
         path.join(admin)
     };
     // The folder must name this worktree back: a `.git` file alone can claim any repository.
-    let back = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+    let back = read_small(&admin.join("gitdir"))?;
     let back = PathBuf::from(back.trim()).canonicalize().ok()?;
     (back == dot_git.canonicalize().ok()?).then_some(admin)
+}
+
+/// A small regular file's text (git's pointer files): never a link, a FIFO a folder planted
+/// (reading it would block every start), nor more than 4 KB.
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// The main working tree of the repository whose linked worktree is `path` (canonical), when
@@ -245,7 +255,7 @@ fn admin_dir(path: &Path) -> Option<PathBuf> {
 /// its worktrees.
 pub fn main_of_linked(path: &Path) -> Option<PathBuf> {
     let admin = admin_dir(path)?;
-    let common = std::fs::read_to_string(admin.join("commondir")).ok()?;
+    let common = read_small(&admin.join("commondir"))?;
     let common = admin.join(common.trim()).canonicalize().ok()?;
     if common.file_name()? != ".git" || !common.is_dir() {
         return None;
@@ -262,15 +272,15 @@ fn admin_dir_in(common: &Path, path: &Path) -> Option<PathBuf> {
         .flatten()
         .map(|entry| entry.path())
         .find(|admin| {
-            std::fs::read_to_string(admin.join("gitdir"))
-                .is_ok_and(|named| Path::new(named.trim()) == dot_git)
+            read_small(&admin.join("gitdir"))
+                .is_some_and(|named| Path::new(named.trim()) == dot_git)
         })
 }
 
 /// The branch the worktree at `path` started from, as recorded when it was made.
 fn recorded_base(common: &Path, path: &Path) -> Option<String> {
     let admin = admin_dir_in(common, path)?;
-    let text = std::fs::read_to_string(admin.join(BASE_FILE)).ok()?;
+    let text = read_small(&admin.join(BASE_FILE))?;
     Some(text.trim().to_owned()).filter(|base| !base.is_empty())
 }
 

@@ -43,7 +43,10 @@ pub fn options(
         files.push(toplevel.join(".harness9/settings.json"));
         files.push(toplevel.join(".harness9/settings.local.json"));
     }
-    let mut options = worktree::Options::default();
+    let mut options = worktree::Options {
+        trusted,
+        ..worktree::Options::default()
+    };
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;

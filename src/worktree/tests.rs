@@ -36,6 +36,7 @@ fn a_worktree_is_made_beside_the_repository_then_reused() {
     let options = Options {
         dir: None,
         copy: vec![".env".into()],
+        trusted: true,
     };
     let made = open(&repository, &name, &options, &home).unwrap();
     let beside = main.parent().unwrap().join("app.worktrees/fix");
@@ -72,7 +73,7 @@ fn a_worktree_folder_under_home_is_refused_and_a_plain_folder_is_no_repository()
     let repository = Repository::discover(&main).unwrap();
     let options = Options {
         dir: Some(home.join("trees")),
-        copy: Vec::new(),
+        ..Options::default()
     };
     let name = Name::parse("x").unwrap();
     assert!(matches!(
@@ -105,4 +106,31 @@ fn a_git_file_that_claims_a_repository_without_its_word_is_no_worktree_of_it() {
     std::fs::copy(made.path.join(".git"), impostor.join(".git")).unwrap();
     assert_eq!(main_of_linked(&impostor), None);
     assert_eq!(main_of_linked(&made.path), Some(main));
+}
+
+#[test]
+fn an_untrusted_repositorys_checkout_hook_does_not_run_and_a_trusted_ones_does() {
+    let (_dir, main, home) = repository();
+    let hook = main.join(".git/hooks/post-checkout");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/hook-ran\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let repository = Repository::discover(&main).unwrap();
+    let untrusted = open(
+        &repository,
+        &Name::parse("u").unwrap(),
+        &Options::default(),
+        &home,
+    )
+    .unwrap();
+    assert!(!untrusted.path.join("hook-ran").exists());
+    let options = Options {
+        trusted: true,
+        ..Options::default()
+    };
+    let trusted = open(&repository, &Name::parse("t").unwrap(), &options, &home).unwrap();
+    assert!(trusted.path.join("hook-ran").exists());
 }
