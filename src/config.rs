@@ -8,6 +8,7 @@ pub mod approved;
 mod cli;
 pub mod display;
 pub mod trust;
+pub mod worktree;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 pub use cli::{
     AttachArgs, Cli, Command, EvalArgs, ExecArgs, McpAction, McpArgs, McpScope, MemoryAction,
-    MemoryArgs, RunOptions, SandboxArgs, ServeArgs, SessionsArgs,
+    MemoryArgs, RunOptions, SandboxArgs, ServeArgs, SessionsArgs, WorktreeAction, WorktreeArgs,
 };
 
 use crate::planning::Mode;
@@ -218,6 +219,8 @@ pub struct Settings {
     /// `HARNESS9_SMALL_MODEL`: a smaller model of the same provider for the `explore` sub-agent
     /// (and file agents saying `model: haiku`); unset, they use the session's model.
     pub small_model: Option<String>,
+    /// `--worktree NAME`: the session runs in that git worktree (`workdir` is its folder).
+    pub worktree: Option<String>,
 }
 
 /// The working directory a command line names, canonicalized.
@@ -388,6 +391,7 @@ pub fn resolve_trusted(
             .map(str::trim)
             .filter(|m| !m.is_empty())
             .map(str::to_owned),
+        worktree: None,
     })
 }
 

@@ -34,3 +34,5 @@ pub mod terminal_text;
 pub mod tools;
 pub mod tui;
 pub mod web;
+pub mod worktree;
+pub mod worktree_cmd;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use harness9::assemble::SessionChoice;
 use harness9::config::{self, Cli, Command, Environment};
-use harness9::{exec, memory_cmd, sessions_cmd, tui};
+use harness9::{exec, memory_cmd, sessions_cmd, tui, worktree_cmd};
 
 fn main() -> ExitCode {
     // The sandbox helper and the reaper must start before any thread exists (see
@@ -25,12 +25,12 @@ fn main() -> ExitCode {
     for problem in &hardened.problems {
         eprintln!("harness9: {problem}");
     }
-    let workdir = match config::resolve_workdir(&cli.options) {
+    let mut workdir = match config::resolve_workdir(&cli.options) {
         Ok(dir) => dir,
         Err(e) => return usage_error(&e),
     };
     let secrets = hardened.secrets.clone();
-    let env = Environment::load(&workdir.join(".env"), hardened.secrets);
+    let mut env = Environment::load(&workdir.join(".env"), hardened.secrets);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -115,12 +115,52 @@ fn main() -> ExitCode {
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return ExitCode::from(code);
     }
+    if let Some(Command::Worktree(args)) = cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        return ExitCode::from(runtime.block_on(worktree_cmd::run(&home, &workdir, args)));
+    }
+    // A run in a git worktree works in its folder, with its `.env`.
+    let entering = match &cli.command {
+        Some(Command::Exec(args)) => Some((args.worktree.as_deref(), args.session.as_deref())),
+        None => Some((cli.worktree.as_deref(), cli.resume.as_deref())),
+        _ => None,
+    };
+    let mut worktree = None;
+    if let Some((name, resume)) = entering {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        let resume = resume.filter(|key| !key.is_empty());
+        let trust = cli.options.trust;
+        match runtime.block_on(worktree_cmd::enter_for_run(
+            &workdir, &home, name, resume, trust,
+        )) {
+            Ok(Some(entered)) => {
+                workdir = entered.path.clone();
+                env = Environment::load(&workdir.join(".env"), secrets.clone());
+                worktree = Some(entered);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("harness9: {e}");
+                return ExitCode::from(worktree_cmd::exit_code(&e));
+            }
+        }
+    }
     // Configuration problems are reported before anything else happens (and before a TUI
     // would take over the terminal).
-    let settings = match config::resolve(&cli.options, workdir.clone(), &env) {
+    let mut settings = match config::resolve(&cli.options, workdir.clone(), &env) {
         Ok(settings) => settings,
         Err(e) => return usage_error(&e),
     };
+    if let Some(entered) = worktree {
+        settings.worktree = Some(entered.name);
+        settings.notices.extend(entered.notices);
+    }
     match cli.command {
         Some(Command::Exec(args)) => {
             let mut settings = settings;
@@ -165,7 +205,8 @@ fn main() -> ExitCode {
             | Command::Attach(_)
             | Command::Mcp(_)
             | Command::Memory(_)
-            | Command::Acp,
+            | Command::Acp
+            | Command::Worktree(_),
         ) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
@@ -176,7 +217,12 @@ fn main() -> ExitCode {
             };
             // Once the user trusts the folder, its settings are resolved again as trusted.
             let options = cli.options.clone();
-            let trusted = move || config::resolve_trusted(&options, workdir, &env, true);
+            let worktree = settings.worktree.clone();
+            let trusted = move || {
+                let mut settings = config::resolve_trusted(&options, workdir, &env, true)?;
+                settings.worktree = worktree;
+                Ok(settings)
+            };
             let display = config::display::resolve(&settings.home, cli.theme, cli.no_alt_screen);
             let result = runtime.block_on(tui::run(
                 settings,

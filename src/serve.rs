@@ -157,7 +157,9 @@ pub(crate) fn settings_for(
     }
     let env = Environment::load(&workdir.join(".env"), context.secrets.clone());
     let mut options = context.options.clone();
-    options.trust = false;
+    // `--trust` covers the -C folder and its own worktrees (a folder's trust is its repository's).
+    options.trust = options.trust
+        && crate::worktree::main_of_linked(&workdir).as_ref() == Some(&context.settings.workdir);
     options.workdir = Some(workdir.clone());
     crate::config::resolve(&options, workdir, &env)
 }

@@ -85,6 +85,18 @@ pub struct SessionFacts {
     pub hooks: Vec<String>,
     /// The catalogue's models for this provider, with their context windows (`/model`).
     pub models: Vec<(String, Option<u64>)>,
+    /// The git worktree the session runs in (`--worktree NAME`).
+    pub worktree: Option<String>,
+}
+
+impl SessionFacts {
+    /// The status line's label: the sandbox, after the worktree when there is one.
+    pub fn status_label(&self) -> String {
+        match &self.worktree {
+            Some(name) => format!("worktree: {name} · {}", self.sandbox),
+            None => self.sandbox.clone(),
+        }
+    }
 }
 
 /// Where a front end sends its requests and subscribes to updates. Dropping every handle
@@ -192,6 +204,7 @@ pub async fn open_with(
             .into_iter()
             .map(|m| (m.name.clone(), m.context_window))
             .collect(),
+        worktree: settings.worktree.clone(),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let hub = Arc::new(Hub::default());

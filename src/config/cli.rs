@@ -32,6 +32,11 @@ pub struct Cli {
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
+    /// Run the session in git worktree NAME of this repository (branch harness9/NAME), made
+    /// when missing, reused when it exists.
+    #[arg(long, value_name = "NAME")]
+    pub worktree: Option<String>,
+
     /// Run in the terminal's main screen: the transcript stays in its scrollback on exit.
     #[arg(long, global = true)]
     pub no_alt_screen: bool,
@@ -64,6 +69,29 @@ pub enum Command {
     Acp,
     /// List, search or remove long-term memories.
     Memory(MemoryArgs),
+    /// The git worktrees harness9 made for sessions: list, merge back, remove.
+    Worktree(WorktreeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorktreeArgs {
+    #[command(subcommand)]
+    pub action: WorktreeAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorktreeAction {
+    /// Each worktree with its branch, session, and the work it holds.
+    List,
+    /// Merge worktree NAME's branch into the branch it started from (a clean merge only).
+    Merge { name: String },
+    /// Remove worktree NAME and its branch (refused while it holds unmerged work).
+    Remove {
+        name: String,
+        /// Remove it even with uncommitted changes or unmerged commits, which are lost.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -205,6 +233,11 @@ pub struct ExecArgs {
     /// A permission rule that refuses calls, for this run only; repeatable.
     #[arg(long = "deny", value_name = "RULE")]
     pub deny: Vec<String>,
+
+    /// Run in git worktree NAME of this repository (branch harness9/NAME), made when missing,
+    /// reused when it exists.
+    #[arg(long, value_name = "NAME")]
+    pub worktree: Option<String>,
 
     /// Also write the final answer to FILE.
     #[arg(short = 'o', long = "output-last-message", value_name = "FILE")]

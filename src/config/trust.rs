@@ -1,6 +1,8 @@
 //! Folder trust (CONTRACT "Folder trust"): `$HARNESS9_HOME/trusted.json` lists the folders the
 //! user trusted, by canonical path. Only an exact entry trusts a folder: trusting a parent does
-//! not trust what is cloned under it later. An unreadable or malformed file trusts nothing.
+//! not trust what is cloned under it later. A linked git worktree is trusted with its repository
+//! (the top of the worktree as the repository's main working tree), when the repository names
+//! it back. An unreadable or malformed file trusts nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -28,10 +30,16 @@ fn trust_file(home: &Path) -> PathBuf {
     home.join(TRUST_FILE)
 }
 
-/// Whether the user trusted `workdir` (a canonical path) before.
+/// Whether the user trusted `workdir` (a canonical path) before, or the repository whose
+/// linked worktree it is.
 pub fn is_trusted(home: &Path, workdir: &Path) -> bool {
     match read(home) {
-        Ok(file) => file.trusted.iter().any(|dir| dir == workdir),
+        Ok(file) => {
+            let main = crate::worktree::main_of_linked(workdir);
+            file.trusted
+                .iter()
+                .any(|dir| dir == workdir || main.as_deref() == Some(dir.as_path()))
+        }
         Err(error) => {
             tracing::warn!("[trust] {error}; no folder counts as trusted");
             false
@@ -103,5 +111,37 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\"trusted\": [\"/srv/repo\",]}"
         );
+    }
+
+    #[test]
+    fn trusting_a_repository_trusts_its_worktrees_and_nothing_that_copies_their_git_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (main, home) = (root.join("app"), root.join("home"));
+        std::fs::create_dir_all(&main).unwrap();
+        let git = |args: &[&str]| {
+            let identity = ["-c", "user.name=t", "-c", "user.email=t@example.com"];
+            let all: Vec<&str> = identity.iter().chain(args).copied().collect();
+            crate::worktree::git::run(&main, &all).unwrap();
+        };
+        git(&["init", "-q", "-b", "main"]);
+        git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+        let linked = root.join("app.worktrees/x");
+        git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "harness9/x",
+            &linked.to_string_lossy(),
+        ]);
+        let impostor = root.join("impostor");
+        std::fs::create_dir(&impostor).unwrap();
+        std::fs::copy(linked.join(".git"), impostor.join(".git")).unwrap();
+        assert!(!is_trusted(&home, &linked));
+        remember(&home, &main).unwrap();
+        assert!(is_trusted(&home, &linked));
+        assert!(!is_trusted(&home, &impostor));
+        assert!(!is_trusted(&home, &linked.join("sub")));
     }
 }

@@ -37,6 +37,7 @@ impl Served {
             "context_window": self.facts.context_window,
             // The status line's label without its "sandbox: " prefix: `workspace-write`.
             "sandbox": self.facts.sandbox.strip_prefix("sandbox: ").unwrap_or(&self.facts.sandbox),
+            "worktree": self.facts.worktree,
             "notices": notices,
         })
     }
@@ -60,6 +61,8 @@ pub struct OpenRequest {
     pub workdir: Option<PathBuf>,
     pub mode: Option<String>,
     pub resume: Option<String>,
+    /// The session runs in this git worktree of the workdir's repository (`--worktree NAME`).
+    pub worktree: Option<String>,
 }
 
 pub struct Sessions {
@@ -89,6 +92,10 @@ impl Sessions {
             .get_or_init(|| Catalogue::open(&self.context.settings.home))
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    fn default_workdir_path(&self) -> &std::path::Path {
+        &self.context.settings.workdir
     }
 
     pub fn default_workdir(&self) -> String {
@@ -138,8 +145,25 @@ impl Sessions {
                 return Ok((Arc::clone(served), Vec::new()));
             }
         }
+        let (workdir, worktree, worktree_notices) = match &request.worktree {
+            None => (workdir, None, Vec::new()),
+            Some(name) => {
+                let trust_flag =
+                    self.context.options.trust && workdir == self.default_workdir_path();
+                let entered = crate::config::worktree::enter(
+                    &workdir,
+                    &self.context.settings.home,
+                    name,
+                    trust_flag,
+                )
+                .map_err(|e| OpenError::BadRequest(e.to_string()))?;
+                (entered.path, Some(entered.name), entered.notices)
+            }
+        };
         let mut settings = settings_for(&self.context, workdir)
             .map_err(|e| OpenError::BadRequest(e.to_string()))?;
+        settings.worktree = worktree;
+        settings.notices.extend(worktree_notices);
         if let Some(mode) = mode {
             settings.mode = mode;
             settings.mode_given = true;

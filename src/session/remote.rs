@@ -148,6 +148,7 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         // The server's hooks run there; this front end lists none of them.
         hooks: Vec::new(),
         models: Vec::new(),
+        worktree: described["worktree"].as_str().map(str::to_owned),
     };
     let notices = described["notices"]
         .as_array()

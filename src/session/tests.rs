@@ -54,6 +54,7 @@ impl Fixture {
             approve_extensions: false,
             pending_base_url: None,
             small_model: None,
+            worktree: None,
         };
         Fixture {
             _dir: dir,

@@ -50,6 +50,7 @@ const FRONT_ENDS: &[&str] = &[
     "serve",
     "sessions_cmd",
     "tui",
+    "worktree_cmd",
 ];
 
 /// The forbidden arrows (docs/ARCHITECTURE.md, "Rules"). A leaf may import only the leaves
@@ -122,7 +123,15 @@ const RULES: &[Rule] = &[
 /// session core, through the session core, which itself may import them.
 const DIRECT_RULES: &[Rule] = &[
     Rule {
-        from: These(&["acp", "eval", "exec", "memory_cmd", "serve", "sessions_cmd"]),
+        from: These(&[
+            "acp",
+            "eval",
+            "exec",
+            "memory_cmd",
+            "serve",
+            "sessions_cmd",
+            "worktree_cmd",
+        ]),
         never: These(&["memory"]),
         why: "a front end reaches storage only through the session core (session::Catalogue and \
               the session's requests), never the store itself",

@@ -50,3 +50,4 @@ mod web;
 mod web_charset;
 mod web_keyed;
 mod workflows;
+mod worktree;

@@ -22,6 +22,7 @@ impl Runner {
         self.session = Some(Live { handle, updates });
         self.session_id = loaded.session_id.clone();
         tracing::info!("[tui] session shown");
+        let status_label = facts.status_label();
         app.show_session(
             SessionView {
                 session_id: loaded.session_id.clone(),
@@ -35,7 +36,7 @@ impl Runner {
                 skills: facts.skills,
                 hooks: facts.hooks,
                 models: facts.models,
-                sandbox: facts.sandbox,
+                sandbox: status_label,
                 inline: !self.display.alt_screen,
             },
         );
