@@ -8,6 +8,9 @@
 //! `HARNESS9_BENCH_BIN` runs another build of the binary (to compare two commits). For the
 //! soak, `SOAK_TURNS` shortens it and `SOAK_HOLD=N` keeps the process N seconds after the last
 //! measure (its pid is printed), to read its `/proc/PID/smaps` or attach a debugger.
+//! `-- exec` measures the headless side instead: the peak resident memory (the kernel's
+//! `ru_maxrss` of the finished process) of `harness9 exec` streaming the same 20,000-token
+//! answer, of `exec` against a server that refuses connections, and of `harness9 sessions`.
 
 #[path = "../tests/it/support.rs"]
 #[allow(dead_code)]
@@ -223,6 +226,9 @@ fn main() {
     }
     if std::env::args().any(|a| a == "soak") {
         return soak();
+    }
+    if std::env::args().any(|a| a == "exec") {
+        return headless_peaks();
     }
     let mock = MockLlm::start_in_background();
     let dir = tempfile::tempdir().unwrap();
@@ -531,4 +537,81 @@ fn soak() {
     println!(
         "| keystroke to echo at the start / at the end (median of 20) | {echo_start:.1} ms / {echo_end:.1} ms |"
     );
+}
+
+/// Runs the binary to its end and returns its peak resident memory in MB (`ru_maxrss`, which
+/// the kernel keeps for a process that has exited: no sampling can miss the peak).
+fn peak_rss_mb(args: &[&str], home: &Path, workdir: &Path, base_url: &str) -> f64 {
+    let binary = std::env::var("HARNESS9_BENCH_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_harness9").to_owned());
+    let child = std::process::Command::new(binary)
+        .args(args)
+        .current_dir(workdir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("HARNESS9_HOME", home)
+        .env("OPENAI_API_KEY", "sk-bench")
+        .env("OPENAI_BASE_URL", base_url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for the kernel to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet waited for; both pointers are valid.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    std::mem::forget(child); // already reaped
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn headless_peaks() {
+    let mock = MockLlm::start_in_background();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, workdir) = (dir.path().join("home"), dir.path().join("repo"));
+    std::fs::create_dir_all(&workdir).unwrap();
+    let runs = 5;
+    let mut answer = Vec::new();
+    for _ in 0..runs {
+        mock.push(Reply::Sse {
+            body: long_answer(),
+            split: Split::Whole,
+        });
+        answer.push(peak_rss_mb(
+            &["exec", "--trust", "write a long answer"],
+            &home,
+            &workdir,
+            &mock.openai_base(),
+        ));
+    }
+    // A port that was just free: the connection is refused, retried, then reported.
+    let refused = {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        format!("http://127.0.0.1:{port}/v1")
+    };
+    let unreachable: Vec<f64> = (0..runs)
+        .map(|_| peak_rss_mb(&["exec", "--trust", "hello"], &home, &workdir, &refused))
+        .collect();
+    let sessions: Vec<f64> = (0..runs)
+        .map(|_| peak_rss_mb(&["sessions"], &home, &workdir, &refused))
+        .collect();
+    println!("| peak resident memory (median of {runs}) | MB |");
+    println!("| --- | --- |");
+    println!(
+        "| `exec` streaming a {TOKENS}-token answer | {:.1} |",
+        median(answer)
+    );
+    println!(
+        "| `exec` against a server that refuses connections | {:.1} |",
+        median(unreachable)
+    );
+    println!("| `harness9 sessions` | {:.1} |", median(sessions));
 }
