@@ -538,4 +538,6 @@ mod failures;
 #[cfg(test)]
 mod memories;
 #[cfg(test)]
+mod rules;
+#[cfg(test)]
 mod undo;
