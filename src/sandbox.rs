@@ -248,6 +248,8 @@ pub struct Sandbox {
     /// `None`: this machine cannot sandbox commands (`notices` says why).
     platform: Option<Arc<dyn Platform>>,
     notices: Vec<String>,
+    /// The workdir's listings of the last walk for nested protected names.
+    listings: Arc<std::sync::Mutex<nested::ListingCache>>,
 }
 
 impl Sandbox {
@@ -261,6 +263,7 @@ impl Sandbox {
             home: PathBuf::new(),
             platform: None,
             notices: Vec::new(),
+            listings: Arc::default(),
         }
     }
 
@@ -296,6 +299,7 @@ impl Sandbox {
             home: inputs.home.clone(),
             platform,
             notices,
+            listings: Arc::default(),
         }
     }
 
@@ -363,7 +367,7 @@ impl Sandbox {
         }
         // One walk of the workdir serves the mounts and the snapshot.
         let survey = if mode == SandboxMode::WorkspaceWrite {
-            Survey::take(&self.workdir, &self.home)
+            Survey::take(&self.workdir, &self.home, &self.listings)
         } else {
             Survey::top_only(&self.workdir, &self.home)
         };

@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::git_metadata;
-use super::nested::{self, Nested};
+use std::sync::{Arc, Mutex};
+
+use super::nested::{self, ListingCache, Nested};
 use super::undo;
 
 /// Names directly in the workdir (and in every subdirectory holding a protected name) that
@@ -63,14 +65,24 @@ pub struct Survey {
     workdir: PathBuf,
     home: PathBuf,
     nested: Nested,
+    cache: Arc<Mutex<ListingCache>>,
+}
+
+/// A walk with the session's listings (a poisoned lock only costs a full listing).
+fn walk_cached(workdir: &Path, home: &Path, cache: &Mutex<ListingCache>) -> Nested {
+    match cache.lock() {
+        Ok(mut cache) => nested::walk(workdir, home, &mut cache),
+        Err(_) => nested::walk(workdir, home, &mut ListingCache::default()),
+    }
 }
 
 impl Survey {
-    pub fn take(workdir: &Path, home: &Path) -> Survey {
+    pub fn take(workdir: &Path, home: &Path, cache: &Arc<Mutex<ListingCache>>) -> Survey {
         Survey {
             workdir: workdir.to_owned(),
             home: home.to_owned(),
-            nested: nested::walk(workdir, home),
+            nested: walk_cached(workdir, home, cache),
+            cache: Arc::clone(cache),
         }
     }
 
@@ -88,6 +100,7 @@ impl Survey {
             workdir: workdir.to_owned(),
             home: home.to_owned(),
             nested: Nested::default(),
+            cache: Arc::default(),
         }
     }
 }
@@ -138,8 +151,8 @@ pub struct Restored {
     pub undone: Vec<PathBuf>,
     /// Protected paths the command changed that could not be put back: they may take effect.
     pub failed: Vec<PathBuf>,
-    /// The walk for new protected names below the top stopped at its bound: the deeper
-    /// folders were not checked.
+    /// The walk for new protected names below the top stopped at its bound, or found a folder
+    /// closed that it could read before: those folders were not checked.
     pub incomplete: bool,
 }
 
@@ -174,8 +187,9 @@ impl Restored {
         }
         if self.incomplete {
             out.push(
-                "the working directory holds too many folders for the sandbox to check them \
-                 all for planted protected files (.git, .env*, .harness9, .mcp.json)"
+                "the sandbox could not check every folder of the working directory for planted \
+                 protected files (.git, .env*, .harness9, .mcp.json): too many folders, or one \
+                 the command closed"
                     .to_owned(),
             );
         }
@@ -189,9 +203,12 @@ pub struct ProtectedSnapshot {
     workdir: PathBuf,
     home: PathBuf,
     guarded: BTreeMap<PathBuf, Before>,
+    cache: Arc<Mutex<ListingCache>>,
     /// The `.env*` files of the top and the protected entries below it that existed: any
     /// other one after the command is new.
     present_before: BTreeSet<PathBuf>,
+    /// The directories the walk could not list before the command.
+    unreadable_before: BTreeSet<PathBuf>,
 }
 
 impl ProtectedSnapshot {
@@ -218,7 +235,9 @@ impl ProtectedSnapshot {
             workdir: survey.workdir.clone(),
             home: survey.home.clone(),
             guarded,
+            cache: Arc::clone(&survey.cache),
             present_before,
+            unreadable_before: survey.nested.unreadable.clone(),
         }
     }
 
@@ -227,14 +246,14 @@ impl ProtectedSnapshot {
     /// process of the command is gone.
     pub fn restore(&self) -> Restored {
         let mut paths = self.guarded.clone();
-        let after = nested::walk(&self.workdir, &self.home);
+        let after = walk_cached(&self.workdir, &self.home, &self.cache);
         for path in env_files(&self.workdir).into_iter().chain(after.entries) {
             if !self.present_before.contains(&path) {
                 paths.entry(path).or_insert(Before::Missing);
             }
         }
         let mut restored = Restored {
-            incomplete: !after.complete,
+            incomplete: !after.complete || !after.unreadable.is_subset(&self.unreadable_before),
             ..Restored::default()
         };
         for (path, before) in paths {

@@ -168,7 +168,7 @@ mod tests {
         let home = root.join("state/h9");
         std::fs::create_dir_all(&home).unwrap();
         let (pinned, read_only) = held_in_place(
-            &Survey::take(&workdir, &home),
+            &Survey::take(&workdir, &home, &Default::default()),
             std::slice::from_ref(&root),
             std::slice::from_ref(&home),
         );
@@ -185,7 +185,7 @@ mod tests {
         // Nothing is pinned inside a read-only path, and no root is pinned.
         std::fs::create_dir_all(workdir.join(".harness9/sub")).unwrap();
         let (pinned, _) = held_in_place(
-            &Survey::take(&workdir, &home),
+            &Survey::take(&workdir, &home, &Default::default()),
             std::slice::from_ref(&workdir),
             &[],
         );
@@ -193,7 +193,7 @@ mod tests {
         // A home that does not exist (so is not hidden) is guarded by name: its parent stays.
         std::fs::remove_dir(&home).unwrap();
         let (pinned, _) = held_in_place(
-            &Survey::take(&workdir, &home),
+            &Survey::take(&workdir, &home, &Default::default()),
             std::slice::from_ref(&root),
             &[],
         );

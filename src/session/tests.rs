@@ -539,4 +539,6 @@ mod failures;
 #[cfg(test)]
 mod memories;
 #[cfg(test)]
+mod rules;
+#[cfg(test)]
 mod undo;
