@@ -58,10 +58,30 @@ struct ApprovedFile {
 /// files in the project (`workdir`, canonical) that it runs (`named_files`), so rewriting a hook's or
 /// server's script (from a sandboxed command, say) is a new, unapproved definition. serde_json
 /// keeps an object's keys sorted, so the same definition written in another key order, or with
+/// `value` with every object's keys in sorted order, so its text is the same whatever order the
+/// file had: serde_json keeps insertion order once any dependency enables `preserve_order` (the
+/// ACP SDK does), and an approval must not change with a key's place in the file.
+fn sorted(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (key.clone(), sorted(value)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
 /// other whitespace, hashes the same.
 pub fn definition_hash(definition: &serde_json::Value, workdir: &Path) -> String {
     let mut hasher = Sha256::new();
-    hasher.update(definition.to_string().as_bytes());
+    hasher.update(sorted(definition).to_string().as_bytes());
     for (path, state) in named_files(definition, workdir) {
         hasher.update(b"\0");
         hasher.update(path.as_os_str().as_encoded_bytes());
