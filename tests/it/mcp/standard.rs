@@ -24,13 +24,30 @@ impl Ran {
             .collect()
     }
 
+    /// Each tool result's text inside the fence that marks it as data from outside (the
+    /// fence itself is checked by `it::mcp` and the library's fence tests).
     fn tool_outputs(&self) -> Vec<String> {
         self.events
             .iter()
             .filter(|e| e["type"] == "tool_result")
-            .map(|e| e["data"]["output"].as_str().unwrap_or("").to_owned())
+            .map(|e| unfenced(e["data"]["output"].as_str().unwrap_or("")))
             .collect()
     }
+}
+
+/// The text between an outside-data fence's opening and closing lines; a result without a
+/// fence is returned whole, so an assertion on it fails showing what came.
+fn unfenced(output: &str) -> String {
+    let mut lines: Vec<&str> = output.lines().collect();
+    let fenced = lines.len() >= 2
+        && lines[0].starts_with("[data from outside ")
+        && lines[lines.len() - 1].starts_with("[end of data from outside ");
+    if !fenced {
+        return output.to_owned();
+    }
+    lines.pop();
+    lines.remove(0);
+    lines.join("\n")
 }
 
 /// Runs `exec --json` (plus `flags`) with the raw server in `mode` as `t`, the model calling
