@@ -409,6 +409,21 @@ fn acp_load_replays_the_stored_conversation_and_modes_switch() {
         json!({"sessionId": session, "modeId": "turbo"}),
     );
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // The stored sessions of this folder, and the model as a selector.
+    let (answer, _) = editor.call("session/list", json!({"cwd": run.workdir}));
+    let listed = answer["result"]["sessions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{answer}");
+    assert_eq!(listed[0]["sessionId"], session.as_str());
+    assert_eq!(listed[0]["title"], "what is 2 + 2?");
+    let (answer, _) = editor.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "gpt-4.1-mini"}),
+    );
+    let model = &answer["result"]["configOptions"][0];
+    assert_eq!(model["id"], "model", "{answer}");
+    assert_eq!(model["category"], "model");
+    assert_eq!(model["currentValue"], "gpt-4.1-mini");
 }
 
 #[test]
@@ -455,4 +470,43 @@ fn acp_without_a_key_offers_an_auth_method_that_names_the_variable() {
     assert!(description.contains(".env"), "{description}");
     let (answer, _) = editor.call("session/new", json!({"cwd": run.workdir, "mcpServers": []}));
     assert_eq!(answer["error"]["code"], -32000, "{answer}");
+}
+
+#[test]
+fn acp_a_plan_is_reviewed_and_carried_out_in_auto_edit_within_the_turn() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let todos = |status: &str| {
+        json!({"todos": [{"content": "write the file", "status": status}]}).to_string()
+    };
+    mock.push(sse(openai_tool_sse("t1", "todo_write", &todos("pending"))));
+    mock.push(sse(openai_text_sse("Here is the plan.")));
+    mock.push(sse(openai_tool_sse(
+        "t2",
+        "todo_write",
+        &todos("completed"),
+    )));
+    mock.push(sse(openai_text_sse("All done.")));
+    let (mut editor, session) = with_session(&run, &mock);
+    editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    let id = editor.prompt(&session, "plan it");
+    let mut asked = Vec::new();
+    let (answer, notifications) = editor.answer_to(id, |request| {
+        asked.push(request.clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "plan_auto_edit"}})
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"]["toolCall"]["kind"], "switch_mode");
+    let switched = updates(&notifications, "current_mode_update");
+    assert_eq!(switched.len(), 1, "{notifications:?}");
+    assert_eq!(switched[0]["currentModeId"], "auto-edit");
+    let said = texts(&notifications, "agent_message_chunk");
+    assert!(said.starts_with("Here is the plan."), "{said}");
+    assert!(said.contains("All done."), "{said}");
+    let plans = updates(&notifications, "plan");
+    assert_eq!(plans.last().unwrap()["entries"][0]["status"], "completed");
 }
