@@ -320,9 +320,14 @@ mod tests {
         let first = live.try_recv().unwrap();
         let second = live.try_recv().unwrap();
         assert_eq!((first.id, second.id), (1, 2));
+        let frame = text(&second);
+        let data = frame
+            .strip_prefix("id: 2\ndata: ")
+            .and_then(|rest| rest.strip_suffix("\n\n"))
+            .unwrap_or_else(|| panic!("{frame:?}"));
         assert_eq!(
-            text(&second),
-            "id: 2\ndata: {\"data\":\"b\",\"id\":2,\"turn\":1,\"type\":\"action_delta\"}\n\n"
+            serde_json::from_str::<serde_json::Value>(data).unwrap(),
+            serde_json::json!({"data": "b", "id": 2, "turn": 1, "type": "action_delta"})
         );
     }
 
