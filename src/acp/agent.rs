@@ -130,6 +130,27 @@ async fn open(state: &State, cwd: &Path, resume: Option<&str>) -> Result<Opened,
     Ok(opened)
 }
 
+/// MCP servers the editor passed are not started yet: the session says so, naming them and
+/// where harness9 takes its servers from.
+fn unused_servers(servers: &[acp::McpServer]) -> Option<String> {
+    let names: Vec<String> = servers
+        .iter()
+        .map(|server| match server {
+            acp::McpServer::Stdio(s) => s.name.clone(),
+            acp::McpServer::Http(s) => s.name.clone(),
+            acp::McpServer::Sse(s) => s.name.clone(),
+            _ => "(unnamed)".to_owned(),
+        })
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "the editor's MCP servers ({}) are not started: harness9 takes MCP servers from \
+             $HARNESS9_HOME/mcp.json and the project's .mcp.json (`harness9 mcp add`)",
+            names.join(", ")
+        )
+    })
+}
+
 /// After the answer to `session/new` or `session/load`: the commands, the plan and what was
 /// ignored at start, then the pump for the session's own updates.
 fn start(cx: &ConnectionTo<Client>, opened: Opened) {
@@ -166,7 +187,8 @@ async fn new_session(
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
     match open(&state, &request.cwd, None).await {
-        Ok(opened) => {
+        Ok(mut opened) => {
+            opened.notices.extend(unused_servers(&request.mcp_servers));
             let answer = acp::NewSessionResponse::new(opened.live.id.clone())
                 .modes(modes(opened.live.mode()))
                 .config_options(super::options::config_options(&opened.live));
@@ -184,10 +206,11 @@ async fn load_session(
     responder: Responder<acp::LoadSessionResponse>,
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    let opened = match open(&state, &request.cwd, Some(&request.session_id.0)).await {
+    let mut opened = match open(&state, &request.cwd, Some(&request.session_id.0)).await {
         Ok(opened) => opened,
         Err(error) => return responder.respond_with_error(error),
     };
+    opened.notices.extend(unused_servers(&request.mcp_servers));
     // The whole conversation comes before the answer, as the protocol asks.
     for update in super::replay::updates(&opened.loaded.messages, &opened.live.workdir) {
         turn::notify(&cx, &opened.live, update);

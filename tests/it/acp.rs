@@ -349,3 +349,27 @@ fn acp_a_plan_is_reviewed_and_carried_out_in_auto_edit_within_the_turn() {
     let plans = updates(&notifications, "plan");
     assert_eq!(plans.last().unwrap()["entries"][0]["status"], "completed");
 }
+
+#[test]
+fn acp_mcp_servers_the_editor_passes_are_named_as_not_started() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let mut editor = Editor::start(&run, &mock);
+    editor.initialize();
+    let server = json!({"name": "editor-tools", "command": "/bin/true", "args": [], "env": []});
+    let (answer, _) = editor.call(
+        "session/new",
+        json!({"cwd": run.workdir, "mcpServers": [server]}),
+    );
+    let session = answer["result"]["sessionId"].clone();
+    // The notice follows the answer; the next request's answer comes after it.
+    let (_, notifications) = editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "default"}),
+    );
+    let said = texts(&notifications, "agent_message_chunk");
+    assert!(
+        said.contains("editor-tools") && said.contains("not started"),
+        "{said}"
+    );
+}
