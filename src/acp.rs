@@ -9,8 +9,11 @@
 
 mod agent;
 mod content;
+mod listing;
 mod logs;
+mod options;
 mod permission;
+mod plan_review;
 mod replay;
 mod sessions;
 mod tools;

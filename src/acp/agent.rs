@@ -5,7 +5,7 @@
 //! anything that waits (opening a session, a prompt turn) runs in a task of its own.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema as acp;
@@ -14,7 +14,8 @@ use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
 
 use super::sessions::{Opened, Sessions, config_error, settings_for};
 use super::{AcpContext, rpc_error, turn};
-use crate::session::Mode;
+use crate::engine::Failure;
+use crate::session::{Catalogue, Mode};
 
 /// The id of the one authentication method: set an API key.
 const API_KEY_METHOD: &str = "api-key";
@@ -25,6 +26,8 @@ pub struct State {
     pub sessions: Sessions,
     /// What the editor said it can do (`initialize`).
     client: Mutex<acp::ClientCapabilities>,
+    /// The stored sessions, for `session/list` (opened at the first listing).
+    catalogue: OnceLock<Result<Catalogue, Failure>>,
 }
 
 impl State {
@@ -33,7 +36,20 @@ impl State {
             context,
             sessions: Sessions::default(),
             client: Mutex::new(acp::ClientCapabilities::new()),
+            catalogue: OnceLock::new(),
         })
+    }
+
+    async fn list(
+        &self,
+        request: &acp::ListSessionsRequest,
+    ) -> Result<acp::ListSessionsResponse, Error> {
+        let catalogue = self
+            .catalogue
+            .get_or_init(|| Catalogue::open(&self.context.home))
+            .as_ref()
+            .map_err(|f| rpc_error(ErrorCode::INTERNAL_ERROR, f.message.clone()))?;
+        super::listing::list(catalogue, request).await
     }
 }
 
@@ -71,6 +87,9 @@ fn initialize(state: &State, request: &acp::InitializeRequest) -> acp::Initializ
                 .image(true)
                 .audio(false)
                 .embedded_context(true),
+        )
+        .session_capabilities(
+            acp::SessionCapabilities::new().list(acp::SessionListCapabilities::new()),
         );
     acp::InitializeResponse::new(version)
         .agent_capabilities(capabilities)
@@ -111,6 +130,27 @@ async fn open(state: &State, cwd: &Path, resume: Option<&str>) -> Result<Opened,
     Ok(opened)
 }
 
+/// MCP servers the editor passed are not started yet: the session says so, naming them and
+/// where harness9 takes its servers from.
+fn unused_servers(servers: &[acp::McpServer]) -> Option<String> {
+    let names: Vec<String> = servers
+        .iter()
+        .map(|server| match server {
+            acp::McpServer::Stdio(s) => s.name.clone(),
+            acp::McpServer::Http(s) => s.name.clone(),
+            acp::McpServer::Sse(s) => s.name.clone(),
+            _ => "(unnamed)".to_owned(),
+        })
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "the editor's MCP servers ({}) are not started: harness9 takes MCP servers from \
+             $HARNESS9_HOME/mcp.json and the project's .mcp.json (`harness9 mcp add`)",
+            names.join(", ")
+        )
+    })
+}
+
 /// After the answer to `session/new` or `session/load`: the commands, the plan and what was
 /// ignored at start, then the pump for the session's own updates.
 fn start(cx: &ConnectionTo<Client>, opened: Opened) {
@@ -147,9 +187,11 @@ async fn new_session(
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
     match open(&state, &request.cwd, None).await {
-        Ok(opened) => {
+        Ok(mut opened) => {
+            opened.notices.extend(unused_servers(&request.mcp_servers));
             let answer = acp::NewSessionResponse::new(opened.live.id.clone())
-                .modes(modes(opened.live.mode()));
+                .modes(modes(opened.live.mode()))
+                .config_options(super::options::config_options(&opened.live));
             responder.respond(answer)?;
             start(&cx, opened);
             Ok(())
@@ -164,15 +206,20 @@ async fn load_session(
     responder: Responder<acp::LoadSessionResponse>,
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    let opened = match open(&state, &request.cwd, Some(&request.session_id.0)).await {
+    let mut opened = match open(&state, &request.cwd, Some(&request.session_id.0)).await {
         Ok(opened) => opened,
         Err(error) => return responder.respond_with_error(error),
     };
+    opened.notices.extend(unused_servers(&request.mcp_servers));
     // The whole conversation comes before the answer, as the protocol asks.
     for update in super::replay::updates(&opened.loaded.messages, &opened.live.workdir) {
         turn::notify(&cx, &opened.live, update);
     }
-    responder.respond(acp::LoadSessionResponse::new().modes(modes(opened.live.mode())))?;
+    responder.respond(
+        acp::LoadSessionResponse::new()
+            .modes(modes(opened.live.mode()))
+            .config_options(super::options::config_options(&opened.live)),
+    )?;
     start(&cx, opened);
     Ok(())
 }
@@ -214,6 +261,8 @@ where
     let on_mode = Arc::clone(&state);
     let on_prompt = Arc::clone(&state);
     let on_cancel = Arc::clone(&state);
+    let on_list = Arc::clone(&state);
+    let on_option = Arc::clone(&state);
     Agent
         .v1()
         .name("harness9")
@@ -275,6 +324,27 @@ where
                 cx.spawn(
                     async move { responder.respond_with_result(turn::prompt(live, request).await) },
                 )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::ListSessionsRequest,
+                        responder: Responder<acp::ListSessionsResponse>,
+                        cx: ConnectionTo<Client>| {
+                let state = Arc::clone(&on_list);
+                cx.spawn(async move { responder.respond_with_result(state.list(&request).await) })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::SetSessionConfigOptionRequest,
+                        responder: Responder<acp::SetSessionConfigOptionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let answer = match on_option.sessions.get(&request.session_id).await {
+                    Ok(live) => super::options::set(&live, &request),
+                    Err(error) => Err(error),
+                };
+                responder.respond_with_result(answer)
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -34,6 +34,10 @@ pub struct Live {
     pub home: PathBuf,
     pub facts: SessionFacts,
     pub mode: Mutex<Mode>,
+    /// The model of the next run (`session/set_config_option`).
+    model: Mutex<String>,
+    /// The todo list as the core last published it (for the plan review).
+    todos: Mutex<Vec<crate::session::TodoItem>>,
     /// The running prompt's answer, while one runs.
     turn: Mutex<Option<oneshot::Sender<TurnEnd>>>,
     /// `session/cancel` came during this turn: it ends `cancelled`, whatever else happened.
@@ -86,6 +90,26 @@ impl Live {
 
     pub fn mode(&self) -> Mode {
         self.mode.lock().map(|m| *m).unwrap_or_default()
+    }
+
+    pub fn todos(&self) -> Vec<crate::session::TodoItem> {
+        self.todos.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    pub fn set_todos(&self, todos: &[crate::session::TodoItem]) {
+        if let Ok(mut current) = self.todos.lock() {
+            *current = todos.to_vec();
+        }
+    }
+
+    pub fn model(&self) -> String {
+        self.model.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    pub fn set_model(&self, model: String) {
+        if let Ok(mut current) = self.model.lock() {
+            *current = model;
+        }
     }
 
     pub fn set_mode(&self, mode: Mode) {
@@ -168,6 +192,8 @@ impl Sessions {
             handle: opened.handle,
             workdir: settings.workdir.clone(),
             home: settings.home.clone(),
+            model: Mutex::new(opened.facts.model.clone()),
+            todos: Mutex::new(loaded.todos.clone()),
             facts: opened.facts,
             mode: Mutex::new(loaded.mode),
             turn: Mutex::new(None),

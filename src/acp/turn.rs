@@ -78,7 +78,10 @@ pub async fn pump(
     while let Some(update) = updates.recv().await {
         match update {
             Update::Engine(event) => engine_event(&live, &cx, event),
-            Update::Todos(todos) => notify(&cx, &live, acp::SessionUpdate::Plan(plan(&todos))),
+            Update::Todos(todos) => {
+                live.set_todos(&todos);
+                notify(&cx, &live, acp::SessionUpdate::Plan(plan(&todos)));
+            }
             Update::Compacted(result) => {
                 match result {
                     Ok(Some(info)) => say(
@@ -106,6 +109,14 @@ pub async fn pump(
 
 fn engine_event(live: &Arc<Live>, cx: &ConnectionTo<Client>, event: Event) {
     if let Some(end) = stop_reason(&event.kind) {
+        let todos = live.todos();
+        if matches!(event.kind, EventKind::Done(_))
+            && super::plan_review::waiting(live.mode(), &todos)
+        {
+            // The turn goes on with the user's answer about the plan.
+            super::plan_review::review(Arc::clone(live), cx.clone(), todos);
+            return;
+        }
         match (end, event.kind) {
             (Ok(reason), _) => live.end_turn(TurnEnd::Stop(reason)),
             (Err(()), EventKind::Error(failure)) => live.end_turn(TurnEnd::Failed(failure)),

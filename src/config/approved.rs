@@ -54,34 +54,35 @@ struct ApprovedFile {
     approved: Vec<Approval>,
 }
 
-/// The hash an approval is remembered by: SHA-256 over the definition's JSON text and over the
-/// files in the project (`workdir`, canonical) that it runs (`named_files`), so rewriting a hook's or
-/// server's script (from a sandboxed command, say) is a new, unapproved definition. serde_json
-/// keeps an object's keys sorted, so the same definition written in another key order, or with
-/// `value` with every object's keys in sorted order, so its text is the same whatever order the
-/// file had: serde_json keeps insertion order once any dependency enables `preserve_order` (the
-/// ACP SDK does), and an approval must not change with a key's place in the file.
-fn sorted(value: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
+/// `value` with every object's keys in sorted order. serde_json keeps a file's key order when
+/// a dependency turns on its `preserve_order` feature (the ACP crates do), so the order is made
+/// here, as the hashes stored before were made.
+fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
     match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(key, value)| (key.clone(), sorted(value)))
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            serde_json::Value::Object(
+                keys.into_iter()
+                    .map(|key| (key.clone(), sorted_keys(&map[key])))
                     .collect(),
             )
         }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(sorted_keys).collect())
+        }
         other => other.clone(),
     }
 }
-/// other whitespace, hashes the same.
+
+/// The hash an approval is remembered by: SHA-256 over the definition's JSON text and over the
+/// files in the project (`workdir`, canonical) that it runs (`named_files`), so rewriting a hook's or
+/// server's script (from a sandboxed command, say) is a new, unapproved definition. The text
+/// hashed has every object's keys sorted (`sorted_keys`), so the same definition written in
+/// another key order, or with other whitespace, hashes the same.
 pub fn definition_hash(definition: &serde_json::Value, workdir: &Path) -> String {
     let mut hasher = Sha256::new();
-    hasher.update(sorted(definition).to_string().as_bytes());
+    hasher.update(sorted_keys(definition).to_string().as_bytes());
     for (path, state) in named_files(definition, workdir) {
         hasher.update(b"\0");
         hasher.update(path.as_os_str().as_encoded_bytes());
@@ -324,7 +325,12 @@ mod tests {
         let b: serde_json::Value = serde_json::from_str("{\"b\":[2,3],\n\"a\":1}").unwrap();
         let work = Path::new("/srv/repo");
         assert_eq!(definition_hash(&a, work), definition_hash(&b, work));
-        assert_eq!(definition_hash(&a, work).len(), 64);
+        // The hash approvals were stored under before serde_json could keep a file's key order:
+        // they stay valid.
+        assert_eq!(
+            definition_hash(&b, work),
+            "efbd0040190fb0871831e606c581f8a66db79d8e2bb836745a70051306956070"
+        );
     }
 
     /// Issue 29 point 6: the approval hashed the definition's text only, so a sandboxed command

@@ -320,11 +320,11 @@ mod tests {
         let first = live.try_recv().unwrap();
         let second = live.try_recv().unwrap();
         assert_eq!((first.id, second.id), (1, 2));
-        let second_text = text(&second);
-        let data = second_text
+        let frame = text(&second);
+        let data = frame
             .strip_prefix("id: 2\ndata: ")
             .and_then(|rest| rest.strip_suffix("\n\n"))
-            .expect("one SSE frame with its id");
+            .unwrap_or_else(|| panic!("{frame:?}"));
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(data).unwrap(),
             serde_json::json!({"data": "b", "id": 2, "turn": 1, "type": "action_delta"})

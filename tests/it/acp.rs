@@ -2,177 +2,16 @@
 //! and stdout) against the mock model server: sessions, streamed turns, tool calls with diffs,
 //! permission requests, cancel, load, modes, and an editor that goes away mid-turn.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
+mod editor;
 
 use serde_json::{Value, json};
 
+pub use editor::{Editor, texts, updates};
+
 use crate::exec::Run;
 use crate::support::{
-    Gate, MockLlm, PATIENCE, Reply, Split, openai_text_chunk, openai_text_sse, openai_tool_sse,
+    Gate, MockLlm, Reply, Split, openai_text_chunk, openai_text_sse, openai_tool_sse,
 };
-
-/// An editor at the other end of `harness9 acp`.
-pub struct Editor {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    messages: mpsc::Receiver<Value>,
-    next_id: u64,
-}
-
-impl Editor {
-    pub fn start(run: &Run, mock: &MockLlm) -> Editor {
-        let command = run.command(mock, &["acp"]);
-        Editor::spawn(command)
-    }
-
-    pub fn spawn(mut command: std::process::Command) -> Editor {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("harness9 acp starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, messages) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                // Nothing but protocol messages on stdout.
-                let message: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a JSON-RPC line ({e}): {line}"));
-                if tx.send(message).is_err() {
-                    break;
-                }
-            }
-        });
-        Editor {
-            stdin: child.stdin.take(),
-            child,
-            messages,
-            next_id: 0,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Sends a request; returns its id.
-    pub fn request(&mut self, method: &str, params: Value) -> u64 {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    pub fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    pub fn next(&mut self) -> Value {
-        self.messages
-            .recv_timeout(PATIENCE)
-            .expect("a message from harness9 acp in time")
-    }
-
-    /// The answer to request `id`, with the notifications before it; the agent's own requests
-    /// (`session/request_permission`) are answered with what `answer` gives.
-    pub fn answer_to(
-        &mut self,
-        id: u64,
-        mut answer: impl FnMut(&Value) -> Value,
-    ) -> (Value, Vec<Value>) {
-        let mut notifications = Vec::new();
-        loop {
-            let message = self.next();
-            if message.get("method").is_some() && message.get("id").is_some() {
-                let result = answer(&message);
-                notifications.push(message.clone());
-                self.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
-            } else if message.get("method").is_some() {
-                notifications.push(message);
-            } else if message["id"] == json!(id) {
-                return (message, notifications);
-            }
-        }
-    }
-
-    /// A request and its answer; the agent must not ask anything meanwhile.
-    pub fn call(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
-        let id = self.request(method, params);
-        self.answer_to(id, |asked| {
-            panic!("unexpected request from the agent: {asked}")
-        })
-    }
-
-    pub fn initialize(&mut self) -> Value {
-        let (answer, _) = self.call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        answer
-    }
-
-    pub fn new_session(&mut self, run: &Run) -> String {
-        let (answer, _) = self.call("session/new", json!({"cwd": run.workdir, "mcpServers": []}));
-        answer["result"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no session: {answer}"))
-            .to_owned()
-    }
-
-    pub fn prompt(&mut self, session: &str, text: &str) -> u64 {
-        self.request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
-        )
-    }
-
-    /// Closes stdin (the editor goes away) and waits for the exit status.
-    pub fn close(mut self) -> Option<i32> {
-        drop(self.stdin.take());
-        let until = std::time::Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            assert!(
-                std::time::Instant::now() < until,
-                "harness9 acp did not exit"
-            );
-            // Waiting on a child's exit has no event to block on here but the exit itself.
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Editor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The `session/update`s of kind `kind` among `notifications`.
-pub fn updates<'a>(notifications: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    notifications
-        .iter()
-        .filter(|n| n["method"] == "session/update")
-        .map(|n| &n["params"]["update"])
-        .filter(|u| u["sessionUpdate"] == kind)
-        .collect()
-}
-
-fn texts(notifications: &[Value], kind: &str) -> String {
-    updates(notifications, kind)
-        .iter()
-        .filter_map(|u| u["content"]["text"].as_str())
-        .collect()
-}
 
 /// An OpenAI stream that thinks `thought`, then says `text`.
 pub fn thinking_sse(thought: &str, text: &str) -> Vec<u8> {
@@ -409,6 +248,21 @@ fn acp_load_replays_the_stored_conversation_and_modes_switch() {
         json!({"sessionId": session, "modeId": "turbo"}),
     );
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // The stored sessions of this folder, and the model as a selector.
+    let (answer, _) = editor.call("session/list", json!({"cwd": run.workdir}));
+    let listed = answer["result"]["sessions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{answer}");
+    assert_eq!(listed[0]["sessionId"], session.as_str());
+    assert_eq!(listed[0]["title"], "what is 2 + 2?");
+    let (answer, _) = editor.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "gpt-4.1-mini"}),
+    );
+    let model = &answer["result"]["configOptions"][0];
+    assert_eq!(model["id"], "model", "{answer}");
+    assert_eq!(model["category"], "model");
+    assert_eq!(model["currentValue"], "gpt-4.1-mini");
 }
 
 #[test]
@@ -455,4 +309,67 @@ fn acp_without_a_key_offers_an_auth_method_that_names_the_variable() {
     assert!(description.contains(".env"), "{description}");
     let (answer, _) = editor.call("session/new", json!({"cwd": run.workdir, "mcpServers": []}));
     assert_eq!(answer["error"]["code"], -32000, "{answer}");
+}
+
+#[test]
+fn acp_a_plan_is_reviewed_and_carried_out_in_auto_edit_within_the_turn() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let todos = |status: &str| {
+        json!({"todos": [{"content": "write the file", "status": status}]}).to_string()
+    };
+    mock.push(sse(openai_tool_sse("t1", "todo_write", &todos("pending"))));
+    mock.push(sse(openai_text_sse("Here is the plan.")));
+    mock.push(sse(openai_tool_sse(
+        "t2",
+        "todo_write",
+        &todos("completed"),
+    )));
+    mock.push(sse(openai_text_sse("All done.")));
+    let (mut editor, session) = with_session(&run, &mock);
+    editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "plan"}),
+    );
+    let id = editor.prompt(&session, "plan it");
+    let mut asked = Vec::new();
+    let (answer, notifications) = editor.answer_to(id, |request| {
+        asked.push(request.clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "plan_auto_edit"}})
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"]["toolCall"]["kind"], "switch_mode");
+    let switched = updates(&notifications, "current_mode_update");
+    assert_eq!(switched.len(), 1, "{notifications:?}");
+    assert_eq!(switched[0]["currentModeId"], "auto-edit");
+    let said = texts(&notifications, "agent_message_chunk");
+    assert!(said.starts_with("Here is the plan."), "{said}");
+    assert!(said.contains("All done."), "{said}");
+    let plans = updates(&notifications, "plan");
+    assert_eq!(plans.last().unwrap()["entries"][0]["status"], "completed");
+}
+
+#[test]
+fn acp_mcp_servers_the_editor_passes_are_named_as_not_started() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    let mut editor = Editor::start(&run, &mock);
+    editor.initialize();
+    let server = json!({"name": "editor-tools", "command": "/bin/true", "args": [], "env": []});
+    let (answer, _) = editor.call(
+        "session/new",
+        json!({"cwd": run.workdir, "mcpServers": [server]}),
+    );
+    let session = answer["result"]["sessionId"].clone();
+    // The notice follows the answer; the next request's answer comes after it.
+    let (_, notifications) = editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "default"}),
+    );
+    let said = texts(&notifications, "agent_message_chunk");
+    assert!(
+        said.contains("editor-tools") && said.contains("not started"),
+        "{said}"
+    );
 }
