@@ -244,3 +244,22 @@ fn outside_a_repository_a_worktree_is_a_usage_error_and_reaches_no_model() {
     assert_fails(&bad, 2, "invalid worktree name");
     assert!(mock.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_opens_a_session_in_a_worktree_and_refuses_a_bad_name() {
+    let mock = MockLlm::start().await;
+    let server = crate::serve_client::Server::start(&mock, &[], &[]);
+    repository(&server.run);
+    let body = serde_json::json!({"worktree": "api"});
+    let (status, opened) = server.request("POST", "/sessions", Some(body)).await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{opened}");
+    assert_eq!(opened["worktree"], "api");
+    let main = server.run.workdir.canonicalize().unwrap();
+    let folder = main.parent().unwrap().join("repo.worktrees/api");
+    assert_eq!(opened["workdir"], folder.display().to_string());
+    assert!(folder.join("shared.txt").exists());
+    let bad = serde_json::json!({"worktree": "../up"});
+    let (status, refused) = server.request("POST", "/sessions", Some(bad)).await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{refused}");
+    assert!(mock.requests().is_empty());
+}
