@@ -263,3 +263,28 @@ async fn serve_opens_a_session_in_a_worktree_and_refuses_a_bad_name() {
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{refused}");
     assert!(mock.requests().is_empty());
 }
+
+#[test]
+fn the_tui_names_its_worktree_on_the_status_line_and_in_status() {
+    let run = Run::new();
+    repository(&run);
+    let mock = MockLlm::start_in_background();
+    // The repository is trusted, so its worktree is too: no trust question comes first.
+    let env = crate::tui::env(&run, &mock);
+    let mut pty = crate::pty::Pty::spawn(
+        crate::tui::harness9(),
+        &["--worktree", "ui"],
+        &run.workdir,
+        &env,
+    );
+    // The status line shows the folder (and the notice that made it, while it is new).
+    pty.wait_for_all(&["Ask harness9 to do something", "…repo.worktrees/ui"]);
+    pty.send("/status\r");
+    let main = run.workdir.canonicalize().unwrap();
+    let folder = main.parent().unwrap().join("repo.worktrees/ui");
+    pty.wait_for_all(&[
+        "worktree: ui · sandbox:",
+        &format!("working directory: {}", folder.display()),
+    ]);
+    assert!(mock.requests().is_empty());
+}
