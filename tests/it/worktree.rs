@@ -244,3 +244,47 @@ fn outside_a_repository_a_worktree_is_a_usage_error_and_reaches_no_model() {
     assert_fails(&bad, 2, "invalid worktree name");
     assert!(mock.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_opens_a_session_in_a_worktree_and_refuses_a_bad_name() {
+    let mock = MockLlm::start().await;
+    let server = crate::serve_client::Server::start(&mock, &[], &[]);
+    repository(&server.run);
+    let body = serde_json::json!({"worktree": "api"});
+    let (status, opened) = server.request("POST", "/sessions", Some(body)).await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{opened}");
+    assert_eq!(opened["worktree"], "api");
+    let main = server.run.workdir.canonicalize().unwrap();
+    let folder = main.parent().unwrap().join("repo.worktrees/api");
+    assert_eq!(opened["workdir"], folder.display().to_string());
+    assert!(folder.join("shared.txt").exists());
+    let bad = serde_json::json!({"worktree": "../up"});
+    let (status, refused) = server.request("POST", "/sessions", Some(bad)).await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{refused}");
+    assert!(mock.requests().is_empty());
+}
+
+#[test]
+fn the_tui_names_its_worktree_on_the_status_line_and_in_status() {
+    let run = Run::new();
+    repository(&run);
+    let mock = MockLlm::start_in_background();
+    // The repository is trusted, so its worktree is too: no trust question comes first.
+    let env = crate::tui::env(&run, &mock);
+    let mut pty = crate::pty::Pty::spawn(
+        crate::tui::harness9(),
+        &["--worktree", "ui"],
+        &run.workdir,
+        &env,
+    );
+    // The status line shows the folder (and the notice that made it, while it is new).
+    pty.wait_for_all(&["Ask harness9 to do something", "…repo.worktrees/ui"]);
+    pty.send("/status\r");
+    let main = run.workdir.canonicalize().unwrap();
+    let folder = main.parent().unwrap().join("repo.worktrees/ui");
+    pty.wait_for_all(&[
+        "worktree: ui · sandbox:",
+        &format!("working directory: {}", folder.display()),
+    ]);
+    assert!(mock.requests().is_empty());
+}
