@@ -135,14 +135,24 @@ impl Connection {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport =
-                    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                let service = handler
-                    .serve_with_lifecycle(
-                        Negotiating::new(transport, Arc::clone(&progress)),
-                        lifecycle,
-                    )
-                    .await?;
+                // With tokens from `harness9 mcp login`, they go with every request.
+                let authorized = match &handler.side.home {
+                    Some(home) => super::oauth::authorized_client(home, name, url).await,
+                    None => None,
+                };
+                let service = match authorized {
+                    Some(client) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let negotiating = Negotiating::new(transport, Arc::clone(&progress));
+                        handler.serve_with_lifecycle(negotiating, lifecycle).await?
+                    }
+                    None => {
+                        let client = reqwest::Client::new();
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let negotiating = Negotiating::new(transport, Arc::clone(&progress));
+                        handler.serve_with_lifecycle(negotiating, lifecycle).await?
+                    }
+                };
                 Connection {
                     peer: service.peer().clone(),
                     service: Mutex::new(Some(service)),
