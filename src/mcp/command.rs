@@ -61,7 +61,7 @@ async fn login(
             "no MCP server named `{name}` starts in this folder"
         ));
     };
-    let Ok(config::Transport::Http { url, .. }) = &spec.transport else {
+    let Ok(config::Transport::Http { url, oauth, .. }) = &spec.transport else {
         return usage(&format!(
             "`{name}` is not an HTTP server: only those log in"
         ));
@@ -82,8 +82,7 @@ async fn login(
             }
         };
     }
-    // The `oauth` entry of the definition (a pre-registered client) is not read yet.
-    match super::oauth::login(home, name, url, &super::oauth::ClientSettings::default()).await {
+    match super::oauth::login(home, name, url, oauth).await {
         Ok(()) => {
             println!("logged in to `{name}`");
             0

@@ -115,7 +115,11 @@ impl Connection {
                 }
                 .speaking_a_known_version()
             }
-            Transport::Http { url, headers } => {
+            Transport::Http {
+                url,
+                headers,
+                oauth,
+            } => {
                 let mut custom = HashMap::new();
                 for (key, value) in headers {
                     let name = reqwest::header::HeaderName::from_bytes(key.as_bytes()).map_err(
@@ -136,6 +140,14 @@ impl Connection {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
                 // With tokens from `harness9 mcp login`, they go with every request.
+                // A machine's own credentials get their tokens here, without a login.
+                if let Some(home) = &handler.side.home
+                    && oauth.grant == super::oauth::Grant::ClientCredentials
+                    && !super::oauth::token_file(home, name, url).exists()
+                    && let Err(e) = super::oauth::client_credentials(home, name, url, oauth).await
+                {
+                    tracing::warn!(target: "harness9::mcp", "server `{name}`: no token: {e}");
+                }
                 let authorized = match &handler.side.home {
                     Some(home) => super::oauth::authorized_client(home, name, url).await,
                     None => None,

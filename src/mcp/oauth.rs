@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState,
-    StoredCredentials,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig,
+    CredentialStore, OAuthState, StoredCredentials,
 };
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -30,14 +30,42 @@ pub enum OAuthError {
     NoRedirect(Duration),
     #[error("the redirect to 127.0.0.1 carried no authorization: {0}")]
     BadRedirect(String),
+    #[error("the client-credentials grant needs `client_id` and `client_secret` in `oauth`")]
+    NoClientSecret,
 }
 
-/// The pre-registered client and scopes of a server's `oauth` entry, when it has one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A server's `oauth` entry: a pre-registered client, the scopes to ask for, the grant.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct ClientSettings {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
     pub scopes: Vec<String>,
+    pub grant: Grant,
+}
+
+impl std::fmt::Debug for ClientSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is never printed, not even in a log line about the definition.
+        f.debug_struct("ClientSettings")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("scopes", &self.scopes)
+            .field("grant", &self.grant)
+            .finish()
+    }
+}
+
+/// How harness9 gets its tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Grant {
+    /// The user logs in in a browser (`mcp login`).
+    #[default]
+    AuthorizationCode,
+    /// A machine's own credentials (`client_id` and `client_secret`), no browser.
+    ClientCredentials,
 }
 
 /// Where server `name`'s tokens for `url` are kept (a changed URL does not reuse them).
@@ -123,13 +151,42 @@ pub async fn authorized_client(
     }
 }
 
-/// Logs in to server `name` at `url`: authorization code with PKCE through the user's browser.
+/// Gets tokens for server `name` at `url` without a browser: the client-credentials grant.
+pub async fn client_credentials(
+    home: &Path,
+    name: &str,
+    url: &str,
+    client: &ClientSettings,
+) -> Result<(), OAuthError> {
+    let (Some(client_id), Some(client_secret)) = (&client.client_id, &client.client_secret) else {
+        return Err(OAuthError::NoClientSecret);
+    };
+    let mut manager = AuthorizationManager::new(url).await?;
+    manager.set_credential_store(FileStore {
+        path: token_file(home, name, url),
+    });
+    let mut state = OAuthState::Unauthorized(manager);
+    let config = ClientCredentialsConfig::ClientSecret {
+        client_id: client_id.clone(),
+        client_secret: client_secret.clone(),
+        scopes: client.scopes.clone(),
+        resource: Some(url.to_owned()),
+    };
+    state.authenticate_client_credentials(config).await?;
+    Ok(())
+}
+
+/// Logs in to server `name` at `url`: authorization code with PKCE through the user's browser
+/// (or, for the client-credentials grant, the machine's own credentials).
 pub async fn login(
     home: &Path,
     name: &str,
     url: &str,
     client: &ClientSettings,
 ) -> Result<(), OAuthError> {
+    if client.grant == Grant::ClientCredentials {
+        return client_credentials(home, name, url, client).await;
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let redirect_uri = format!(
         "http://127.0.0.1:{}/callback",

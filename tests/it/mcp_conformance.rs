@@ -31,10 +31,12 @@ const PASSING: &[&str] = &[
     "auth/token-endpoint-auth-basic",
     "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
 ];
 
 /// The suite's entry point under `.ci/cache/conformance`.
@@ -123,13 +125,33 @@ fn client_script(run: &Run, scenario: &str) -> PathBuf {
     } else {
         String::new()
     };
+    // The server's definition; a scenario that hands out client credentials
+    // (`MCP_CONFORMANCE_CONTEXT`) gets them in its `oauth` entry, as a user would write them.
+    let writer = run.home.join("write_config.js");
+    std::fs::write(
+        &writer,
+        r#"const url = process.argv[2];
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+const server = {type: "http", url};
+if (context.client_id) {
+  server.oauth = {client_id: context.client_id};
+  if (context.client_secret) server.oauth.client_secret = context.client_secret;
+  if ((process.env.MCP_CONFORMANCE_SCENARIO || "").startsWith("auth/client-credentials")) {
+    server.oauth.grant = "client_credentials";
+  }
+}
+require("fs").writeFileSync(process.env.HARNESS9_HOME + "/mcp.json",
+  JSON.stringify({mcpServers: {conf: server}}));
+"#,
+    )
+    .unwrap();
     let body = format!(
         "#!/bin/sh\n\
          # Called by the conformance suite as `client.sh URL` for scenario {scenario}.\n\
-         printf '{{\"mcpServers\": {{\"conf\": {{\"type\": \"http\", \"url\": \"%s\"}}}}}}' \"$1\" \
-         > \"$HARNESS9_HOME/mcp.json\"\n\
+         node '{writer}' \"$1\"\n\
          {login}\
          exec '{bin}' exec --json --mode yolo 'run the scenario' > '{events}'\n",
+        writer = writer.display(),
         bin = bin.display(),
         events = events.display(),
     );
