@@ -197,6 +197,10 @@ pub async fn login(
         path: token_file(home, name, url),
     });
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("harness9");
+    // The server's own 401 says where its metadata is and which scopes it wants.
+    if let Some(challenge) = challenge_of(url).await {
+        request = request.with_challenge(challenge);
+    }
     if let Some(id) = &client.client_id {
         request = request.with_preregistered_client(id.clone());
         if let Some(secret) = &client.client_secret {
@@ -219,6 +223,31 @@ pub async fn login(
     let base = redirect_uri.trim_end_matches("/callback");
     state.handle_callback_url(&format!("{base}{path}")).await?;
     Ok(())
+}
+
+/// The `WWW-Authenticate` header of the server's answer to a request without a token, when it
+/// answers 401.
+async fn challenge_of(url: &str) -> Option<String> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")}}});
+    let answer = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .ok()?;
+    if answer.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    answer
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
 }
 
 /// Forgets server `name`'s tokens; whether there were any.

@@ -23,6 +23,7 @@ const PASSING: &[&str] = &[
     "auth/metadata-default",
     "auth/metadata-var1",
     "auth/metadata-var2",
+    "auth/metadata-var3",
     "auth/basic-cimd",
     "auth/scope-from-www-authenticate",
     "auth/scope-from-scopes-supported",
