@@ -13,6 +13,7 @@ pub mod edit;
 mod error;
 mod manager;
 mod negotiate;
+pub mod oauth;
 mod output_schema;
 mod shutdown;
 pub mod tool;
@@ -47,6 +48,11 @@ pub fn start(
             pending.name, pending.summary
         ));
     }
-    let manager = McpManager::start(loaded.servers, loaded.skipped, settings.workdir.clone());
+    let manager = McpManager::start_with_home(
+        loaded.servers,
+        loaded.skipped,
+        settings.workdir.clone(),
+        Some(settings.home.clone()),
+    );
     (manager, loaded.pending, notices)
 }

@@ -195,6 +195,11 @@ pub enum McpAction {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Log in to an HTTP server with OAuth (in your browser); its tokens are kept, 0600, in
+    /// $HARNESS9_HOME/mcp-oauth/.
+    Login { name: String },
+    /// Forget an HTTP server's OAuth tokens.
+    Logout { name: String },
     /// Remove a server from the file that defines it.
     Remove {
         name: String,

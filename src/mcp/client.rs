@@ -34,13 +34,16 @@ pub type OnNotice = Arc<dyn Fn(String) + Send + Sync>;
 pub struct ClientSide {
     workdir: RwLock<PathBuf>,
     accept_elicitation_defaults: AtomicBool,
+    /// `$HARNESS9_HOME`, where the HTTP servers' OAuth tokens are kept (none: none are used).
+    pub home: Option<PathBuf>,
 }
 
 impl ClientSide {
-    pub fn new(workdir: PathBuf) -> Self {
+    pub fn new(workdir: PathBuf, home: Option<PathBuf>) -> Self {
         ClientSide {
             workdir: RwLock::new(workdir),
             accept_elicitation_defaults: AtomicBool::new(false),
+            home,
         }
     }
 

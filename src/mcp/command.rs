@@ -41,6 +41,56 @@ pub async fn run(
             &command,
         ),
         McpAction::Remove { name, scope } => remove(workdir, home, &name, scope),
+        McpAction::Login { name } => login(workdir, home, trusted, trust_flag, &name, true).await,
+        McpAction::Logout { name } => login(workdir, home, trusted, trust_flag, &name, false).await,
+    }
+}
+
+/// `mcp login NAME` (`log_in`) or `mcp logout NAME`.
+async fn login(
+    workdir: &Path,
+    home: &Path,
+    trusted: bool,
+    trust_flag: bool,
+    name: &str,
+    log_in: bool,
+) -> u8 {
+    let loaded = config::load(workdir, home, trusted, trust_flag);
+    let Some(spec) = loaded.servers.iter().find(|s| s.name == name) else {
+        return usage(&format!(
+            "no MCP server named `{name}` starts in this folder"
+        ));
+    };
+    let Ok(config::Transport::Http { url, oauth, .. }) = &spec.transport else {
+        return usage(&format!(
+            "`{name}` is not an HTTP server: only those log in"
+        ));
+    };
+    if !log_in {
+        return match super::oauth::logout(home, name, url) {
+            Ok(true) => {
+                println!("forgot the tokens of `{name}`");
+                0
+            }
+            Ok(false) => {
+                println!("`{name}` had no tokens");
+                0
+            }
+            Err(e) => {
+                eprintln!("harness9 mcp logout: {e}");
+                1
+            }
+        };
+    }
+    match super::oauth::login(home, name, url, oauth).await {
+        Ok(()) => {
+            println!("logged in to `{name}`");
+            0
+        }
+        Err(e) => {
+            eprintln!("harness9 mcp login: {e}");
+            1
+        }
     }
 }
 
@@ -160,7 +210,12 @@ async fn list(workdir: &Path, home: &Path, trusted: bool, trust_flag: bool, json
     for notice in &loaded.notices {
         eprintln!("harness9: {notice}");
     }
-    let manager = McpManager::start(loaded.servers, loaded.skipped, workdir.to_path_buf());
+    let manager = McpManager::start_with_home(
+        loaded.servers,
+        loaded.skipped,
+        workdir.to_path_buf(),
+        Some(home.to_path_buf()),
+    );
     manager.wait_ready(HEADLESS_WAIT).await;
     let statuses = manager.statuses();
     manager.shutdown();

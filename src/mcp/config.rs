@@ -56,6 +56,8 @@ pub enum Transport {
     Http {
         url: String,
         headers: Vec<(String, String)>,
+        /// Its `oauth` entry (empty: harness9 discovers and registers itself).
+        oauth: super::oauth::ClientSettings,
     },
 }
 
@@ -223,14 +225,24 @@ pub fn parse(
         Some("http" | "streamable-http" | "streamableHttp") => {
             let url = string("url")?.ok_or(DefinitionError::NoUrl)?;
             let headers = pairs(object.get("headers"), "headers", ':', lookup)?;
-            Ok(Transport::Http { url, headers })
+            let oauth = oauth_settings(object.get("oauth"), lookup)?;
+            Ok(Transport::Http {
+                url,
+                headers,
+                oauth,
+            })
         }
         Some("sse") => Err(DefinitionError::OldSse),
         None | Some("stdio") => {
             if object.contains_key("url") && !object.contains_key("command") {
                 let url = string("url")?.unwrap_or_default();
                 let headers = pairs(object.get("headers"), "headers", ':', lookup)?;
-                return Ok(Transport::Http { url, headers });
+                let oauth = oauth_settings(object.get("oauth"), lookup)?;
+                return Ok(Transport::Http {
+                    url,
+                    headers,
+                    oauth,
+                });
             }
             let command = string("command")?.ok_or(DefinitionError::NoCommand)?;
             let args = match object.get("args") {
@@ -255,6 +267,49 @@ pub fn parse(
 
 /// `env` or `headers`: an object, or a list of `"K=V"` (`"K: V"`) strings as the Go original
 /// wrote them.
+/// An HTTP server's `oauth` entry: `client_id`, `client_secret`, `scopes`, `grant`
+/// (`authorization_code` or `client_credentials`); variables expand as elsewhere.
+fn oauth_settings(
+    value: Option<&Value>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<super::oauth::ClientSettings, DefinitionError> {
+    use super::oauth::{ClientSettings, Grant};
+    let Some(Value::Object(object)) = value else {
+        return Ok(ClientSettings::default());
+    };
+    let string = |key: &str| -> Result<Option<String>, DefinitionError> {
+        match object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => expand(text, lookup).map(Some),
+            Some(_) => Err(DefinitionError::NotAString {
+                key: format!("oauth.{key}"),
+            }),
+        }
+    };
+    let scopes = match object.get("scopes") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(text) => expand(text, lookup),
+                _ => Err(DefinitionError::NotAString {
+                    key: "oauth.scopes".into(),
+                }),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    let grant = match string("grant")?.as_deref() {
+        Some("client_credentials") => Grant::ClientCredentials,
+        _ => Grant::AuthorizationCode,
+    };
+    Ok(ClientSettings {
+        client_id: string("client_id")?,
+        client_secret: string("client_secret")?,
+        scopes,
+        grant,
+    })
+}
+
 fn pairs(
     value: Option<&Value>,
     key: &str,

@@ -115,7 +115,11 @@ impl Connection {
                 }
                 .speaking_a_known_version()
             }
-            Transport::Http { url, headers } => {
+            Transport::Http {
+                url,
+                headers,
+                oauth,
+            } => {
                 let mut custom = HashMap::new();
                 for (key, value) in headers {
                     let name = reqwest::header::HeaderName::from_bytes(key.as_bytes()).map_err(
@@ -135,14 +139,32 @@ impl Connection {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport =
-                    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-                let service = handler
-                    .serve_with_lifecycle(
-                        Negotiating::new(transport, Arc::clone(&progress)),
-                        lifecycle,
-                    )
-                    .await?;
+                // With tokens from `harness9 mcp login`, they go with every request.
+                // A machine's own credentials get their tokens here, without a login.
+                if let Some(home) = &handler.side.home
+                    && oauth.grant == super::oauth::Grant::ClientCredentials
+                    && !super::oauth::token_file(home, name, url).exists()
+                    && let Err(e) = super::oauth::client_credentials(home, name, url, oauth).await
+                {
+                    tracing::warn!(target: "harness9::mcp", "server `{name}`: no token: {e}");
+                }
+                let authorized = match &handler.side.home {
+                    Some(home) => super::oauth::authorized_client(home, name, url).await,
+                    None => None,
+                };
+                let service = match authorized {
+                    Some(client) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let negotiating = Negotiating::new(transport, Arc::clone(&progress));
+                        handler.serve_with_lifecycle(negotiating, lifecycle).await?
+                    }
+                    None => {
+                        let client = reqwest::Client::new();
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let negotiating = Negotiating::new(transport, Arc::clone(&progress));
+                        handler.serve_with_lifecycle(negotiating, lifecycle).await?
+                    }
+                };
                 Connection {
                     peer: service.peer().clone(),
                     service: Mutex::new(Some(service)),

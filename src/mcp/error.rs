@@ -150,8 +150,8 @@ impl McpError {
     pub fn with_next_step(&self, server: &str) -> String {
         match self.kind() {
             McpErrorKind::Authorization => format!(
-                "it needs authorization (HTTP 401: {self}): give it a token in the `headers` \
-                 of `{server}` in mcp.json (`\"Authorization\": \"Bearer ${{TOKEN}}\"`)"
+                "it needs authorization (HTTP 401: {self}): `harness9 mcp login {server}` logs \
+                 in, or give it a token in its `headers` in mcp.json"
             ),
             McpErrorKind::ProtocolVersion => format!(
                 "{self}; a newer or older release of the server may speak one harness9 does"

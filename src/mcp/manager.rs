@@ -117,10 +117,20 @@ pub struct McpManager {
 impl McpManager {
     /// Starts every server in the background (needs a Tokio runtime) and returns at once.
     pub fn start(servers: Vec<ServerSpec>, skipped: Vec<Skipped>, workdir: PathBuf) -> Self {
+        Self::start_with_home(servers, skipped, workdir, None)
+    }
+
+    /// `start`, with the HTTP servers' OAuth tokens kept in `home` sent to them.
+    pub fn start_with_home(
+        servers: Vec<ServerSpec>,
+        skipped: Vec<Skipped>,
+        workdir: PathBuf,
+        home: Option<PathBuf>,
+    ) -> Self {
         let (changed, _) = watch::channel(0);
         let manager = McpManager {
             inner: Arc::new(Inner {
-                side: Arc::new(ClientSide::new(workdir.clone())),
+                side: Arc::new(ClientSide::new(workdir.clone(), home)),
                 workdir,
                 entries: Mutex::new(
                     servers

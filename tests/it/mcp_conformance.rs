@@ -20,7 +20,24 @@ const PASSING: &[&str] = &[
     "tools_call",
     "elicitation-sep1034-client-defaults",
     "sse-retry",
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
 ];
 
 /// The suite's entry point under `.ci/cache/conformance`.
@@ -89,19 +106,64 @@ fn client_script(run: &Run, scenario: &str) -> PathBuf {
     let bin = assert_cmd::cargo::cargo_bin!("harness9");
     let script = run.home.join("client.sh");
     let events = run.home.join("events.jsonl");
+    // The user's browser, for an authorization scenario: it follows the authorization server's
+    // redirect back to harness9's listener on 127.0.0.1.
+    let browser = run.home.join("browser.sh");
+    std::fs::write(
+        &browser,
+        "#!/bin/sh
+         next=$(curl -s -o /dev/null -w '%{redirect_url}' \"$1\")
+         curl -s -o /dev/null \"$next\"\n",
+    )
+    .unwrap();
+    let login = if scenario.starts_with("auth/") {
+        format!(
+            "BROWSER='{browser}' '{bin}' mcp login conf > '{log}' 2>&1\n",
+            browser = browser.display(),
+            bin = bin.display(),
+            log = run.home.join("login.log").display(),
+        )
+    } else {
+        String::new()
+    };
+    // The server's definition; a scenario that hands out client credentials
+    // (`MCP_CONFORMANCE_CONTEXT`) gets them in its `oauth` entry, as a user would write them.
+    let writer = run.home.join("write_config.js");
+    std::fs::write(
+        &writer,
+        r#"const url = process.argv[2];
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+const server = {type: "http", url};
+if (context.client_id) {
+  server.oauth = {client_id: context.client_id};
+  if (context.client_secret) server.oauth.client_secret = context.client_secret;
+  if ((process.env.MCP_CONFORMANCE_SCENARIO || "").startsWith("auth/client-credentials")) {
+    server.oauth.grant = "client_credentials";
+  }
+}
+require("fs").writeFileSync(process.env.HARNESS9_HOME + "/mcp.json",
+  JSON.stringify({mcpServers: {conf: server}}));
+"#,
+    )
+    .unwrap();
     let body = format!(
         "#!/bin/sh\n\
          # Called by the conformance suite as `client.sh URL` for scenario {scenario}.\n\
-         printf '{{\"mcpServers\": {{\"conf\": {{\"type\": \"http\", \"url\": \"%s\"}}}}}}' \"$1\" \
-         > \"$HARNESS9_HOME/mcp.json\"\n\
+         node '{writer}' \"$1\"\n\
+         {login}\
          exec '{bin}' exec --json --mode yolo 'run the scenario' > '{events}'\n",
+        writer = writer.display(),
         bin = bin.display(),
         events = events.display(),
     );
-    std::fs::write(&script, body).unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
+    for path in [&script, &browser] {
+        if path == &script {
+            std::fs::write(path, &body).unwrap();
+        }
+        let mut permissions = std::fs::metadata(path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(path, permissions).unwrap();
+    }
     script
 }
 
@@ -196,10 +258,39 @@ fn run_scenario(entry: &Path, scenario: &str) -> Outcome {
             std::fs::read_to_string(run.home.join("events.jsonl")).unwrap_or_default()
         )],
     };
+    if scenario == "auth/metadata-default" && failures.is_empty() {
+        tokens_stay_private(&run);
+    }
     Outcome {
         scenario: scenario.to_owned(),
         failures,
     }
+}
+
+/// After a login: the token file is its owner's alone, and the access token is in no event nor
+/// the log (and so never reached the model, whose requests are events' sources).
+fn tokens_stay_private(run: &Run) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = run.home.join("mcp-oauth");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let kept: Value = serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+    let token = kept["token_response"]["access_token"].as_str().unwrap();
+    assert!(token.len() > 8, "{kept}");
+    let mut seen = std::fs::read_to_string(run.home.join("events.jsonl")).unwrap();
+    for log in std::fs::read_dir(run.home.join("logs"))
+        .into_iter()
+        .flatten()
+    {
+        seen.push_str(&std::fs::read_to_string(log.unwrap().path()).unwrap_or_default());
+    }
+    seen.push_str(&std::fs::read_to_string(run.home.join("login.log")).unwrap_or_default());
+    assert!(!seen.contains(token), "the access token leaked");
 }
 
 #[test]

@@ -42,6 +42,7 @@ fn variables_expand_in_every_field_with_defaults() {
         Transport::Http {
             url: "https://example.test/mcp".into(),
             headers: vec![("Authorization".into(), "Bearer t0k".into())],
+            oauth: Default::default(),
         }
     );
 }
@@ -143,4 +144,29 @@ fn a_malformed_file_is_a_notice_not_a_failure() {
     let loaded = load(work.path(), home.path(), true, false);
     assert!(loaded.servers.is_empty());
     assert!(loaded.notices[0].contains("not valid JSON"));
+}
+
+#[test]
+fn an_http_servers_oauth_entry_is_read_and_its_secret_never_printed() {
+    let definition = json!({
+        "type": "http",
+        "url": "https://example.test/mcp",
+        "oauth": {"client_id": "cli", "client_secret": "${TOKEN}", "scopes": ["read", "write"],
+                  "grant": "client_credentials"}
+    });
+    let Transport::Http { oauth, .. } = parse(&definition, &lookup).unwrap() else {
+        panic!("not http");
+    };
+    assert_eq!(oauth.client_id.as_deref(), Some("cli"));
+    assert_eq!(oauth.client_secret.as_deref(), Some("t0k"));
+    assert_eq!(oauth.scopes, ["read", "write"]);
+    assert_eq!(oauth.grant, crate::mcp::oauth::Grant::ClientCredentials);
+    assert!(!format!("{oauth:?}").contains("t0k"));
+    let bad = json!({"type": "http", "url": "https://x/mcp", "oauth": {"client_id": 5}});
+    assert!(
+        parse(&bad, &lookup)
+            .unwrap_err()
+            .to_string()
+            .contains("oauth.client_id")
+    );
 }

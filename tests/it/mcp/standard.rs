@@ -293,7 +293,7 @@ fn an_http_server_that_wants_authorization_says_so_and_what_to_do() {
     assert!(
         notices
             .iter()
-            .any(|n| n.contains("`t`") && n.contains("HTTP 401") && n.contains("headers")),
+            .any(|n| n.contains("HTTP 401") && n.contains("`harness9 mcp login t`")),
         "{notices:?}"
     );
 }
