@@ -37,6 +37,7 @@ impl Served {
             "context_window": self.facts.context_window,
             // The status line's label without its "sandbox: " prefix: `workspace-write`.
             "sandbox": self.facts.sandbox.strip_prefix("sandbox: ").unwrap_or(&self.facts.sandbox),
+            "web_search": self.facts.web_search,
             "notices": notices,
         })
     }

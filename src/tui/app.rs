@@ -175,6 +175,8 @@ pub(super) struct Facts {
     pub models: Vec<(String, Option<u64>)>,
     /// The commands' sandbox for the status line.
     pub sandbox: String,
+    /// Which web search applies, for `/status`.
+    pub web_search: String,
     /// Drawn inline in the main screen (`--no-alt-screen`).
     pub inline: bool,
 }
@@ -271,6 +273,8 @@ pub struct App {
     pub(super) dialogs: DialogGuard,
     /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
     pub sandbox: Option<String>,
+    /// Which web search applies (`/status`), once the session is open.
+    pub(super) web_search: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
@@ -385,6 +389,7 @@ impl App {
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
+            web_search: None,
             mcp: Vec::new(),
             stack: Default::default(),
             jobs: Default::default(),
@@ -432,6 +437,7 @@ impl App {
         self.hooks = facts.hooks;
         self.models = facts.models;
         self.sandbox = Some(facts.sandbox);
+        self.web_search = Some(facts.web_search);
         self.inline = facts.inline;
     }
 

@@ -89,12 +89,13 @@ impl App {
             _ => format!("nothing sent yet (window {} tokens)", s.context_window),
         };
         format!(
-            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\ncontext: {context}\nworking directory: {}\n{}",
+            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\n{}\ncontext: {context}\nworking directory: {}\n{}",
             s.provider,
             s.model,
             s.session_id,
             s.mode,
             self.sandbox.as_deref().unwrap_or("sandbox: unknown"),
+            self.web_search.as_deref().unwrap_or("web search: unknown"),
             s.workdir,
             self.cost_text()
         )

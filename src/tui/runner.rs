@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 use super::app::{App, AppEvent, Command};
 use super::startup::Startup;
 use super::{draw_frame, mcp_panel, terminal};
-use crate::config::display::Display;
 use crate::session::AssembleError;
+use crate::session::launch::Display;
 use crate::session::{Closing, ExportError, Request, SessionHandle, Update};
 
 mod opened;

@@ -36,6 +36,7 @@ impl Runner {
                 hooks: facts.hooks,
                 models: facts.models,
                 sandbox: facts.sandbox,
+                web_search: facts.web_search,
                 inline: !self.display.alt_screen,
             },
         );

@@ -53,6 +53,33 @@ fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
     // The file itself is written by the session core (`session::tests::exports`).
 }
 
+/// Which web search applies is the session's fact (`engine::WebSearch`), shown as it comes.
+#[test]
+fn status_says_which_web_search_applies() {
+    let mut app = app();
+    assert!(send(&mut app, "/status").is_empty());
+    assert!(screen(&mut app, 100, 30).contains("web search: unknown"));
+    let label = crate::engine::WebSearch::Unavailable.label();
+    let session = app.session.clone();
+    app.show_session(
+        session,
+        crate::tui::app::Facts {
+            skills: Vec::new(),
+            hooks: Vec::new(),
+            models: Vec::new(),
+            sandbox: "sandbox: off".into(),
+            web_search: label.into(),
+            inline: false,
+        },
+    );
+    assert!(send(&mut app, "/status").is_empty());
+    let text = screen(&mut app, 120, 40);
+    assert!(
+        text.contains("web search: none (no backend is configured"),
+        "{text}"
+    );
+}
+
 #[test]
 fn status_shows_provider_model_session_sandbox_and_context() {
     let mut app = app();
