@@ -1,5 +1,5 @@
 //! The full-screen TUI, a client of the session core (`crate::session`): it draws and maps keys,
-//! sends the app's commands as requests and turns the core's updates into the app's events. It
+//! sends the session core its `Request`s and takes in its `Update`s as they are. It
 //! never touches the store, a provider, a tool or the working directory's files itself (a
 //! `/export` the user asked for is written by the core, never over an existing one). The first frame
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
@@ -58,7 +58,7 @@ use std::time::Instant;
 
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 
-pub use app::{App, AppEvent, Command, Scroll, SessionView};
+pub use app::{App, Effect, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
 /// A whole frame of the app (settled, drawn, taken in): what a test or a bench draws with.
 pub use view::render as draw;

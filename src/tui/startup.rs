@@ -10,7 +10,7 @@ use std::pin::Pin;
 
 use tokio::task::JoinHandle;
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::extension_question::ExtensionQuestion;
 use super::trust_question::TrustQuestion;
 use crate::session::launch::Launch;
@@ -89,16 +89,16 @@ impl Startup {
         matches!(self.work, Work::Blocking(_) | Work::Opening(_))
     }
 
-    /// The user's answer to a question of the start; whether `command` was one.
-    pub fn answer(&mut self, command: &Command, app: &mut App) -> bool {
-        match command {
-            Command::TrustFolder(trusted) => {
+    /// The user's answer to a question of the start; whether `effect` was one.
+    pub fn answer(&mut self, effect: &Effect, app: &mut App) -> bool {
+        match effect {
+            Effect::TrustFolder(trusted) => {
                 if let Some(launch) = self.launch.take() {
                     self.work = Work::Blocking(resolve(launch, Some(*trusted)));
                 }
                 true
             }
-            Command::ApproveExtension(yes) => {
+            Effect::ApproveExtension(yes) => {
                 let extension = self.asking.take();
                 match (extension, self.launch.take()) {
                     (Some(extension), Some(launch)) if *yes => {
