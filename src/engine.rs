@@ -32,6 +32,7 @@ pub use event::{
     SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome, ToolProgress,
 };
 pub use failure::{Failure, FailureKind};
+pub use provider_search::WebSearch;
 
 use crate::context::{BasePrompt, PromptBuilder};
 use crate::memory::{Compactor, MemoryError, Session};

@@ -77,7 +77,13 @@ fn main() -> ExitCode {
         };
         let token = env.process_var("HARNESS9_SERVE_TOKEN");
         let display = config::display::resolve(&home, cli.theme, cli.no_alt_screen);
-        let result = runtime.block_on(tui::attach(&home, token, args, display));
+        let result = runtime.block_on(tui::attach(
+            &home,
+            token,
+            &args.url,
+            args.session.as_deref(),
+            display.into(),
+        ));
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return ExitCode::from(tui::exit_code(result));
     }
@@ -224,13 +230,8 @@ fn main() -> ExitCode {
                 Ok(settings)
             };
             let display = config::display::resolve(&settings.home, cli.theme, cli.no_alt_screen);
-            let result = runtime.block_on(tui::run(
-                settings,
-                choice,
-                picker,
-                Box::new(trusted),
-                display,
-            ));
+            let launch = harness9::session::launch::Launch::new(settings, Box::new(trusted));
+            let result = runtime.block_on(tui::run(launch, choice, picker, display.into()));
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             ExitCode::from(tui::exit_code(result))
         }

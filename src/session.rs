@@ -21,6 +21,7 @@ mod actor;
 mod catalogue;
 mod export;
 mod hub;
+pub mod launch;
 mod memories;
 mod protocol;
 pub mod remote;
@@ -79,6 +80,8 @@ pub struct SessionFacts {
     pub context_window: u64,
     /// The commands' sandbox, for a status line (`workspace-write`).
     pub sandbox: String,
+    /// Which web search applies, for a status (`engine::WebSearch::label`).
+    pub web_search: String,
     /// Skills as (name, description).
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each with where it comes from (`/hooks`).
@@ -192,6 +195,7 @@ pub async fn open_with(
         workdir: settings.workdir.display().to_string(),
         context_window: settings.context_window,
         sandbox: assembly.sandbox.label(),
+        web_search: assembly.engine.web_search().label().to_owned(),
         skills: assembly
             .skills
             .iter()

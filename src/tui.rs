@@ -1,5 +1,5 @@
 //! The full-screen TUI, a client of the session core (`crate::session`): it draws and maps keys,
-//! sends the app's commands as requests and turns the core's updates into the app's events. It
+//! sends the session core its `Request`s and takes in its `Update`s as they are. It
 //! never touches the store, a provider, a tool or the working directory's files itself (a
 //! `/export` the user asked for is written by the core, never over an existing one). The first frame
 //! is drawn before anything that can wait (logs, store, session). One loop owns the terminal
@@ -58,14 +58,13 @@ use std::time::Instant;
 
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 
-pub use app::{App, AppEvent, Command, Scroll, SessionView};
+pub use app::{App, Effect, Scroll, SessionView};
 pub use transcript::{EntryKind, Tone, Transcript};
 /// A whole frame of the app (settled, drawn, taken in): what a test or a bench draws with.
 pub use view::render as draw;
 
-use crate::config::Settings;
-use crate::config::display::{Display, Theme};
 use crate::session;
+use crate::session::launch::{Display, Launch, Theme};
 use crate::session::{AssembleError, SessionChoice};
 use runner::Runner;
 use startup::Startup;
@@ -85,30 +84,25 @@ pub fn exit_code(result: Result<(), AssembleError>) -> u8 {
     }
 }
 
-/// Settings resolved again for a folder the user just trusted.
-pub type TrustedSettings = Box<dyn FnOnce() -> Result<Settings, crate::config::ConfigError> + Send>;
-
-/// Runs the TUI in the working directory of `settings`. With `open_picker`, the session
+/// Runs the TUI in the working directory of `launch`. With `open_picker`, the session
 /// picker is shown first (`harness9 --resume` without an id). A folder whose trust is not
-/// decided is asked about first; if the user trusts it, `trusted` gives the settings to use.
+/// decided is asked about first; if the user trusts it, its settings are resolved again.
 pub async fn run(
-    settings: Settings,
+    launch: Launch,
     choice: SessionChoice,
     open_picker: bool,
-    trusted: TrustedSettings,
     display: Display,
 ) -> Result<(), AssembleError> {
-    let outcome = run_screen(settings, choice, open_picker, trusted, display).await;
+    let outcome = run_screen(launch, choice, open_picker, display).await;
     // Whatever way it ended, the terminal is the user's again.
     terminal::restore();
     outcome
 }
 
 async fn run_screen(
-    settings: Settings,
+    launch: Launch,
     choice: SessionChoice,
     open_picker: bool,
-    trusted: TrustedSettings,
     display: Display,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
@@ -116,14 +110,14 @@ async fn run_screen(
     // migrations, the session; keys typed meanwhile wait for it.
     let mut app = App::new(SessionView {
         session_id: String::new(),
-        provider: settings.provider.kind.to_string(),
-        model: settings.provider.model.clone(),
-        workdir: settings.workdir.display().to_string(),
-        mode: settings.mode,
-        context_window: settings.context_window,
+        provider: launch.provider(),
+        model: launch.model().to_owned(),
+        workdir: launch.workdir(),
+        mode: launch.mode(),
+        context_window: launch.context_window(),
     });
-    let term = first_frame(&settings.home, &display, &mut app, started)?;
-    let _logs = terminal::init_file_logging(&settings.home);
+    let term = first_frame(launch.home(), &display, &mut app, started)?;
+    let _logs = session::launch::file_logs(launch.home());
     tracing::info!(
         "[tui] first frame | after_ms={}",
         started.elapsed().as_millis()
@@ -131,7 +125,7 @@ async fn run_screen(
     highlight::warm_up();
     // A folder whose trust is not decided is asked about first, then a trusted project's
     // extensions; the session opens after the answers.
-    let startup = Startup::local(settings, choice, trusted, &mut app);
+    let startup = Startup::local(launch, choice, &mut app);
     show(app, startup, open_picker, term, display).await
 }
 
@@ -176,11 +170,13 @@ fn first_frame(
     Ok(term)
 }
 
-/// `harness9 attach`: the TUI over a session of a `serve` instance (`session::remote`).
+/// `harness9 attach`: the TUI over a session of the `serve` instance at `url` (`session::remote`):
+/// `session_id`, or a new one.
 pub async fn attach(
     home: &std::path::Path,
     token: Option<&str>,
-    args: &crate::config::AttachArgs,
+    url: &str,
+    session_id: Option<&str>,
     display: Display,
 ) -> Result<(), AssembleError> {
     let started = Instant::now();
@@ -188,24 +184,24 @@ pub async fn attach(
         AssembleError::Setup(format!(
             "no token for {}: set HARNESS9_SERVE_TOKEN, or start harness9 serve first \
              (it writes {}): {e}",
-            args.url,
+            url,
             home.join(session::remote::TOKEN_FILE).display()
         ))
     })?;
     let mut app = App::new(SessionView {
         session_id: String::new(),
         provider: String::new(),
-        model: args.url.clone(),
+        model: url.to_owned(),
         workdir: String::new(),
         mode: crate::session::Mode::Default,
         context_window: 0,
     });
     let term = first_frame(home, &display, &mut app, started)?;
-    let _logs = terminal::init_file_logging(home);
+    let _logs = session::launch::file_logs(home);
     highlight::warm_up();
-    let (url, session) = (args.url.clone(), args.session.clone());
+    let (url, session_id) = (url.to_owned(), session_id.map(str::to_owned));
     let startup = Startup::opening(Box::pin(async move {
-        session::remote::open(&url, &token, session.as_deref()).await
+        session::remote::open(&url, &token, session_id.as_deref()).await
     }));
     let outcome = show(app, startup, false, term, display).await;
     terminal::restore();

@@ -18,7 +18,45 @@ use crate::schema::ToolDefinition;
 /// Our tool that a provider may run itself.
 const WEB_SEARCH: &str = "web_search";
 
+/// Which web search a session's `web_search` can be, as `/status` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebSearch {
+    /// Our tool through the search backend the user configured (a provider that searches
+    /// itself may still run the call in its place where it would run unasked).
+    Backend,
+    /// No backend: the provider's own server-side search, offered where a call would run
+    /// unasked.
+    Provider,
+    /// Neither: `web_search` is not offered to the model.
+    Unavailable,
+}
+
+impl WebSearch {
+    /// The line a status shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            WebSearch::Backend => "web search: the configured backend",
+            WebSearch::Provider => {
+                "web search: the provider's own, where web_search may run without asking"
+            }
+            WebSearch::Unavailable => {
+                "web search: none (no backend is configured, so web_search is not offered)"
+            }
+        }
+    }
+}
+
 impl AgentEngine {
+    /// Which web search applies here: decided as `offer_provider_search` decides what a
+    /// request offers (our tool when it works here, else the provider's own, else none).
+    pub fn web_search(&self) -> WebSearch {
+        match self.registry.get(WEB_SEARCH) {
+            Some(tool) if tool.works_here() => WebSearch::Backend,
+            Some(_) if self.provider().searches_web() => WebSearch::Provider,
+            _ => WebSearch::Unavailable,
+        }
+    }
+
     /// Marks `web_search` in `tools` as one the provider may run, when a call of it would run
     /// unasked in `mode`; then leaves out a tool that cannot work here unless the provider
     /// runs it (our `web_search` without a backend): the model is never offered a tool that
@@ -200,6 +238,39 @@ mod tests {
         assert!(!offered_with(vec![hook(Matcher::All)]).await);
         assert!(!offered_with(vec![hook(Matcher::Names(vec!["web_search".into()]))]).await);
         assert!(offered_with(vec![hook(Matcher::Names(vec!["bash".into()]))]).await);
+    }
+
+    /// `/status` says which search applies, as the requests offer it.
+    #[tokio::test]
+    async fn the_web_search_that_applies_is_the_backend_else_the_providers_else_none() {
+        use super::WebSearch;
+        let source = |backend: bool, searches: bool| {
+            let mut provider = ScriptedProvider::new(Vec::new());
+            if searches {
+                provider = provider.searching_the_web();
+            }
+            let settings = WebSettings {
+                search: backend
+                    .then(|| crate::web::SearchBackend::Searx("http://127.0.0.1:9/search".into())),
+                ..WebSettings::default()
+            };
+            let mut registry = Registry::new();
+            crate::web::register(&mut registry, &settings);
+            AgentEngine::builder(Arc::new(provider), Arc::new(registry), std::env::temp_dir())
+                .build()
+                .web_search()
+        };
+        assert_eq!(source(true, false), WebSearch::Backend);
+        assert_eq!(source(true, true), WebSearch::Backend);
+        assert_eq!(source(false, true), WebSearch::Provider);
+        assert_eq!(source(false, false), WebSearch::Unavailable);
+        let bare = AgentEngine::builder(
+            Arc::new(ScriptedProvider::new(Vec::new()).searching_the_web()),
+            Arc::new(Registry::new()),
+            std::env::temp_dir(),
+        )
+        .build();
+        assert_eq!(bare.web_search(), WebSearch::Unavailable, "no tool, none");
     }
 
     /// Without a search backend our `web_search` can only fail: it is offered only when the

@@ -148,6 +148,12 @@ pub(crate) fn task_call(id: &str, agent: &str, prompt: &str) -> ToolCall {
     )
 }
 
+/// A `bash` that only says what it would run (`ran: COMMAND`), for front ends' tests that need
+/// a tool which asks.
+pub(crate) fn echo_bash() -> Arc<dyn Tool> {
+    fake_bash()
+}
+
 /// A parent engine with `tools` and `task` over them; `extra` adds file agents.
 pub(crate) fn parent_engine(
     provider: &Arc<FnProvider>,

@@ -199,7 +199,8 @@ impl Tool for McpTool {
                 (&self.output_schema, &result.structured_content)
             && let Some(mismatch) = super::output_schema::mismatch(schema, structured)
         {
-            let text = crate::schema::fence_outside(&format!("MCP server `{}`", self.server), &text);
+            let text =
+                crate::schema::fence_outside(&format!("MCP server `{}`", self.server), &text);
             return Err(ToolError::new(format!(
                 "the MCP server `{}` answered `{}` with structured content that does not match \
                  the tool's output schema ({mismatch}); the result was:\n{text}",

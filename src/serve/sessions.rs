@@ -38,6 +38,7 @@ impl Served {
             // The status line's label without its "sandbox: " prefix: `workspace-write`.
             "sandbox": self.facts.sandbox.strip_prefix("sandbox: ").unwrap_or(&self.facts.sandbox),
             "worktree": self.facts.worktree,
+            "web_search": self.facts.web_search,
             "notices": notices,
         })
     }

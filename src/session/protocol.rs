@@ -16,7 +16,7 @@ use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
 use crate::schema::{Message, ToolResult};
 
 /// Something a front end asks of the session.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     /// Send a prompt: it starts a run now, or is queued (and stored) while one is going; a
     /// queued prompt starts by itself when the run ends well if the core drives the queue

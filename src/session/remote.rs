@@ -144,6 +144,9 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         workdir: text("workdir"),
         context_window: described["context_window"].as_u64().unwrap_or(128_000),
         sandbox: text("sandbox"),
+        web_search: Some(text("web_search"))
+            .filter(|label| !label.is_empty())
+            .unwrap_or_else(|| "web search: as the server decides".to_owned()),
         skills: Vec::new(),
         // The server's hooks run there; this front end lists none of them.
         hooks: Vec::new(),

@@ -1,35 +1,63 @@
-//! The answers the runner brings back from work done off the UI task (the session core's query
-//! answers, a finished `!` command, a loaded session), taken into the app's state. Same rule as
-//! `app.rs`: state changes in, commands out.
+//! The session core's updates taken into the app's state: the engine's events (`engine_events`),
+//! the answers to the app's requests (a query, a finished `!` command, a loaded session), what
+//! the core says of itself (MCP servers, jobs, a rename). Same rule as `app.rs`: state changes
+//! in, effects out.
 
-use super::app::{App, AppEvent, Command, Scroll};
+use std::sync::Arc;
+
+use super::app::{App, Effect, Scroll};
 use super::transcript::{Tone, Transcript};
+use crate::session::{ExportError, LoadedSession, Request, Update};
 
 impl App {
-    /// Takes in an answer from work done off the UI task.
-    pub fn handle_async(&mut self, event: AppEvent) -> Vec<Command> {
-        match event {
-            AppEvent::Sessions { generation, hits } => {
+    /// Takes in an update of the session core. `Update::Closed` is the runner's (it ends the
+    /// loop).
+    pub fn take_update(&mut self, update: Update) -> Vec<Effect> {
+        match update {
+            Update::Engine(event) => return self.handle_engine(event),
+            Update::Loaded(loaded) => return self.load(Arc::unwrap_or_clone(loaded)),
+            Update::Todos(todos) => self.todos = todos,
+            // The app keeps the queue and sends the next prompt itself.
+            Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
+            Update::Renamed(name) => {
+                self.flash = Some(format!("renamed: harness9 --resume {name} comes back here"));
+                self.session_name = Some(name);
+            }
+            Update::Exported { file, result } => {
+                self.flash = Some(match result {
+                    Ok(path) => format!("exported the transcript to {}", path.display()),
+                    Err(ExportError::Exists) => {
+                        format!("{file} exists: /export NAME writes another file")
+                    }
+                    Err(error) => format!("cannot write {file}: {error}"),
+                })
+            }
+            Update::Jobs(list) => self.on_jobs(list),
+            Update::Sessions { generation, hits } => {
                 if let Some(picker) = self.stack.find_mut::<super::picker::Picker>() {
                     picker.accept(generation, hits);
                 }
             }
-            AppEvent::SessionRead {
+            Update::SessionRead {
                 session_id,
                 messages,
-            } => self.session_read(&session_id, messages),
-            AppEvent::Files(files) => self.files = Some(super::mentions::with_directories(files)),
-            AppEvent::Attached(files) => self
+            } => self.session_read(&session_id, messages.map_err(|f| f.message)),
+            Update::Files { files, .. } => {
+                self.files = Some(super::mentions::with_directories(Arc::unwrap_or_clone(
+                    files,
+                )))
+            }
+            Update::Attached(files) => self
                 .transcript
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
-            AppEvent::PastedImage(image) => self.attach_pasted_image(image),
-            AppEvent::Images(images) => {
+            Update::PastedImage(image) => self.attach_pasted_image(image.map_err(|f| f.message)),
+            Update::Images(images) => {
                 for image in &images {
                     self.transcript
                         .notice(super::transcript::image_label(image), Tone::Quiet);
                 }
             }
-            AppEvent::Memories {
+            Update::Memories {
                 generation,
                 memories,
             } => {
@@ -37,13 +65,21 @@ impl App {
                     panel.accept(generation, memories);
                 }
             }
-            AppEvent::Mcp { servers, notices } => {
+            Update::Mcp { servers, notices } => {
+                let servers = servers
+                    .iter()
+                    .map(super::mcp_panel::McpView::from_status)
+                    .collect();
                 super::mcp_panel::servers_changed(self, servers, notices)
             }
-            AppEvent::McpPrompt { command, result } => {
-                return super::mcp_panel::prompt_fetched(self, &command, result);
+            Update::McpPrompt { command, result } => {
+                return super::mcp_panel::prompt_fetched(
+                    self,
+                    &command,
+                    result.map_err(|f| f.message),
+                );
             }
-            AppEvent::ShellDone {
+            Update::ShellDone {
                 id,
                 mut result,
                 duration,
@@ -58,7 +94,7 @@ impl App {
                 if !self.busy() && !self.queue.is_empty() {
                     let next = self.queue.remove(0);
                     let mut commands = self.start_run(next);
-                    commands.push(Command::QueueChanged(self.queue.clone()));
+                    commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
                     return commands;
                 }
                 self.transcript.notice(
@@ -66,7 +102,7 @@ impl App {
                     Tone::Quiet,
                 );
             }
-            AppEvent::Compacted(Ok(Some(info))) => {
+            Update::Compacted(Ok(Some(info))) => {
                 self.flash = None;
                 self.transcript.notice(
                     format!(
@@ -76,79 +112,119 @@ impl App {
                     Tone::Quiet,
                 );
             }
-            AppEvent::Compacted(Ok(None)) => {
+            Update::Compacted(Ok(None)) => {
                 self.flash = Some("nothing to compact yet: the conversation is short".into());
             }
-            AppEvent::Compacted(Err(error)) => {
+            Update::Compacted(Err(error)) => {
                 self.flash = None;
                 self.transcript
-                    .notice(format!("compaction failed: {error}"), Tone::Error);
+                    .notice(format!("compaction failed: {}", error.message), Tone::Error);
             }
-            AppEvent::ChildSessions(links) => {
-                for (task_id, session_id) in links {
-                    self.transcript.link_child_session(&task_id, session_id);
-                }
-            }
-            AppEvent::SessionLoaded {
-                session_id,
-                mode,
-                messages,
-                todos,
-                queue,
-            } => {
-                self.session.session_id = session_id;
-                self.session.mode = mode;
-                self.transcript = Transcript::from_messages(&messages);
-                self.stack.close::<super::child_view::ChildView>();
-                self.set_history(
-                    messages
-                        .iter()
-                        .filter(|m| m.role == crate::schema::Role::User && !m.is_tool_result())
-                        .map(|m| {
-                            crate::session::text::split_attachments(&m.content)
-                                .0
-                                .to_owned()
-                        })
-                        .collect(),
-                );
-                self.todos = todos;
-                self.queue = queue;
-                self.turn = 0;
-                // The stored conversation's size until the provider counts it at the next call.
-                self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
-                    input_tokens: crate::session::text::estimate_tokens(&messages, &[]),
-                    output_tokens: 0,
-                    context_window: self.session.context_window,
-                    estimated: true,
-                    ..Default::default()
-                });
-                self.scroll = Scroll::Follow;
-                self.flash = Some(if self.queue.is_empty() {
-                    format!(
-                        "session {}",
-                        &self.session.session_id[..self.session.session_id.len().min(8)]
-                    )
-                } else {
-                    format!(
-                        "{} queued prompt(s) restored: Enter on an empty input sends the next",
-                        self.queue.len()
-                    )
-                });
-            }
-            AppEvent::Flash(text) => self.flash = Some(text),
-            AppEvent::Prompts(prompts) => self.on_prompts(prompts),
-            AppEvent::Restored(restored) => self.on_restored(restored),
-            AppEvent::Failed(failure) => {
-                self.flash = Some(failure.message.lines().next().unwrap_or("").to_owned());
-                // A store that fails is shown as what it is and stays readable, never as an
-                // empty screen.
-                if failure.kind == crate::engine::FailureKind::Storage {
-                    let hint = super::engine_events::next_step(failure.kind);
-                    self.transcript
-                        .notice(format!("{}\n{hint}", failure.message), Tone::Error);
-                }
-            }
+            Update::Prompts(prompts) => self.on_prompts(prompts),
+            Update::Restored(restored) => self.on_restored(restored),
+            Update::Failed(failure) => self.failed(failure),
         }
         Vec::new()
+    }
+
+    /// Another session is now the current one (or the current one again, after a rewind of
+    /// the conversation): its conversation, mode, todos and queue; what went wrong loading it
+    /// and what was ignored are said.
+    fn load(&mut self, loaded: LoadedSession) -> Vec<Effect> {
+        // The session shown, loaded again: inline, its conversation up to there is in the
+        // scrollback already.
+        let again = loaded.session_id == self.session.session_id;
+        let (problems, notices) = self.show_loaded(loaded);
+        if again && self.inline {
+            self.transcript.mark_written();
+        }
+        // Left in sessions.db as stored; the user is told why the list or queue is empty.
+        let mut said: Vec<String> = Vec::new();
+        for problem in problems {
+            said.push(problem.message.clone());
+            self.failed(problem);
+        }
+        said.extend(notices);
+        if !said.is_empty() {
+            self.flash = Some(said.join("; "));
+        }
+        Vec::new()
+    }
+
+    /// Something asked of the session failed (what kind decides where it is shown).
+    fn failed(&mut self, failure: crate::session::Failure) {
+        self.flash = Some(failure.message.lines().next().unwrap_or("").to_owned());
+        // A store that fails is shown as what it is and stays readable, never as an empty
+        // screen.
+        if failure.kind == crate::session::FailureKind::Storage {
+            let hint = super::engine_events::next_step(failure.kind);
+            self.transcript
+                .notice(format!("{}\n{hint}", failure.message), Tone::Error);
+        }
+    }
+
+    /// The screen shows `loaded` from now on: its conversation, mode, todos and queue, and its
+    /// sub-agents' sessions by task call id. Returns what could not be read of it and its
+    /// notices, for the caller to say.
+    pub(super) fn show_loaded(
+        &mut self,
+        loaded: LoadedSession,
+    ) -> (Vec<crate::session::Failure>, Vec<String>) {
+        let LoadedSession {
+            session_id,
+            name,
+            mode,
+            messages,
+            todos,
+            queue,
+            problems,
+            notices,
+            child_sessions,
+        } = loaded;
+        // A named session is resumed by its name, however it got it.
+        self.session_name = name;
+        let messages = &messages[..];
+        self.session.session_id = session_id;
+        self.session.mode = mode;
+        self.transcript = Transcript::from_messages(messages);
+        for (task_id, session_id) in child_sessions {
+            self.transcript.link_child_session(&task_id, session_id);
+        }
+        self.stack.close::<super::child_view::ChildView>();
+        self.set_history(
+            messages
+                .iter()
+                .filter(|m| m.role == crate::schema::Role::User && !m.is_tool_result())
+                .map(|m| {
+                    crate::session::text::split_attachments(&m.content)
+                        .0
+                        .to_owned()
+                })
+                .collect(),
+        );
+        self.todos = todos;
+        self.queue = queue;
+        self.turn = 0;
+        // The stored conversation's size until the provider counts it at the next call.
+        self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
+            input_tokens: crate::session::text::estimate_tokens(messages, &[]),
+            output_tokens: 0,
+            context_window: self.session.context_window,
+            estimated: true,
+            ..Default::default()
+        });
+        self.scroll = Scroll::Follow;
+        self.flash = Some(if self.queue.is_empty() {
+            format!(
+                "session {}",
+                &self.session.session_id[..self.session.session_id.len().min(8)]
+            )
+        } else {
+            format!(
+                "{} queued prompt(s) restored: Enter on an empty input sends the next",
+                self.queue.len()
+            )
+        });
+        (problems, notices)
     }
 }

@@ -1,9 +1,9 @@
-//! The screen's state and how it changes: keys, pastes, mouse and engine events go in; the
-//! commands the runner must carry out (start a run, interrupt, switch mode, quit) come out. No
-//! I/O happens here, so the whole app can be driven in tests.
+//! The screen's state and how it changes: keys, pastes, mouse and the session's updates go in;
+//! what the app wants done comes out (`Effect`: the session's `Request`s, and the few effects of
+//! the terminal itself). No I/O happens here, so the whole app can be driven in tests.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ratatui::style::{Color, Style};
 use ratatui_textarea::TextArea;
@@ -12,148 +12,30 @@ use super::dialog_guard::{Clock, DialogGuard};
 
 use super::transcript::Transcript;
 use crate::engine::{ApprovalRequest, TokenUpdate};
-use crate::session::{Mode, TodoItem};
+use crate::session::{Mode, Request, TodoItem};
 
-/// What the runner must do after an update.
+/// What the app wants done after a key, a paste or an update: a request to the session core
+/// (sent as it is), or one of the few effects on the terminal and the start that the runner
+/// carries out itself and that are no business of the core.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    /// Start a run with this prompt.
-    Submit(String),
-    /// Cancel the running turn.
-    Interrupt,
-    /// Switch the engine (and the stored session) to this mode.
-    SetMode(Mode),
+pub enum Effect {
+    /// Ask the session core.
+    Request(Request),
+    /// Leave the TUI (the session is closed first).
     Quit,
-    /// Store the queued prompts.
-    QueueChanged(Vec<String>),
-    NewSession,
-    ResumeSession(String),
-    Rename(String),
-    Compact,
-    SetModel(String),
-    /// Put text on the clipboard (OSC 52).
+    /// Put text on the clipboard: OSC 52, written to the terminal the TUI owns.
     Copy(String),
     SetMouseCapture(bool),
-    /// Run a command the user typed after `!`; `id` names its block.
-    RunShell {
-        id: String,
-        command: String,
-    },
-    QuerySessions {
-        query: String,
-        all: bool,
-        generation: u64,
-    },
-    ListFiles,
-    /// Keep going by itself while the todo list has open items.
-    SetAutoContinue(bool),
-    /// Empty the todo list (a discarded plan).
-    ClearTodos,
-    /// Write the transcript as Markdown to a new `file` in the working directory.
-    Export {
-        file: String,
-        markdown: String,
-    },
     /// The user answered the folder trust question: trust it (and remember), or not for now.
     TrustFolder(bool),
     /// The user answered the question about the extension shown: approve it, or not for now.
     ApproveExtension(bool),
-    /// Start this MCP server again (`/mcp`).
-    McpReconnect(String),
-    /// Stop this MCP server for the rest of the session (`/mcp`).
-    McpDisable(String),
-    /// The conversation's prompts (`/rewind`'s list).
-    ListPrompts,
-    /// The session's background commands (`/ps`).
-    ListJobs,
-    /// Confirm the allow rules added while the session ran (`/rules`).
-    ConfirmRules,
-    /// An image from the system clipboard for the prompt (`Ctrl+V`).
-    PasteImage,
-    /// Restore files or the conversation (`/undo`, `/rewind`).
-    Restore {
-        what: crate::session::Restore,
-        conflicts: crate::session::Conflicts,
-    },
-    /// Fetch an MCP server's prompt (`/mcp__server__prompt ARGS`) and send it as the prompt.
-    McpPrompt {
-        command: String,
-        args: String,
-    },
-    /// The memories matching `query` (all when blank), for `/memory`.
-    ListMemories {
-        query: String,
-        generation: u64,
-    },
-    /// Edit memory `id`'s content, or forget it (`None`); then list as `ListMemories`.
-    ChangeMemory {
-        id: i64,
-        content: Option<String>,
-        query: String,
-        generation: u64,
-    },
-    /// Read a stored session's conversation (a sub-agent's, for its transcript view).
-    ReadSession(String),
 }
 
-/// Answers the runner brings back from work done off the UI task.
-#[derive(Debug)]
-pub enum AppEvent {
-    Sessions {
-        generation: u64,
-        hits: Vec<crate::session::SessionHit>,
-    },
-    Files(Vec<String>),
-    ShellDone {
-        id: String,
-        result: crate::schema::ToolResult,
-        duration: Duration,
-    },
-    Compacted(Result<Option<crate::engine::CompactionInfo>, String>),
-    /// Another session is now the current one.
-    SessionLoaded {
-        session_id: String,
-        mode: Mode,
-        messages: Vec<crate::schema::Message>,
-        todos: Vec<TodoItem>,
-        queue: Vec<String>,
-    },
-    Flash(String),
-    /// The loaded session's sub-agents' sessions by task call id (after `SessionLoaded`).
-    ChildSessions(Vec<(String, String)>),
-    /// A stored session's conversation, as `Command::ReadSession` asked (or why it could not be
-    /// read).
-    SessionRead {
-        session_id: String,
-        messages: Result<Vec<crate::schema::Message>, String>,
-    },
-    /// `/rewind`'s list.
-    Prompts(Vec<crate::session::PromptPoint>),
-    /// What `/undo` or `/rewind` did, or must ask.
-    Restored(std::sync::Arc<crate::session::Restored>),
-    /// Something asked of the session failed (what kind decides where it is shown).
-    Failed(crate::engine::Failure),
-    /// The files the prompt just sent carries, with the bytes attached of each.
-    Attached(Vec<(String, usize)>),
-    /// The images the prompt just sent carries.
-    Images(Vec<crate::schema::ImageRef>),
-    /// The clipboard's image asked for with `Command::PasteImage`, or why there is none.
-    PastedImage(Result<crate::session::ClipboardImage, String>),
-    /// An answer to `Command::ListMemories` or `Command::ChangeMemory`.
-    Memories {
-        generation: u64,
-        memories: Vec<crate::session::Memory>,
-    },
-    /// The MCP servers as they stand, and what went wrong with them since the last time.
-    Mcp {
-        servers: Vec<super::mcp_panel::McpView>,
-        notices: Vec<String>,
-    },
-    /// A server's prompt the user asked for: its text (sent as the prompt), or why not.
-    McpPrompt {
-        command: String,
-        result: Result<String, String>,
-    },
+impl From<Request> for Effect {
+    fn from(request: Request) -> Self {
+        Effect::Request(request)
+    }
 }
 
 /// Facts about the session for the status line.
@@ -177,6 +59,8 @@ pub(super) struct Facts {
     pub models: Vec<(String, Option<u64>)>,
     /// The commands' sandbox for the status line.
     pub sandbox: String,
+    /// Which web search applies, for `/status`.
+    pub web_search: String,
     /// Drawn inline in the main screen (`--no-alt-screen`).
     pub inline: bool,
 }
@@ -273,6 +157,8 @@ pub struct App {
     pub(super) dialogs: DialogGuard,
     /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
     pub sandbox: Option<String>,
+    /// Which web search applies (`/status`), once the session is open.
+    pub(super) web_search: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
@@ -387,6 +273,7 @@ impl App {
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             sandbox: None,
+            web_search: None,
             mcp: Vec::new(),
             stack: Default::default(),
             jobs: Default::default(),
@@ -434,6 +321,7 @@ impl App {
         self.hooks = facts.hooks;
         self.models = facts.models;
         self.sandbox = Some(facts.sandbox);
+        self.web_search = Some(facts.web_search);
         self.inline = facts.inline;
     }
 

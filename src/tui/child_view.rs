@@ -1,5 +1,5 @@
 //! A sub-agent's transcript as a layer over the conversation, opened by `Ctrl+O` on its task
-//! block (`subagents`): read from the store through the session core (`Command::ReadSession`),
+//! block (`subagents`): read from the store through the session core (`Request::ReadSession`),
 //! by the session id of the child's first event. It scrolls (from its end: what the child found
 //! is looked for first), Tab goes to the next task's child, `r` reads it again, Esc closes it.
 
@@ -9,13 +9,14 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::app::Command;
+use super::app::Effect;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::layer_scroll::LayerScroll;
 use super::transcript::{Tone, Transcript};
 use super::wrap::truncate;
 use crate::schema::Message;
+use crate::session::Request;
 
 /// A child's transcript, open over the conversation.
 #[derive(Debug)]
@@ -55,7 +56,7 @@ impl NotOpened {
 impl ChildView {
     /// The transcript of the child of `task_id` in `transcript`, and the request that reads
     /// it; or why it cannot be opened.
-    pub fn open(transcript: &Transcript, task_id: &str) -> Result<(Self, Command), NotOpened> {
+    pub fn open(transcript: &Transcript, task_id: &str) -> Result<(Self, Effect), NotOpened> {
         let Some(task) = transcript.task(task_id) else {
             return Err(NotOpened::NoTask);
         };
@@ -73,7 +74,7 @@ impl ChildView {
             // From its end: what the child found is what is looked for first.
             scroll: LayerScroll::at_end(),
         };
-        Ok((view, Command::ReadSession(session_id)))
+        Ok((view, Effect::Request(Request::ReadSession { session_id })))
     }
 
     pub fn task_id(&self) -> &str {

@@ -3,9 +3,10 @@
 //! sandbox, context use) and `/init` (the model writes an `AGENTS.md`). The app only decides;
 //! the session core writes the export file (`Request::Export`), never over an existing one.
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::tool_view;
 use super::transcript::{EntryKind, Tone};
+use crate::session::Request;
 
 /// What `/init` asks of the model.
 const INIT_PROMPT: &str = "Write an AGENTS.md file at the root of this project for coding agents \
@@ -16,7 +17,7 @@ starting over.";
 
 impl App {
     /// The session commands; `None` when `name` is not one of them.
-    pub(super) fn session_command(&mut self, name: &str, rest: &str) -> Option<Vec<Command>> {
+    pub(super) fn session_command(&mut self, name: &str, rest: &str) -> Option<Vec<Effect>> {
         let commands = match name {
             "/clear" if self.busy() => {
                 self.flash = Some("wait for the turn to end (or Esc) before /clear".into());
@@ -27,7 +28,7 @@ impl App {
                     "a fresh context; the last session is kept (harness9 --resume {})",
                     short_id(&self.session.session_id)
                 ));
-                vec![Command::NewSession]
+                vec![Effect::Request(Request::NewSession)]
             }
             "/export" => {
                 let file = if rest.is_empty() {
@@ -35,10 +36,11 @@ impl App {
                 } else {
                     rest.to_owned()
                 };
-                vec![Command::Export {
+                vec![Effect::Request(Request::Export {
                     file,
                     markdown: self.markdown(),
-                }]
+                    overwrite: false,
+                })]
             }
             "/status" => {
                 self.transcript.notice(self.status_text(), Tone::Quiet);
@@ -54,13 +56,13 @@ impl App {
             }
             "/init" if self.busy() => {
                 self.queue.push(INIT_PROMPT.into());
-                vec![Command::QueueChanged(self.queue.clone())]
+                vec![Effect::Request(Request::SetQueue(self.queue.clone()))]
             }
             "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
             "/undo" => self.undo(),
             "/rewind" => self.open_rewind(),
             "/ps" => self.ps(),
-            "/rules" => vec![Command::ConfirmRules],
+            "/rules" => vec![Effect::Request(Request::ConfirmRules)],
             _ => return None,
         };
         Some(commands)
@@ -90,12 +92,13 @@ impl App {
             _ => format!("nothing sent yet (window {} tokens)", s.context_window),
         };
         format!(
-            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\ncontext: {context}\nworking directory: {}\n{}",
+            "status\nprovider: {}\nmodel: {}\nsession: {}{name}\nmode: {}\n{}\n{}\ncontext: {context}\nworking directory: {}\n{}",
             s.provider,
             s.model,
             s.session_id,
             s.mode,
             self.sandbox.as_deref().unwrap_or("sandbox: unknown"),
+            self.web_search.as_deref().unwrap_or("web search: unknown"),
             s.workdir,
             self.cost_text()
         )

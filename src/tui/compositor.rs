@@ -13,7 +13,7 @@ use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use super::app::Command;
+use super::app::Effect;
 use super::dialog_guard::Clock;
 use super::keymap::{self, Action, Focus};
 use super::mcp_panel::McpView;
@@ -69,7 +69,7 @@ pub(super) struct Outcome {
     /// The layer is done: it leaves the stack.
     pub close: bool,
     /// Requests for the runner to carry out.
-    pub commands: Vec<Command>,
+    pub commands: Vec<Effect>,
     /// A word for the status line.
     pub flash: Option<String>,
     /// A layer to open over this one.
@@ -91,7 +91,7 @@ impl Outcome {
     }
 
     /// The key was taken and these requests go out.
-    pub fn send(commands: Vec<Command>) -> Self {
+    pub fn send(commands: Vec<Effect>) -> Self {
         Outcome {
             commands,
             ..Outcome::default()
@@ -99,7 +99,7 @@ impl Outcome {
     }
 
     /// The layer closes, and these requests go out.
-    pub fn close(commands: Vec<Command>) -> Self {
+    pub fn close(commands: Vec<Effect>) -> Self {
         Outcome {
             close: true,
             commands,

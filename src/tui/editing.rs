@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui_textarea::{CursorMove, TextArea};
 
-use super::app::{App, Command, new_input};
+use super::app::{App, Effect, new_input};
 use super::keymap::{Action, Focus};
+use crate::session::Request;
 
 /// How long a second Ctrl+C has to quit (and its hint stays).
 pub const DOUBLE_PRESS: Duration = Duration::from_secs(1);
@@ -78,24 +79,24 @@ fn word_end(text: &mut TextArea<'static>) {
 
 impl App {
     /// Esc on the conversation: stops the run or the `!` command going on.
-    pub(super) fn interrupt(&mut self) -> Vec<Command> {
+    pub(super) fn interrupt(&mut self) -> Vec<Effect> {
         if !self.busy() {
             self.flash = None;
             return Vec::new();
         }
         self.flash = Some("interrupting…".into());
         self.flash_until = None;
-        let mut commands = vec![Command::Interrupt];
+        let mut commands = vec![Effect::Request(Request::Interrupt)];
         if self.auto_continue {
             self.auto_continue = false;
-            commands.push(Command::SetAutoContinue(false));
+            commands.push(Effect::Request(Request::SetAutoContinue(false)));
         }
         commands
     }
 
     /// Ctrl+C: interrupts what is going on (as Esc does); on an idle screen it clears the
     /// input, and a second press within `DOUBLE_PRESS` quits. Its hint lives as long.
-    pub(super) fn clear_or_quit(&mut self) -> Vec<Command> {
+    pub(super) fn clear_or_quit(&mut self) -> Vec<Effect> {
         let now = self.clock.now();
         if self.busy() {
             self.last_ctrl_c = None;
@@ -165,9 +166,9 @@ impl App {
     }
     /// A paste from the terminal. An empty one is what a terminal sends when the clipboard holds
     /// an image and no text: the clipboard is then asked for the image.
-    pub fn handle_paste(&mut self, text: &str) -> Vec<Command> {
+    pub fn handle_paste(&mut self, text: &str) -> Vec<Effect> {
         if text.is_empty() && self.deny_reason.is_none() {
-            return vec![Command::PasteImage];
+            return vec![Effect::Request(Request::PasteImage)];
         }
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
@@ -194,7 +195,7 @@ impl App {
         Vec::new()
     }
 
-    /// The clipboard's image, as `Command::PasteImage` asked: shown in the input as
+    /// The clipboard's image, as `Request::PasteImage` asked: shown in the input as
     /// `[image #N WxH]`, sent as a mention of the file the core kept it in (as a pasted image
     /// path is), or why there is none.
     pub(super) fn attach_pasted_image(

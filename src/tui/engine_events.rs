@@ -2,14 +2,15 @@
 //! approvals queued, retries and compactions as quiet lines, the end of a run (and the next
 //! queued prompt), failures with what the user can do about them, chosen by their kind.
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::transcript::Tone;
 use crate::engine::{ApprovalDecision, Event, EventKind, FailureKind};
 use crate::session::Mode;
+use crate::session::Request;
 
 impl App {
     /// Takes in one engine event; when a run ends well, the next queued prompt goes out.
-    pub fn handle_engine(&mut self, event: Event) -> Vec<Command> {
+    pub fn handle_engine(&mut self, event: Event) -> Vec<Effect> {
         let done = matches!(event.kind, EventKind::Done(_));
         let failed = matches!(event.kind, EventKind::Error(_));
         self.apply_engine_event(event);
@@ -17,13 +18,13 @@ impl App {
         if failed && self.auto_continue {
             // Nothing carries on by itself after an error; the status line says so.
             self.auto_continue = false;
-            commands.push(Command::SetAutoContinue(false));
+            commands.push(Effect::Request(Request::SetAutoContinue(false)));
             self.flash = Some("auto-continue off: the run ended with an error".into());
         }
         if done && self.auto_continue {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
             self.auto_continue = false;
-            commands.push(Command::SetAutoContinue(false));
+            commands.push(Effect::Request(Request::SetAutoContinue(false)));
             if self
                 .flash
                 .as_deref()
@@ -35,7 +36,7 @@ impl App {
         if done && !self.queue.is_empty() && !self.busy() {
             let next = self.queue.remove(0);
             commands.extend(self.start_run(next));
-            commands.push(Command::QueueChanged(self.queue.clone()));
+            commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
         }
         commands
     }

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::Command;
+use super::app::Effect;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered, choice_lines};
@@ -35,7 +35,7 @@ impl Layer for ExtensionQuestion {
 
     fn update(&mut self, action: Action, _: &Shared) -> Outcome {
         match action {
-            Action::ApproveExtension(yes) => Outcome::close(vec![Command::ApproveExtension(yes)]),
+            Action::ApproveExtension(yes) => Outcome::close(vec![Effect::ApproveExtension(yes)]),
             // Ctrl+C (quitting), the page keys and the wheel are the app's.
             action if action.is_the_conversations() => Outcome::pass(),
             _ => Outcome::done(),

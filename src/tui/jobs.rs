@@ -6,9 +6,10 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::transcript::Tone;
 use crate::session::JobSummary;
+use crate::session::Request;
 use crate::terminal_text::sanitize;
 
 /// The session's background commands, as last heard.
@@ -27,9 +28,9 @@ impl JobsView {
 
 impl App {
     /// `/ps`: asks for the list; it is shown when it comes.
-    pub(super) fn ps(&mut self) -> Vec<Command> {
+    pub(super) fn ps(&mut self) -> Vec<Effect> {
         self.jobs.show_next = true;
-        vec![Command::ListJobs]
+        vec![Effect::Request(Request::ListJobs)]
     }
 
     pub(super) fn on_jobs(&mut self, list: Vec<JobSummary>) {

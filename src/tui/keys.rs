@@ -7,14 +7,15 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::app::{App, Command, Scroll, new_input};
+use super::app::{App, Effect, Scroll, new_input};
 use super::compositor::Outcome;
 use super::keymap::{self, Action, Focus};
 use super::transcript::{EntryKind, Tone};
 use crate::engine::ApprovalDecision;
+use crate::session::Request;
 
 impl App {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         // An opened layer with nothing drawn over it takes the key first.
         if self.stack_focused() {
             if let Some(top) = self.stack.top() {
@@ -64,14 +65,14 @@ impl App {
 
     /// What an opened layer wanted after taking a key: its word for the status line, its
     /// requests.
-    pub(super) fn take_outcome(&mut self, outcome: Outcome) -> Vec<Command> {
+    pub(super) fn take_outcome(&mut self, outcome: Outcome) -> Vec<Effect> {
         if outcome.flash.is_some() {
             self.flash = outcome.flash;
         }
         outcome.commands
     }
 
-    pub(super) fn apply(&mut self, action: Action) -> Vec<Command> {
+    pub(super) fn apply(&mut self, action: Action) -> Vec<Effect> {
         if let Some(commands) = self.apply_tasks(action) {
             return commands;
         }
@@ -122,7 +123,7 @@ impl App {
             Action::CycleMode => {
                 self.session.mode = self.session.mode.cycle();
                 self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
-                return vec![Command::SetMode(self.session.mode)];
+                return vec![Effect::Request(Request::SetMode(self.session.mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),
             Action::ToggleTodos => self.show_todos = !self.show_todos,
@@ -159,24 +160,24 @@ impl App {
         Vec::new()
     }
 
-    pub(super) fn quit(&mut self) -> Vec<Command> {
+    pub(super) fn quit(&mut self) -> Vec<Effect> {
         self.should_quit = true;
         let mut commands = Vec::new();
         if self.running {
-            commands.push(Command::Interrupt);
+            commands.push(Effect::Request(Request::Interrupt));
         }
-        commands.push(Command::Quit);
+        commands.push(Effect::Quit);
         commands
     }
 
-    fn submit(&mut self) -> Vec<Command> {
+    fn submit(&mut self) -> Vec<Effect> {
         let typed = self.input_text();
         if typed.trim().is_empty() {
             // Enter on an empty input sends the next queued prompt, if any.
             if !self.busy() && !self.queue.is_empty() {
                 let next = self.queue.remove(0);
                 let mut commands = self.start_run(next);
-                commands.push(Command::QueueChanged(self.queue.clone()));
+                commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
                 return commands;
             }
             return Vec::new();
@@ -195,28 +196,28 @@ impl App {
         if self.busy() {
             self.queue.push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
-            return vec![Command::QueueChanged(self.queue.clone())];
+            return vec![Effect::Request(Request::SetQueue(self.queue.clone()))];
         }
         self.start_run_shown(shown, text)
     }
 
     /// Sends `text` as a prompt now, or queues it while a run is going.
-    pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Command> {
+    pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Effect> {
         if self.running {
             self.queue.push(text);
-            return vec![Command::QueueChanged(self.queue.clone())];
+            return vec![Effect::Request(Request::SetQueue(self.queue.clone()))];
         }
         self.start_run(text)
     }
 
     /// Shows the prompt and asks the runner to send it.
-    pub(super) fn start_run(&mut self, text: String) -> Vec<Command> {
+    pub(super) fn start_run(&mut self, text: String) -> Vec<Effect> {
         self.start_run_shown(text.clone(), text)
     }
 
     /// Sends `prompt` while the transcript shows `shown` (what the user typed: `/init`, a
     /// skill's command, a collapsed paste).
-    pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Command> {
+    pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Effect> {
         self.transcript.push(EntryKind::User(shown));
         self.running = true;
         self.working_since = Some(Instant::now());
@@ -225,7 +226,7 @@ impl App {
         self.retry_streak = 0;
         self.flash = None;
         self.scroll = Scroll::Follow;
-        vec![Command::Submit(text)]
+        vec![Effect::Request(Request::Submit(text))]
     }
 
     fn answer(&mut self, decision: ApprovalDecision) {

@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
@@ -19,6 +19,7 @@ use super::slash::Completion;
 use super::transcript::Tone;
 use super::view::DIM;
 use super::wrap::truncate;
+use crate::session::Request;
 use crate::session::{McpServer, McpStatus};
 use crate::terminal_text::sanitize;
 
@@ -121,22 +122,18 @@ pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
 
 /// `/mcp__server__prompt ARGS`: asks the session for the prompt's text. The screen goes on
 /// meanwhile; the text is sent when it arrives (`prompt_fetched`).
-pub fn fetch_prompt(app: &mut App, typed: &str, args: &str) -> Vec<Command> {
+pub fn fetch_prompt(app: &mut App, typed: &str, args: &str) -> Vec<Effect> {
     let command = typed.trim_start_matches('/').to_owned();
     app.flash = Some(format!("fetching /{command} from its server…"));
-    vec![Command::McpPrompt {
+    vec![Effect::Request(Request::McpPrompt {
         command,
         args: args.to_owned(),
-    }]
+    })]
 }
 
 /// A fetched prompt: sent as the user's prompt (or queued behind a running turn); a failure
 /// is a notice.
-pub fn prompt_fetched(
-    app: &mut App,
-    command: &str,
-    result: Result<String, String>,
-) -> Vec<Command> {
+pub fn prompt_fetched(app: &mut App, command: &str, result: Result<String, String>) -> Vec<Effect> {
     app.flash = None;
     match result {
         Ok(text) => app.send_or_queue(text),
@@ -188,10 +185,18 @@ impl Layer for McpPanel {
                     .unwrap_or(selected)
             }
             Action::Reconnect => {
-                return Outcome::send(name.map(Command::McpReconnect).into_iter().collect());
+                return Outcome::send(
+                    name.map(|value| Effect::Request(Request::McpReconnect(value)))
+                        .into_iter()
+                        .collect(),
+                );
             }
             Action::Disable => {
-                return Outcome::send(name.map(Command::McpDisable).into_iter().collect());
+                return Outcome::send(
+                    name.map(|value| Effect::Request(Request::McpDisable(value)))
+                        .into_iter()
+                        .collect(),
+                );
             }
             // The wheel scrolls the conversation under the panel.
             Action::ScrollUp(_) | Action::ScrollDown(_) => return Outcome::pass(),

@@ -2,7 +2,7 @@
 //! transcript. Typing searches (an empty query lists them all, most important first), ↑↓
 //! choose, Enter edits the chosen one's content (Enter saves, Esc goes back), Delete or Ctrl+D
 //! asks to forget it (y forgets), Esc closes. The store is the session core's: the panel only
-//! sends requests (`Command::ListMemories`, `Command::ChangeMemory`) and shows the answers,
+//! sends requests (`Request::ListMemories`, `Request::ChangeMemory`) and shows the answers,
 //! each tagged with the generation of the query it answers so a late one is dropped.
 
 use crossterm::event::KeyCode;
@@ -12,13 +12,14 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui_textarea::TextArea;
 
-use super::app::Command;
+use super::app::Effect;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::overlays::{boxed_scrolled, centered};
 use super::view::DIM;
 use super::wrap::truncate;
 use crate::session::Memory;
+use crate::session::Request;
 use crate::terminal_text::sanitize;
 
 /// The `/memory` layer's state.
@@ -38,13 +39,13 @@ pub(super) struct MemoryPanel {
 
 impl MemoryPanel {
     /// `/memory`: the panel, and its request for every memory.
-    pub fn open() -> (Self, Vec<Command>) {
+    pub fn open() -> (Self, Vec<Effect>) {
         let mut panel = MemoryPanel::default();
         let generation = panel.next_generation();
-        let commands = vec![Command::ListMemories {
+        let commands = vec![Effect::Request(Request::ListMemories {
             query: String::new(),
             generation,
-        }];
+        })];
         (panel, commands)
     }
 
@@ -69,27 +70,27 @@ impl MemoryPanel {
         self.loading = false;
     }
 
-    fn search(&mut self) -> Vec<Command> {
+    fn search(&mut self) -> Vec<Effect> {
         self.selected = 0;
         let generation = self.next_generation();
-        vec![Command::ListMemories {
+        vec![Effect::Request(Request::ListMemories {
             query: self.query.clone(),
             generation,
-        }]
+        })]
     }
 
-    fn change(&mut self, id: i64, content: Option<String>) -> Vec<Command> {
+    fn change(&mut self, id: i64, content: Option<String>) -> Vec<Effect> {
         let generation = self.next_generation();
-        vec![Command::ChangeMemory {
+        vec![Effect::Request(Request::ChangeMemory {
             id,
             content,
             query: self.query.clone(),
             generation,
-        }]
+        })]
     }
 
     /// A key while the chosen memory is edited.
-    fn edit_key(&mut self, action: Action) -> Vec<Command> {
+    fn edit_key(&mut self, action: Action) -> Vec<Effect> {
         let Some(editing) = &mut self.editing else {
             return Vec::new();
         };

@@ -12,10 +12,11 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use unicode_width::UnicodeWidthStr;
 
-use super::app::Command;
+use super::app::Effect;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::wrap::truncate;
+use crate::session::Request;
 use crate::session::SessionHit;
 use crate::session::text::{age, now_ms};
 
@@ -33,22 +34,22 @@ pub(super) struct Picker {
 
 impl Picker {
     /// The picker, and its first query (this directory's sessions).
-    pub fn open() -> (Self, Command) {
+    pub fn open() -> (Self, Effect) {
         let mut picker = Picker::default();
         let query = picker.query_sessions();
         (picker, query)
     }
 
     /// A query for what the picker shows now; answers to earlier ones are dropped from now on.
-    fn query_sessions(&mut self) -> Command {
+    fn query_sessions(&mut self) -> Effect {
         self.generation += 1;
         self.loading = true;
         self.selected = 0;
-        Command::QuerySessions {
+        Effect::Request(Request::ListSessions {
             query: self.query.clone(),
             all: self.all,
             generation: self.generation,
-        }
+        })
     }
 
     /// Takes an answer; returns false when it was stale.
@@ -90,7 +91,7 @@ impl Layer for Picker {
             Action::PickerResume => match self.selected_id() {
                 Some(_) if shared.running => Outcome::done()
                     .flash("wait for the turn to end (or Esc) before switching sessions"),
-                Some(id) => Outcome::close(vec![Command::ResumeSession(id.to_owned())]),
+                Some(id) => Outcome::close(vec![Effect::Request(Request::Resume(id.to_owned()))]),
                 None => Outcome::done(),
             },
             // The query's own editing.

@@ -8,10 +8,11 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::{App, Command, new_input};
+use super::app::{App, Effect, new_input};
 use super::keymap::Action;
 use super::overlays::choice_lines;
 use super::wrap::wrap;
+use crate::session::Request;
 use crate::session::{Mode, TodoStatus};
 
 const CARRY_OUT: &str = "Carry out the plan in the todo list, item by item: mark each item \
@@ -26,7 +27,7 @@ impl App {
     }
 
     /// Keys while the feedback box is open; `None` when it is not.
-    pub(super) fn review_feedback_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
+    pub(super) fn review_feedback_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
         let feedback = self.review_feedback.as_mut()?;
         Some(match key.code {
             KeyCode::Esc => {
@@ -49,7 +50,7 @@ impl App {
         })
     }
 
-    pub(super) fn apply_review(&mut self, action: Action) -> Option<Vec<Command>> {
+    pub(super) fn apply_review(&mut self, action: Action) -> Option<Vec<Effect>> {
         let commands = match action {
             Action::PlanAuto(auto_edit) => {
                 let mode = if auto_edit {
@@ -60,7 +61,10 @@ impl App {
                 self.review_pending = false;
                 self.session.mode = mode;
                 self.auto_continue = true;
-                let mut commands = vec![Command::SetMode(mode), Command::SetAutoContinue(true)];
+                let mut commands = vec![
+                    Effect::Request(Request::SetMode(mode)),
+                    Effect::Request(Request::SetAutoContinue(true)),
+                ];
                 commands.extend(self.start_run(CARRY_OUT.into()));
                 commands
             }
@@ -69,8 +73,8 @@ impl App {
                 self.session.mode = Mode::Default;
                 self.auto_continue = false;
                 let mut commands = vec![
-                    Command::SetMode(Mode::Default),
-                    Command::SetAutoContinue(false),
+                    Effect::Request(Request::SetMode(Mode::Default)),
+                    Effect::Request(Request::SetAutoContinue(false)),
                 ];
                 commands.extend(self.start_run(FIRST_STEP.into()));
                 commands
@@ -86,7 +90,7 @@ impl App {
             Action::PlanDiscard => {
                 self.review_pending = false;
                 self.flash = Some("plan discarded; still in plan mode".into());
-                vec![Command::ClearTodos]
+                vec![Effect::Request(Request::ClearTodos)]
             }
             _ => return None,
         };

@@ -7,12 +7,13 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::Command;
+use super::app::Effect;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
 use super::wrap::truncate;
 use crate::session::Conflicts;
+use crate::session::Request;
 use crate::session::Restore;
 use crate::terminal_text::sanitize;
 
@@ -43,10 +44,10 @@ impl Layer for RestoreQuestion {
             Action::Close => return Outcome::close(Vec::new()).flash("nothing was restored"),
             _ => return Outcome::done(),
         };
-        Outcome::close(vec![Command::Restore {
+        Outcome::close(vec![Effect::Request(Request::Restore {
             what: self.what.clone(),
             conflicts,
-        }])
+        })])
     }
 
     fn draw(&self, _: &Shared, frame: &mut Frame, area: Rect) {

@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered};
@@ -19,6 +19,7 @@ use super::restore_question::RestoreQuestion;
 use super::transcript::Tone;
 use super::view::DIM;
 use super::wrap::truncate;
+use crate::session::Request;
 use crate::session::{Conflicts, PromptPoint};
 use crate::session::{Restore, Restored};
 use crate::terminal_text::sanitize;
@@ -34,19 +35,19 @@ pub(super) struct RewindList {
 
 impl App {
     /// `/undo`: the files of the last prompt that changed any.
-    pub(super) fn undo(&mut self) -> Vec<Command> {
+    pub(super) fn undo(&mut self) -> Vec<Effect> {
         if self.busy() {
             self.flash = Some("wait for the run to end (or Esc) before /undo".into());
             return Vec::new();
         }
-        vec![Command::Restore {
+        vec![Effect::Request(Request::Restore {
             what: Restore::Undo,
             conflicts: Conflicts::Ask,
-        }]
+        })]
     }
 
     /// `/rewind`: asks for the prompts and opens the list.
-    pub(super) fn open_rewind(&mut self) -> Vec<Command> {
+    pub(super) fn open_rewind(&mut self) -> Vec<Effect> {
         if self.busy() {
             self.flash = Some("wait for the run to end (or Esc) before /rewind".into());
             return Vec::new();
@@ -55,7 +56,7 @@ impl App {
             loading: true,
             ..RewindList::default()
         });
-        vec![Command::ListPrompts]
+        vec![Effect::Request(Request::ListPrompts)]
     }
 
     pub(super) fn on_prompts(&mut self, prompts: Vec<PromptPoint>) {
@@ -115,14 +116,14 @@ impl Layer for RewindList {
                 files,
                 conversation,
             } => match self.prompts.get(self.selected) {
-                Some(point) => Outcome::close(vec![Command::Restore {
+                Some(point) => Outcome::close(vec![Effect::Request(Request::Restore {
                     what: Restore::Rewind {
                         seq: point.seq,
                         files,
                         conversation,
                     },
                     conflicts: Conflicts::Ask,
-                }]),
+                })]),
                 // Nothing to go back to (the list is still coming, or empty).
                 None => Outcome::done(),
             },

@@ -1,7 +1,8 @@
-//! The TUI's side of the session core: the app's commands go out as requests (only the
-//! terminal's own, the clipboard and the mouse, are carried out here; the core writes files) and
-//! updates come back in as the app's events; the one loop that owns the terminal, from the
-//! first frame (the start's questions, the session opening) to the end.
+//! The TUI's side of the session core: the app's requests go out as they are and the core's
+//! updates go into the app as they are; only the terminal's own effects (the clipboard, the
+//! mouse, quitting) and the start's answers are carried out here (the core writes files). The
+//! one loop that owns the terminal, from the first frame (the start's questions, the session
+//! opening) to the end.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,12 +11,12 @@ use crossterm::event::{Event as TermEvent, EventStream};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-use super::app::{App, AppEvent, Command};
+use super::app::{App, Effect};
 use super::startup::Startup;
-use super::{draw_frame, mcp_panel, terminal};
-use crate::config::display::Display;
+use super::{draw_frame, terminal};
 use crate::session::AssembleError;
-use crate::session::{Closing, ExportError, Request, SessionHandle, Update};
+use crate::session::launch::Display;
+use crate::session::{Closing, Request, SessionHandle, Update};
 
 mod opened;
 
@@ -26,10 +27,8 @@ const TICK: Duration = Duration::from_millis(100);
 /// Engine events applied before a draw, so a fast stream cannot starve the screen.
 const DRAIN: usize = 256;
 
-/// The TUI's side of the session core: the app's commands go out as requests (only the
-/// terminal's own, the clipboard and the mouse, are carried out here) and updates come back in
-/// as the app's events. Before the session is open, the start's questions are answered here
-/// (`startup`).
+/// The TUI's side of the session core: the app's requests go out, the core's updates come in.
+/// Before the session is open, the start's questions are answered here (`startup`).
 pub(super) struct Runner {
     /// The session, once it is open.
     session: Option<Live>,
@@ -38,8 +37,6 @@ pub(super) struct Runner {
     /// What the terminal sent while the session was being opened: taken once it is, as if it
     /// came then (keys typed meanwhile waited in the terminal before the loop owned it).
     held: Vec<TermEvent>,
-    /// The session shown now (`/new` and the picker change it).
-    session_id: String,
     /// How the session ended, once it has.
     closing: Option<Arc<Closing>>,
     /// What the opened session is shown with.
@@ -67,7 +64,6 @@ impl Runner {
             session: None,
             startup,
             held: Vec::new(),
-            session_id: String::new(),
             closing: None,
             display,
             open_picker,
@@ -115,43 +111,43 @@ impl Runner {
                 .into_iter()
                 .flatten()
                 .min();
-            let mut commands = Vec::new();
+            let mut effects = Vec::new();
             tokio::select! {
                 event = input.next() => match event {
                     Some(Ok(event)) => {
-                        commands = self.take_input(app, event);
+                        effects = self.take_input(app, event);
                         dirty = true;
                     }
                     // The terminal went away: leave as if asked to quit.
-                    Some(Err(_)) | None => commands.push(Command::Quit),
+                    Some(Err(_)) | None => effects.push(Effect::Quit),
                 },
                 update = recv(&mut self.session) => match update {
                     Some(update) => {
-                        commands.extend(self.apply(app, update));
+                        effects.extend(self.apply(app, update));
                         // A fast stream cannot starve the screen: a bounded batch per frame.
                         for _ in 0..DRAIN {
                             let Some(live) = &mut self.session else { break };
                             match live.updates.try_recv() {
-                                Ok(update) => commands.extend(self.apply(app, update)),
+                                Ok(update) => effects.extend(self.apply(app, update)),
                                 Err(_) => break,
                             }
                         }
                         dirty = true;
                     }
                     // The core is gone: nothing more can happen in this session.
-                    None => commands.push(Command::Quit),
+                    None => effects.push(Effect::Quit),
                 },
                 done = self.startup.progress() => {
                     if let Some(opened) = self.startup.finish(done, app)? {
-                        commands = self.show(app, opened);
+                        effects = self.show(app, opened);
                         for event in std::mem::take(&mut self.held) {
-                            commands.extend(self.take_input(app, event));
+                            effects.extend(self.take_input(app, event));
                         }
                     }
                     dirty = true;
                 },
-                _ = term_signal.recv() => commands.push(Command::Quit),
-                _ = hangup.recv() => commands.push(Command::Quit),
+                _ = term_signal.recv() => effects.push(Effect::Quit),
+                _ = hangup.recv() => effects.push(Effect::Quit),
                 _ = sleep_until(deadline), if deadline.is_some() => {
                     if app.is_animating() && Instant::now() >= last_tick + TICK {
                         app.tick();
@@ -164,8 +160,8 @@ impl Runner {
             if self.closing.is_some() {
                 return Ok(());
             }
-            for command in commands {
-                if self.execute(app, command).await {
+            for effect in effects {
+                if self.execute(app, effect).await {
                     return Ok(());
                 }
             }
@@ -174,7 +170,7 @@ impl Runner {
 
     /// One event of the terminal into the app; what the app asks in return. While the session
     /// is being opened, what would go to it waits (`held`).
-    fn take_input(&mut self, app: &mut App, event: TermEvent) -> Vec<Command> {
+    fn take_input(&mut self, app: &mut App, event: TermEvent) -> Vec<Effect> {
         match event {
             TermEvent::FocusGained => self.notify.focused = true,
             TermEvent::FocusLost => self.notify.focused = false,
@@ -192,9 +188,10 @@ impl Runner {
         Vec::new()
     }
 
-    /// An update of the session, as the app takes it; what the app asks in return.
-    fn apply(&mut self, app: &mut App, update: Update) -> Vec<Command> {
-        let event = match update {
+    /// An update of the session, as the app takes it; what the app asks in return. The runner
+    /// keeps only what is its own: the notification of an event seen, the session's end.
+    fn apply(&mut self, app: &mut App, update: Update) -> Vec<Effect> {
+        match &update {
             Update::Engine(event) => {
                 let ran = app.working_since.map(|since| since.elapsed());
                 if let Some(text) = self.notify.decide(&event.kind, ran) {
@@ -203,153 +200,21 @@ impl Runner {
                         std::io::Write::write_all(&mut stdout, self.notify.bytes(&text).as_bytes());
                     let _ = std::io::Write::flush(&mut stdout);
                 }
-                return app.handle_engine(event);
             }
-            Update::Loaded(loaded) => {
-                let loaded = Arc::unwrap_or_clone(loaded);
-                // The session shown, loaded again (a rewind of the conversation): inline, its
-                // conversation up to there is in the scrollback already.
-                let again = loaded.session_id == self.session_id;
-                // A named session is resumed by its name, however it got it.
-                app.session_name = loaded.name.clone();
-                self.session_id = loaded.session_id.clone();
-                let mut commands = app.handle_async(AppEvent::SessionLoaded {
-                    session_id: loaded.session_id,
-                    mode: loaded.mode,
-                    messages: loaded.messages,
-                    todos: loaded.todos,
-                    queue: loaded.queue,
-                });
-                commands.extend(app.handle_async(AppEvent::ChildSessions(loaded.child_sessions)));
-                if again && app.inline {
-                    app.transcript.mark_written();
-                }
-                // Left in sessions.db as stored; the user is told why the list or queue is
-                // empty.
-                let mut said: Vec<String> = Vec::new();
-                for problem in loaded.problems {
-                    said.push(problem.message.clone());
-                    commands.extend(app.handle_async(AppEvent::Failed(problem)));
-                }
-                said.extend(loaded.notices);
-                if !said.is_empty() {
-                    commands.extend(app.handle_async(AppEvent::Flash(said.join("; "))));
-                }
-                return commands;
-            }
-            Update::Todos(todos) => {
-                app.todos = todos;
-                return Vec::new();
-            }
-            // The app keeps the queue and sends the next prompt itself.
-            Update::Queue(_) | Update::RunStarted { .. } => return Vec::new(),
-            Update::Sessions { generation, hits } => AppEvent::Sessions { generation, hits },
-            Update::Files { files, .. } => AppEvent::Files(Arc::unwrap_or_clone(files)),
-            Update::ShellDone {
-                id,
-                result,
-                duration,
-            } => AppEvent::ShellDone {
-                id,
-                result,
-                duration,
-            },
-            Update::Compacted(result) => AppEvent::Compacted(result.map_err(|f| f.message)),
-            Update::SessionRead {
-                session_id,
-                messages,
-            } => AppEvent::SessionRead {
-                session_id,
-                messages: messages.map_err(|f| f.message),
-            },
-            Update::Renamed(name) => {
-                app.session_name = Some(name.clone());
-                AppEvent::Flash(format!("renamed: harness9 --resume {name} comes back here"))
-            }
-            Update::Failed(failure) => AppEvent::Failed(failure),
-            Update::Attached(files) => AppEvent::Attached(files),
-            Update::Images(images) => AppEvent::Images(images),
-            Update::PastedImage(image) => AppEvent::PastedImage(image.map_err(|f| f.message)),
-            Update::Memories {
-                generation,
-                memories,
-            } => AppEvent::Memories {
-                generation,
-                memories,
-            },
-            Update::Mcp { servers, notices } => AppEvent::Mcp {
-                servers: servers
-                    .iter()
-                    .map(mcp_panel::McpView::from_status)
-                    .collect(),
-                notices,
-            },
-            Update::McpPrompt { command, result } => AppEvent::McpPrompt {
-                command,
-                result: result.map_err(|f| f.message),
-            },
-            Update::Prompts(prompts) => AppEvent::Prompts(prompts),
-            Update::Exported { file, result } => AppEvent::Flash(match result {
-                Ok(path) => format!("exported the transcript to {}", path.display()),
-                Err(ExportError::Exists) => {
-                    format!("{file} exists: /export NAME writes another file")
-                }
-                Err(error) => format!("cannot write {file}: {error}"),
-            }),
-            Update::Jobs(list) => {
-                app.on_jobs(list);
-                return Vec::new();
-            }
-            Update::Restored(restored) => AppEvent::Restored(restored),
-            Update::Closed(closing) => {
-                self.closing = Some(closing);
-                return Vec::new();
-            }
-        };
-        app.handle_async(event)
+            Update::Closed(closing) => self.closing = Some(Arc::clone(closing)),
+            _ => {}
+        }
+        app.take_update(update)
     }
 
-    /// Carries out one command; `true` means quit.
-    async fn execute(&mut self, app: &mut App, command: Command) -> bool {
-        if self.startup.answer(&command, app) {
+    /// Carries out one effect; `true` means quit.
+    async fn execute(&mut self, app: &mut App, effect: Effect) -> bool {
+        if self.startup.answer(&effect, app) {
             return false;
         }
-        let request = match command {
-            Command::Submit(prompt) => Request::Submit(prompt),
-            Command::Interrupt => Request::Interrupt,
-            Command::SetMode(mode) => Request::SetMode(mode),
-            Command::QueueChanged(queue) => Request::SetQueue(queue),
-            Command::NewSession => Request::NewSession,
-            Command::ResumeSession(id) => Request::Resume(id),
-            Command::Rename(name) => Request::Rename(name),
-            Command::Compact => Request::Compact,
-            Command::SetModel(model) => Request::SetModel(model),
-            Command::RunShell { id, command } => Request::RunShell { id, command },
-            Command::QuerySessions {
-                query,
-                all,
-                generation,
-            } => Request::ListSessions {
-                query,
-                all,
-                generation,
-            },
-            Command::SetAutoContinue(on) => Request::SetAutoContinue(on),
-            Command::ClearTodos => Request::ClearTodos,
-            Command::ListPrompts => Request::ListPrompts,
-            Command::ListJobs => Request::ListJobs,
-            Command::ConfirmRules => Request::ConfirmRules,
-            Command::PasteImage => Request::PasteImage,
-            Command::Restore { what, conflicts } => Request::Restore { what, conflicts },
-            // The core writes the file, off this task.
-            Command::Export { file, markdown } => Request::Export {
-                file,
-                markdown,
-                overwrite: false,
-            },
-            Command::ListFiles => Request::ListFiles { generation: 0 },
-            Command::ReadSession(session_id) => Request::ReadSession { session_id },
-            Command::Copy(text) => {
+        let request = match effect {
+            Effect::Request(request) => request,
+            Effect::Copy(text) => {
                 use base64::Engine as _;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
                 let mut stdout = std::io::stdout();
@@ -360,7 +225,7 @@ impl Runner {
                 let _ = std::io::Write::flush(&mut stdout);
                 return false;
             }
-            Command::SetMouseCapture(on) => {
+            Effect::SetMouseCapture(on) => {
                 let mut stdout = std::io::stdout();
                 let _ = if on {
                     crossterm::execute!(stdout, crossterm::event::EnableMouseCapture)
@@ -370,25 +235,8 @@ impl Runner {
                 return false;
             }
             // Answers of the start (`startup`), taken above.
-            Command::TrustFolder(_) | Command::ApproveExtension(_) => return false,
-            Command::McpReconnect(name) => Request::McpReconnect(name),
-            Command::McpDisable(name) => Request::McpDisable(name),
-            Command::McpPrompt { command, args } => Request::McpPrompt { command, args },
-            Command::ListMemories { query, generation } => {
-                Request::ListMemories { query, generation }
-            }
-            Command::ChangeMemory {
-                id,
-                content,
-                query,
-                generation,
-            } => Request::ChangeMemory {
-                id,
-                content,
-                query,
-                generation,
-            },
-            Command::Quit => {
+            Effect::TrustFolder(_) | Effect::ApproveExtension(_) => return false,
+            Effect::Quit => {
                 self.close().await;
                 return true;
             }

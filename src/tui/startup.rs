@@ -1,8 +1,8 @@
 //! From the first frame to the opened session, inside the one loop (`runner`): the folder trust
 //! question and the questions about a trusted project's extensions are layers of the app like
-//! any other; their answers are settled off the UI task (`session::setup` in `spawn_blocking`:
-//! resolving the trusted folder's settings, remembering the answers, finding what to ask), and
-//! the session is opened after the last one while the screen stays live.
+//! any other; their answers are settled off the UI task (`session::launch::Launch` in
+//! `spawn_blocking`: resolving the trusted folder's settings, remembering the answers, finding
+//! what to ask), and the session is opened after the last one while the screen stays live.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -10,21 +10,20 @@ use std::pin::Pin;
 
 use tokio::task::JoinHandle;
 
-use super::TrustedSettings;
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::extension_question::ExtensionQuestion;
 use super::trust_question::TrustQuestion;
-use crate::config::Settings;
-use crate::session::setup::{self, PendingExtension};
-use crate::session::{self, CoreOptions, Opened};
+use crate::session::launch::Launch;
+use crate::session::setup::PendingExtension;
 use crate::session::{AssembleError, SessionChoice};
+use crate::session::{CoreOptions, Opened};
 
 /// A session being opened (here, or on a `serve` instance).
 pub(super) type Opening = Pin<Box<dyn Future<Output = Result<Opened, AssembleError>>>>;
 
-/// What blocking work settled: the settings to go on with, and the extensions to ask about
-/// (when it looked for them).
-type Settled = Result<(Settings, Option<Vec<PendingExtension>>), AssembleError>;
+/// What blocking work settled: the launch to go on with, and the extensions to ask about (when
+/// it looked for them).
+type Settled = Result<(Launch, Option<Vec<PendingExtension>>), AssembleError>;
 
 /// What the current step came to (`Startup::progress`).
 pub(super) enum Done {
@@ -44,10 +43,9 @@ enum Work {
 }
 
 pub(super) struct Startup {
-    /// The settings the session opens with (resolved again when the folder is trusted).
-    settings: Option<Settings>,
+    /// What the session opens with (its settings resolved again when the folder is trusted).
+    launch: Option<Launch>,
     choice: Option<SessionChoice>,
-    trusted: Option<TrustedSettings>,
     /// The extensions not asked about yet.
     pending: VecDeque<PendingExtension>,
     /// The extension whose question is on screen.
@@ -57,25 +55,19 @@ pub(super) struct Startup {
 
 impl Startup {
     /// A session in this folder: the trust question first when its trust is not decided.
-    pub fn local(
-        settings: Settings,
-        choice: SessionChoice,
-        trusted: TrustedSettings,
-        app: &mut App,
-    ) -> Self {
+    pub fn local(launch: Launch, choice: SessionChoice, app: &mut App) -> Self {
         let mut startup = Startup {
-            settings: None,
+            launch: None,
             choice: Some(choice),
-            trusted: Some(trusted),
             pending: VecDeque::new(),
             asking: None,
             work: Work::Asking,
         };
-        if settings.trust_decided {
-            startup.work = Work::Blocking(resolve(settings, None));
+        if launch.trust_decided() {
+            startup.work = Work::Blocking(resolve(launch, None));
         } else {
-            app.open_layer(TrustQuestion::new(settings.workdir.display().to_string()));
-            startup.settings = Some(settings);
+            app.open_layer(TrustQuestion::new(launch.workdir()));
+            startup.launch = Some(launch);
         }
         startup
     }
@@ -83,9 +75,8 @@ impl Startup {
     /// A session that only needs opening (`harness9 attach`).
     pub fn opening(opening: Opening) -> Self {
         Startup {
-            settings: None,
+            launch: None,
             choice: None,
-            trusted: None,
             pending: VecDeque::new(),
             asking: None,
             work: Work::Opening(opening),
@@ -98,24 +89,23 @@ impl Startup {
         matches!(self.work, Work::Blocking(_) | Work::Opening(_))
     }
 
-    /// The user's answer to a question of the start; whether `command` was one.
-    pub fn answer(&mut self, command: &Command, app: &mut App) -> bool {
-        match command {
-            Command::TrustFolder(trusted) => {
-                if let Some(settings) = self.settings.take() {
-                    let resolving = self.trusted.take().filter(|_| *trusted);
-                    self.work = Work::Blocking(resolve(settings, resolving));
+    /// The user's answer to a question of the start; whether `effect` was one.
+    pub fn answer(&mut self, effect: &Effect, app: &mut App) -> bool {
+        match effect {
+            Effect::TrustFolder(trusted) => {
+                if let Some(launch) = self.launch.take() {
+                    self.work = Work::Blocking(resolve(launch, Some(*trusted)));
                 }
                 true
             }
-            Command::ApproveExtension(yes) => {
+            Effect::ApproveExtension(yes) => {
                 let extension = self.asking.take();
-                match (extension, self.settings.take()) {
-                    (Some(extension), Some(settings)) if *yes => {
-                        self.work = Work::Blocking(approve(settings, extension));
+                match (extension, self.launch.take()) {
+                    (Some(extension), Some(launch)) if *yes => {
+                        self.work = Work::Blocking(approve(launch, extension));
                     }
-                    (_, settings) => {
-                        self.settings = settings;
+                    (_, launch) => {
+                        self.launch = launch;
                         self.next(app);
                     }
                 }
@@ -146,9 +136,9 @@ impl Startup {
     pub fn finish(&mut self, done: Done, app: &mut App) -> Result<Option<Opened>, AssembleError> {
         match done {
             Done::Settled(settled) => {
-                let (settings, pending) = settled
+                let (launch, pending) = settled
                     .map_err(|e| AssembleError::Setup(format!("the start failed: {e}")))??;
-                self.settings = Some(settings);
+                self.launch = Some(launch);
                 if let Some(pending) = pending {
                     self.pending = pending.into();
                 }
@@ -167,7 +157,7 @@ impl Startup {
             self.work = Work::Asking;
             return;
         }
-        let (Some(settings), Some(choice)) = (self.settings.take(), self.choice.take()) else {
+        let (Some(launch), Some(choice)) = (self.launch.take(), self.choice.take()) else {
             return;
         };
         let options = CoreOptions {
@@ -177,43 +167,25 @@ impl Startup {
             // The first frame never waits for MCP servers; late tools join at the next turn.
             wait_for_mcp: None,
         };
-        self.work = Work::Opening(Box::pin(async move {
-            session::open(&settings, choice, options).await
-        }));
+        self.work = Work::Opening(Box::pin(launch.open(choice, options)));
     }
 }
 
-/// Off the UI task: the trusted folder's settings (`trusted`, when the user trusted it, with the
-/// answer remembered), then the project extensions waiting for an answer.
-fn resolve(settings: Settings, trusted: Option<TrustedSettings>) -> JoinHandle<Settled> {
+/// Off the UI task: the folder's trust as answered (`None`: decided before), then the project
+/// extensions waiting for an answer.
+fn resolve(launch: Launch, trusted: Option<bool>) -> JoinHandle<Settled> {
     tokio::task::spawn_blocking(move || {
-        let mut settings = settings;
-        if let Some(trusted) = trusted {
-            settings = trusted().map_err(|e| AssembleError::Session(e.to_string()))?;
-            if let Err(error) = setup::remember_trust(&settings) {
-                settings
-                    .notices
-                    .push(format!("this folder is trusted for this run only: {error}"));
-            }
-        }
-        // In the TUI the user answers for the project's extensions; `--trust` does not.
-        settings.approve_extensions = false;
-        let pending = setup::pending_extensions(&settings);
-        Ok((settings, Some(pending)))
+        let mut launch = launch;
+        let pending = launch.settle_trust(trusted)?;
+        Ok((launch, Some(pending)))
     })
 }
 
-/// Off the UI task: remembers the approval of `extension`; one that could not be written runs
-/// for no session, which a notice says.
-fn approve(settings: Settings, extension: PendingExtension) -> JoinHandle<Settled> {
+/// Off the UI task: remembers the approval of `extension`.
+fn approve(launch: Launch, extension: PendingExtension) -> JoinHandle<Settled> {
     tokio::task::spawn_blocking(move || {
-        let mut settings = settings;
-        if let Err(error) = setup::approve_extension(&mut settings, &extension) {
-            settings.notices.push(format!(
-                "the approval of {} could not be remembered, so it does not run: {error}",
-                extension.name
-            ));
-        }
-        Ok((settings, None))
+        let mut launch = launch;
+        launch.approve(&extension);
+        Ok((launch, None))
     })
 }

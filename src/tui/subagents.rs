@@ -1,10 +1,10 @@
 //! Sub-agents on screen (issue 17): a child's events go to its task block, `/tasks` lists the
 //! children still running (background ones stay until their own end), and `Ctrl+O` on the
 //! newest task block since the prompt opens the child's transcript in a layer. That transcript
-//! is read from the store through the session core (`Command::ReadSession`), by the session id
+//! is read from the store through the session core (`Request::ReadSession`), by the session id
 //! of the child's first event, as the picker's sessions are (`child_view`); Esc closes it.
 
-use super::app::{App, Command};
+use super::app::{App, Effect};
 use super::child_view::ChildView;
 use super::keymap::{Action, Focus};
 use super::task_view::seconds;
@@ -38,7 +38,7 @@ impl App {
 
     /// `Ctrl+O` on the conversation when there is a task block since the last prompt: its
     /// child's transcript opens over it; `None`: not for this module.
-    pub(super) fn apply_tasks(&mut self, action: Action) -> Option<Vec<Command>> {
+    pub(super) fn apply_tasks(&mut self, action: Action) -> Option<Vec<Effect>> {
         if self.layer() != Focus::Main || action != Action::ToggleExpand {
             return None;
         }

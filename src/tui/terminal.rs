@@ -1,9 +1,9 @@
 //! The terminal's modes while the TUI runs (raw, alternate screen or not, mouse capture, bracketed
 //! paste, keyboard enhancement) and their restoration on every way out: normal exit, error,
-//! panic (restored before the panic is printed) and signals. Also the TUI's file logs.
+//! panic (restored before the panic is printed) and signals.
 
 use std::io::{self, Stdout, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
 use crossterm::event::{
@@ -159,55 +159,6 @@ pub fn install_panic_hook(log_dir: PathBuf) {
         previous(info);
         eprintln!("harness9 crashed; the log is in {}", log_dir.display());
     }));
-}
-
-/// Keeps the TUI's log writer (and, with the `otel` feature, its span exporter) alive; dropping
-/// it flushes them.
-pub struct FileLogs {
-    _writer: tracing_appender::non_blocking::WorkerGuard,
-    #[cfg(feature = "otel")]
-    _otel: Option<crate::observe::otel::Guard>,
-}
-
-/// Log lines waiting for the file writer's thread at most.
-const LOG_QUEUE_LINES: usize = 8192;
-
-/// File logs in `<home>/logs/` (the TUI never logs to the terminal), and with the `otel`
-/// feature and `OTEL_EXPORTER_OTLP_ENDPOINT` set, the engine's spans exported as `exec` does.
-pub fn init_file_logging(home: &Path) -> Option<FileLogs> {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-
-    let dir = home.join("logs");
-    crate::private_home::create_dir(&dir).ok()?;
-    let appender = tracing_appender::rolling::daily(&dir, "harness9.log");
-    // The writer's queue is allocated (and touched) whole at the start: the default of 128,000
-    // lines is 4 MB resident for the whole session. A TUI logs a few lines a turn, and a file
-    // drains them in microseconds; a burst beyond the queue drops lines, as it did before.
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .buffered_lines_limit(LOG_QUEUE_LINES)
-        .finish(appender);
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
-    let layer = tracing_subscriber::fmt::layer()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_target(false);
-    let registry = tracing_subscriber::registry().with(filter).with(layer);
-    #[cfg(feature = "otel")]
-    {
-        let (otel, otel_guard) = crate::observe::otel::layer().unzip();
-        registry.with(otel).try_init().ok()?;
-        Some(FileLogs {
-            _writer: guard,
-            _otel: otel_guard,
-        })
-    }
-    #[cfg(not(feature = "otel"))]
-    {
-        registry.try_init().ok()?;
-        Some(FileLogs { _writer: guard })
-    }
 }
 
 #[cfg(test)]

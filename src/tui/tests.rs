@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::app::{App, Command, Scroll, SessionView};
+use super::app::{App, Effect, Scroll, SessionView};
 use super::dialog_guard::Clock;
 use super::transcript::EntryKind;
 use super::view;
@@ -16,9 +16,26 @@ use crate::engine::{
     TokenUpdate, ToolOutcome,
 };
 use crate::schema::{ToolCall, ToolResult};
+use crate::session::Request;
+use crate::session::{LoadedSession, Update};
 use crate::session::{Mode, TodoItem, TodoStatus};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+/// The core's update for a session loaded with `messages` (no name, nothing wrong).
+fn loaded(session_id: &str, messages: Vec<crate::schema::Message>) -> Update {
+    Update::Loaded(std::sync::Arc::new(LoadedSession {
+        session_id: session_id.into(),
+        name: None,
+        mode: Mode::Default,
+        messages,
+        child_sessions: Vec::new(),
+        todos: Vec::new(),
+        queue: Vec::new(),
+        problems: Vec::new(),
+        notices: Vec::new(),
+    }))
+}
 
 fn session(mode: Mode) -> SessionView {
     SessionView {
@@ -97,7 +114,7 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
     let mut commands = Vec::new();
     for c in text.chars() {
         commands.extend(app.handle_key(key(KeyCode::Char(c))));
@@ -332,11 +349,11 @@ fn keys_for_modes_help_todos_and_quitting() {
     let mut app = app_at(&now);
     assert_eq!(
         app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
-        [Command::SetMode(Mode::AutoEdit)]
+        [Effect::Request(Request::SetMode(Mode::AutoEdit))]
     );
     assert_eq!(
         app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
-        [Command::SetMode(Mode::Plan)]
+        [Effect::Request(Request::SetMode(Mode::Plan))]
     );
     assert!(
         screen(&mut app, 80, 24)
@@ -373,9 +390,9 @@ fn keys_for_modes_help_todos_and_quitting() {
     // Ctrl+C clears, a second press quits.
     assert!(app.handle_key(ctrl('c')).is_empty());
     assert!(app.input_text().is_empty());
-    assert_eq!(app.handle_key(ctrl('c')), [Command::Quit]);
+    assert_eq!(app.handle_key(ctrl('c')), [Effect::Quit]);
     let mut app = self::app();
-    assert_eq!(app.handle_key(ctrl('d')), [Command::Quit]);
+    assert_eq!(app.handle_key(ctrl('d')), [Effect::Quit]);
 }
 
 #[test]

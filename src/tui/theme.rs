@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ratatui::style::Color;
 
-pub use crate::config::display::Theme;
+pub use crate::session::launch::Theme;
 
 static LIGHT: AtomicBool = AtomicBool::new(false);
 

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::Command;
+use super::app::Effect;
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
 use super::overlays::{boxed, centered, choice_lines};
@@ -31,7 +31,7 @@ impl Layer for TrustQuestion {
 
     fn update(&mut self, action: Action, _: &Shared) -> Outcome {
         match action {
-            Action::TrustFolder(trusted) => Outcome::close(vec![Command::TrustFolder(trusted)]),
+            Action::TrustFolder(trusted) => Outcome::close(vec![Effect::TrustFolder(trusted)]),
             // Ctrl+C (quitting), the page keys and the wheel are the app's.
             action if action.is_the_conversations() => Outcome::pass(),
             _ => Outcome::done(),

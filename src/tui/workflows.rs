@@ -1,16 +1,17 @@
 //! The workflows on top of the conversation: slash commands, the session picker, `@` and `/`
 //! completion, `!` shell commands, queued prompts and copying (the answers the runner brings back
-//! are `answers`). Same rule as `app.rs`: state changes in, commands out.
+//! are `answers`). Same rule as `app.rs`: state changes in, effects out.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::app::{App, Command, Scroll};
+use super::app::{App, Effect, Scroll};
 use super::keymap::Action;
 use super::picker::Picker;
 use super::slash::{self, Completion};
 use super::transcript::EntryKind;
 use crate::schema::ToolCall;
 use crate::session::Mode;
+use crate::session::Request;
 
 /// Entries shown in a completion popup.
 pub const POPUP_ROWS: usize = 8;
@@ -60,11 +61,11 @@ impl App {
     }
 
     /// Handles the workflow actions; `None` leaves the action to the core.
-    pub(super) fn apply_workflow(&mut self, action: Action) -> Option<Vec<Command>> {
+    pub(super) fn apply_workflow(&mut self, action: Action) -> Option<Vec<Effect>> {
         let commands = match action {
             Action::OpenPicker => self.open_picker(),
             Action::CopyLast => self.copy(""),
-            Action::PasteImage => vec![Command::PasteImage],
+            Action::PasteImage => vec![Effect::Request(Request::PasteImage)],
             // Inline, the mouse stays the terminal's (its scrollback, its selection).
             Action::ToggleMouse if self.inline => Vec::new(),
             Action::ToggleMouse => {
@@ -74,7 +75,7 @@ impl App {
                 } else {
                     "mouse: the terminal selects text (F2 for wheel scrolling)".into()
                 });
-                vec![Command::SetMouseCapture(self.mouse_captured)]
+                vec![Effect::SetMouseCapture(self.mouse_captured)]
             }
             Action::EditQueued => {
                 let Some(last) = self.queue.pop() else {
@@ -83,7 +84,7 @@ impl App {
                 self.set_input(&last);
                 self.flash =
                     Some("editing a queued prompt: Enter queues it again, Ctrl+C drops it".into());
-                vec![Command::QueueChanged(self.queue.clone())]
+                vec![Effect::Request(Request::SetQueue(self.queue.clone()))]
             }
             Action::PopupUp => {
                 self.popup_selected = self.popup_selected.saturating_sub(1);
@@ -104,7 +105,7 @@ impl App {
                 // The first `@` loads the file list for completion, once.
                 let commands = if key.code == KeyCode::Char('@') && self.files.is_none() {
                     self.files = Some(Vec::new());
-                    vec![Command::ListFiles]
+                    vec![Effect::Request(Request::ListFiles { generation: 0 })]
                 } else {
                     Vec::new()
                 };
@@ -122,7 +123,7 @@ impl App {
 
     /// Puts the chosen completion in the input; with `run`, a command that takes no argument
     /// is run as Enter would (Tab only ever completes).
-    fn accept_completion(&mut self, run: bool) -> Vec<Command> {
+    fn accept_completion(&mut self, run: bool) -> Vec<Effect> {
         let popup = self.popup();
         let Some(choice) = popup
             .get(self.popup_selected.min(popup.len().saturating_sub(1)))
@@ -156,7 +157,7 @@ impl App {
     }
 
     /// `/commands` and `!shell` input; `None` for a prompt for the model.
-    pub(super) fn special_input(&mut self, text: &str) -> Option<Vec<Command>> {
+    pub(super) fn special_input(&mut self, text: &str) -> Option<Vec<Effect>> {
         if let Some(command) = text.strip_prefix('!') {
             let command = command.trim();
             if command.is_empty() {
@@ -174,10 +175,10 @@ impl App {
                 arguments: serde_json::json!({ "command": command }).to_string(),
             });
             self.scroll = Scroll::Follow;
-            return Some(vec![Command::RunShell {
+            return Some(vec![Effect::Request(Request::RunShell {
                 id,
                 command: command.to_owned(),
-            }]);
+            })]);
         }
         if !text.starts_with('/') || text.starts_with("//") {
             return None;
@@ -194,20 +195,20 @@ impl App {
                 self.open_layer(super::help::Help::default());
                 Vec::new()
             }
-            "/new" => vec![Command::NewSession],
+            "/new" => vec![Effect::Request(Request::NewSession)],
             "/resume" => self.open_picker(),
             "/rename" if rest.is_empty() => {
                 self.flash = Some("usage: /rename NAME".into());
                 Vec::new()
             }
-            "/rename" => vec![Command::Rename(rest.to_owned())],
+            "/rename" => vec![Effect::Request(Request::Rename(rest.to_owned()))],
             "/compact" if self.running => {
                 self.flash = Some("wait for the turn to end before compacting".into());
                 Vec::new()
             }
             "/compact" => {
                 self.flash = Some("compacting…".into());
-                vec![Command::Compact]
+                vec![Effect::Request(Request::Compact)]
             }
             "/mode" if rest.is_empty() => {
                 self.flash = Some(format!(
@@ -220,7 +221,7 @@ impl App {
                 Some(mode) => {
                     self.session.mode = mode;
                     self.flash = Some(format!("mode: {mode} (from the next turn)"));
-                    vec![Command::SetMode(mode)]
+                    vec![Effect::Request(Request::SetMode(mode))]
                 }
                 None => {
                     self.flash = Some(format!(
@@ -247,7 +248,7 @@ impl App {
             "/model" => {
                 self.session.model = rest.to_owned();
                 self.flash = Some(format!("model: {rest} (from the next turn)"));
-                vec![Command::SetModel(rest.to_owned())]
+                vec![Effect::Request(Request::SetModel(rest.to_owned()))]
             }
             "/mcp" => {
                 self.open_layer(super::mcp_panel::McpPanel::default());
@@ -277,9 +278,9 @@ impl App {
                 self.should_quit = true;
                 let mut commands = Vec::new();
                 if self.running {
-                    commands.push(Command::Interrupt);
+                    commands.push(Effect::Request(Request::Interrupt));
                 }
-                commands.push(Command::Quit);
+                commands.push(Effect::Quit);
                 commands
             }
             other if super::mcp_panel::is_prompt(self, other) => {
@@ -298,7 +299,7 @@ impl App {
                     );
                     if self.busy() {
                         self.queue.push(prompt);
-                        return Some(vec![Command::QueueChanged(self.queue.clone())]);
+                        return Some(vec![Effect::Request(Request::SetQueue(self.queue.clone()))]);
                     }
                     // The transcript shows what the user typed; the model gets the request.
                     return Some(self.start_run_shown(text.to_owned(), prompt));
@@ -315,14 +316,14 @@ impl App {
         Some(commands)
     }
 
-    pub(crate) fn open_picker(&mut self) -> Vec<Command> {
+    pub(crate) fn open_picker(&mut self) -> Vec<Effect> {
         let (picker, query) = Picker::open();
         self.open_layer(picker);
         vec![query]
     }
 
     /// The last answer, or its code block `which` (1-based), to the clipboard.
-    fn copy(&mut self, which: &str) -> Vec<Command> {
+    fn copy(&mut self, which: &str) -> Vec<Effect> {
         let answer = self
             .transcript
             .entries()
@@ -361,7 +362,7 @@ impl App {
             "copied {} characters to the clipboard",
             text.chars().count()
         ));
-        vec![Command::Copy(text)]
+        vec![Effect::Copy(text)]
     }
 }
 

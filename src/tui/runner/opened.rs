@@ -1,14 +1,14 @@
 //! The session, once opened, taken into the app: its facts, its conversation, what went wrong
 //! loading it and what was ignored at start; the runner holds its two ends from then on.
 
-use super::super::app::{App, AppEvent, Command, Facts, SessionView};
+use super::super::app::{App, Effect, Facts, SessionView};
 use super::super::transcript::Tone;
 use super::{Live, Runner};
-use crate::session::{LoadedSession, Opened};
+use crate::session::Opened;
 
 impl Runner {
     /// The session is open: the app shows it from now on.
-    pub(super) fn show(&mut self, app: &mut App, opened: Opened) -> Vec<Command> {
+    pub(super) fn show(&mut self, app: &mut App, opened: Opened) -> Vec<Effect> {
         let Opened {
             handle,
             updates,
@@ -20,7 +20,6 @@ impl Runner {
         } = opened;
         self.mcp_guard = Some(Box::new(mcp.shutdown_guard()));
         self.session = Some(Live { handle, updates });
-        self.session_id = loaded.session_id.clone();
         tracing::info!("[tui] session shown");
         let status_label = facts.status_label();
         app.show_session(
@@ -37,29 +36,13 @@ impl Runner {
                 hooks: facts.hooks,
                 models: facts.models,
                 sandbox: status_label,
+                web_search: facts.web_search,
                 inline: !self.display.alt_screen,
             },
         );
-        // A session named in an earlier run is still resumed by its name.
-        app.session_name = loaded.name.clone();
-        let LoadedSession {
-            session_id,
-            mode,
-            messages,
-            todos,
-            queue,
-            problems,
-            child_sessions,
-            ..
-        } = loaded;
-        let mut commands = app.handle_async(AppEvent::SessionLoaded {
-            session_id,
-            mode,
-            messages,
-            todos,
-            queue,
-        });
-        commands.extend(app.handle_async(AppEvent::ChildSessions(child_sessions)));
+        // A session named in an earlier run is still resumed by its name (`show_loaded`); the
+        // notices said at start are the opening's.
+        let (problems, _) = app.show_loaded(loaded);
         app.flash = None;
         // Unreadable stored state is reported and left in sessions.db until the user changes it.
         for problem in problems {
@@ -76,8 +59,8 @@ impl Runner {
             app.transcript.notice(notice, Tone::Warning);
         }
         if self.open_picker {
-            commands.extend(app.open_picker());
+            return app.open_picker();
         }
-        commands
+        Vec::new()
     }
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn send(app: &mut App, text: &str) -> Vec<Command> {
+fn send(app: &mut App, text: &str) -> Vec<Effect> {
     app.set_input(text);
     app.handle_key(key(KeyCode::Enter))
 }
@@ -10,7 +10,10 @@ fn send(app: &mut App, text: &str) -> Vec<Command> {
 #[test]
 fn clear_starts_a_new_session() {
     let mut app = app();
-    assert_eq!(send(&mut app, "/clear"), [Command::NewSession]);
+    assert_eq!(
+        send(&mut app, "/clear"),
+        [Effect::Request(Request::NewSession)]
+    );
     assert!(app.flash.as_deref().unwrap().contains("--resume 01234567"));
     app.running = true;
     assert!(
@@ -33,7 +36,14 @@ fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
     app.transcript
         .tool_finished(&ToolResult::ok("1", "ok ``` fenced\nexit status: 0"), None);
     let commands = send(&mut app, "/export notes.md");
-    let [Command::Export { file, markdown }] = &commands[..] else {
+    let [
+        Effect::Request(Request::Export {
+            file,
+            markdown,
+            overwrite: false,
+        }),
+    ] = &commands[..]
+    else {
         panic!("{commands:?}")
     };
     assert_eq!(file, "notes.md");
@@ -48,9 +58,36 @@ fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
     );
     let default = send(&mut app, "/export");
     assert!(
-        matches!(&default[..], [Command::Export { file, .. }] if file == "harness9-01234567.md")
+        matches!(&default[..], [Effect::Request(Request::Export { file, .. })] if file == "harness9-01234567.md")
     );
     // The file itself is written by the session core (`session::tests::exports`).
+}
+
+/// Which web search applies is the session's fact (`engine::WebSearch`), shown as it comes.
+#[test]
+fn status_says_which_web_search_applies() {
+    let mut app = app();
+    assert!(send(&mut app, "/status").is_empty());
+    assert!(screen(&mut app, 100, 30).contains("web search: unknown"));
+    let label = crate::engine::WebSearch::Unavailable.label();
+    let session = app.session.clone();
+    app.show_session(
+        session,
+        crate::tui::app::Facts {
+            skills: Vec::new(),
+            hooks: Vec::new(),
+            models: Vec::new(),
+            sandbox: "sandbox: off".into(),
+            web_search: label.into(),
+            inline: false,
+        },
+    );
+    assert!(send(&mut app, "/status").is_empty());
+    let text = screen(&mut app, 120, 40);
+    assert!(
+        text.contains("web search: none (no backend is configured"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -82,7 +119,7 @@ fn init_and_skills_send_the_request_but_show_what_was_typed() {
     let mut app = app();
     let commands = send(&mut app, "/init");
     assert!(
-        matches!(&commands[..], [Command::Submit(p)] if p.contains("AGENTS.md")),
+        matches!(&commands[..], [Effect::Request(Request::Submit(p))] if p.contains("AGENTS.md")),
         "{commands:?}"
     );
     let text = screen(&mut app, 100, 30);
@@ -93,7 +130,9 @@ fn init_and_skills_send_the_request_but_show_what_was_typed() {
     let mut app = self::app();
     app.skills = vec![("deploy".into(), "ship it".into())];
     let commands = send(&mut app, "/deploy to staging");
-    assert!(matches!(&commands[..], [Command::Submit(p)] if p.contains("use_skill")));
+    assert!(
+        matches!(&commands[..], [Effect::Request(Request::Submit(p))] if p.contains("use_skill"))
+    );
     let text = screen(&mut app, 100, 30);
     assert!(
         text.contains("› /deploy to staging") && !text.contains("use_skill"),
@@ -216,7 +255,7 @@ fn model_without_a_name_lists_the_catalogues_models() {
     assert!(text.contains("claude-opus-4, 200000 tokens"), "{text}");
     assert_eq!(
         send(&mut app, "/model claude-opus-4"),
-        [Command::SetModel("claude-opus-4".into())]
+        [Effect::Request(Request::SetModel("claude-opus-4".into()))]
     );
 }
 

@@ -101,7 +101,7 @@ fn the_trust_question_takes_its_answer_only_after_250_ms() {
     *now.lock().unwrap() += Duration::from_millis(250);
     assert_eq!(
         app.handle_key(key(KeyCode::Char('t'))),
-        vec![Command::TrustFolder(true)]
+        vec![Effect::TrustFolder(true)]
     );
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Main);
 }

@@ -3,7 +3,6 @@
 //! directories and missing files; the welcome line by mode.
 
 use super::*;
-use crate::tui::AppEvent;
 
 fn tool_app() -> App {
     let mut app = app();
@@ -104,10 +103,10 @@ fn a_long_prompt_stays_folded_in_the_transcript_and_ctrl_o_expands_it() {
 fn mentions_offer_directories_and_warn_about_missing_files() {
     let mut app = app();
     type_text(&mut app, "look at @");
-    app.handle_async(AppEvent::Files(vec![
-        "src/main.rs".into(),
-        "src/engine/run_loop.rs".into(),
-    ]));
+    app.take_update(Update::Files {
+        generation: 0,
+        files: std::sync::Arc::new(vec!["src/main.rs".into(), "src/engine/run_loop.rs".into()]),
+    });
     type_text(&mut app, "engi");
     assert!(screen(&mut app, 80, 24).contains("src/engine/"));
     app.handle_key(key(KeyCode::Tab));
@@ -118,11 +117,14 @@ fn mentions_offer_directories_and_warn_about_missing_files() {
     );
     app.set_input("compare @src/main.rs with @src/nope.rs");
     let commands = app.handle_key(key(KeyCode::Enter));
-    assert!(matches!(&commands[..], [Command::Submit(_)]));
+    assert!(matches!(
+        &commands[..],
+        [Effect::Request(Request::Submit(_))]
+    ));
     let text = screen(&mut app, 100, 24);
     assert!(text.contains("@src/nope.rs: no such file here"), "{text}");
     // The core read the file: its size is said.
-    app.handle_async(AppEvent::Attached(vec![("src/main.rs".into(), 1536)]));
+    app.take_update(Update::Attached(vec![("src/main.rs".into(), 1536)]));
     let text = screen(&mut app, 100, 24);
     assert!(text.contains("attached: src/main.rs (1.5 KB)"), "{text}");
 }

@@ -2,7 +2,6 @@
 //! commands stopped by Esc with prompts queued behind them, and the layer on top taking keys.
 
 use super::*;
-use crate::tui::AppEvent;
 
 fn alt(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT)
@@ -19,10 +18,16 @@ fn ctrl_c_interrupts_a_run_and_keeps_the_input() {
     type_text(&mut app, "long task");
     app.handle_key(key(KeyCode::Enter));
     type_text(&mut app, "half typed");
-    assert_eq!(app.handle_key(ctrl('c')), [Command::Interrupt]);
+    assert_eq!(
+        app.handle_key(ctrl('c')),
+        [Effect::Request(Request::Interrupt)]
+    );
     assert_eq!(app.input_text(), "half typed", "the input is not cleared");
     // A second press while the run is still stopping does not quit.
-    assert_eq!(app.handle_key(ctrl('c')), [Command::Interrupt]);
+    assert_eq!(
+        app.handle_key(ctrl('c')),
+        [Effect::Request(Request::Interrupt)]
+    );
     assert!(!app.should_quit);
 }
 
@@ -45,7 +50,7 @@ fn ctrl_c_on_an_idle_screen_clears_then_quits_within_a_second_and_its_hint_goes(
     assert!(!screen(&mut app, 80, 24).contains("press Ctrl+C again"));
     assert!(app.handle_key(ctrl('c')).is_empty());
     advance(999);
-    assert_eq!(app.handle_key(ctrl('c')), [Command::Quit]);
+    assert_eq!(app.handle_key(ctrl('c')), [Effect::Quit]);
 }
 
 #[test]
@@ -114,18 +119,23 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
     let mut app = app();
     type_text(&mut app, "!sleep 30");
     let commands = app.handle_key(key(KeyCode::Enter));
-    let [Command::RunShell { id, .. }] = &commands[..] else {
+    let [Effect::Request(Request::RunShell { id, .. })] = &commands[..] else {
         panic!("{commands:?}")
     };
     assert!(app.busy() && !app.running);
     type_text(&mut app, "what did it print?");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::QueueChanged(vec!["what did it print?".into()])]
+        [Effect::Request(Request::SetQueue(vec![
+            "what did it print?".into()
+        ]))]
     );
-    assert_eq!(app.handle_key(key(KeyCode::Esc)), [Command::Interrupt]);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Esc)),
+        [Effect::Request(Request::Interrupt)]
+    );
     // The command ends (cancelled); the queued prompt goes now, carrying its output.
-    let commands = app.handle_async(AppEvent::ShellDone {
+    let commands = app.take_update(Update::ShellDone {
         id: id.clone(),
         result: ToolResult::error("x", "cancelled: the user interrupted the command"),
         duration: Duration::from_millis(40),
@@ -133,8 +143,8 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
     assert_eq!(
         commands,
         [
-            Command::Submit("what did it print?".into()),
-            Command::QueueChanged(Vec::new())
+            Effect::Request(Request::Submit("what did it print?".into())),
+            Effect::Request(Request::SetQueue(Vec::new()))
         ]
     );
     assert!(app.running && app.shells.is_empty());

@@ -2,38 +2,42 @@
 //! commands, and their resources in the `@` completion.
 
 use super::*;
-use crate::tui::app::AppEvent;
 use crate::tui::keymap::Focus;
 use crate::tui::mcp_panel::McpView;
 
-fn servers() -> Vec<McpView> {
+/// The servers as the session core reports them.
+fn statuses() -> Vec<crate::session::McpServer> {
+    use crate::session::{McpPromptInfo, McpServer, McpStatus};
     vec![
-        McpView {
+        McpServer {
             name: "github".into(),
             scope: "user",
-            status: "connected".into(),
-            connected: true,
+            status: McpStatus::Connected,
             tools: vec![
                 "mcp__github__list_issues".into(),
                 "mcp__github__create_pr".into(),
             ],
-            prompts: vec![(
-                "mcp__github__review".into(),
-                "Review a pull request.".into(),
-                vec!["pr".into(), "focus".into()],
-            )],
+            prompts: vec![McpPromptInfo {
+                command: "mcp__github__review".into(),
+                description: "Review a pull request.".into(),
+                arguments: vec!["pr".into(), "focus".into()],
+            }],
             resources: vec!["repo://readme".into()],
         },
-        McpView {
+        McpServer {
             name: "docs".into(),
             scope: "project",
-            status: "failed: cannot start `docs-srv`: No such file or directory".into(),
-            connected: false,
+            status: McpStatus::Failed("cannot start `docs-srv`: No such file or directory".into()),
             tools: Vec::new(),
             prompts: Vec::new(),
             resources: Vec::new(),
         },
     ]
+}
+
+/// The servers as the app keeps them.
+fn servers() -> Vec<McpView> {
+    statuses().iter().map(McpView::from_status).collect()
 }
 
 #[test]
@@ -62,12 +66,12 @@ fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
     // Keys go to the panel, not the input.
     assert_eq!(
         app.handle_key(key(KeyCode::Char('r'))),
-        [Command::McpReconnect("github".into())]
+        [Effect::Request(Request::McpReconnect("github".into()))]
     );
     app.handle_key(key(KeyCode::Down));
     assert_eq!(
         app.handle_key(key(KeyCode::Char('d'))),
-        [Command::McpDisable("docs".into())]
+        [Effect::Request(Request::McpDisable("docs".into()))]
     );
     assert!(app.input_text().is_empty());
     app.handle_key(key(KeyCode::Esc));
@@ -87,19 +91,21 @@ fn a_servers_prompt_is_a_slash_command_with_completion() {
     app.set_input("/mcp__github__review 42 error handling");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::McpPrompt {
+        [Effect::Request(Request::McpPrompt {
             command: "mcp__github__review".into(),
             args: "42 error handling".into(),
-        }]
+        })]
     );
     // The fetched text is sent as the prompt, or queued behind a running turn.
     assert_eq!(
         app.send_or_queue("Review PR 42".into()),
-        [Command::Submit("Review PR 42".into())]
+        [Effect::Request(Request::Submit("Review PR 42".into()))]
     );
     assert_eq!(
         app.send_or_queue("Review PR 43".into()),
-        [Command::QueueChanged(vec!["Review PR 43".into()])]
+        [Effect::Request(Request::SetQueue(vec![
+            "Review PR 43".into()
+        ]))]
     );
     // An unknown one is not sent anywhere.
     app.set_input("/mcp__github__nope");
@@ -119,8 +125,8 @@ fn completion_offers_a_servers_resources_after_at() {
 #[test]
 fn a_prompt_being_fetched_leaves_the_input_working_and_is_sent_when_it_arrives() {
     let mut app = app();
-    app.handle_async(AppEvent::Mcp {
-        servers: servers(),
+    app.take_update(Update::Mcp {
+        servers: std::sync::Arc::new(statuses()),
         notices: vec!["MCP server `docs` failed: cannot start".into()],
     });
     assert_eq!(app.mcp, servers());
@@ -128,28 +134,31 @@ fn a_prompt_being_fetched_leaves_the_input_working_and_is_sent_when_it_arrives()
     app.set_input("/mcp__github__review 42 tests");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::McpPrompt {
+        [Effect::Request(Request::McpPrompt {
             command: "mcp__github__review".into(),
             args: "42 tests".into(),
-        }]
+        })]
     );
     assert!(screen(&mut app, 100, 20).contains("fetching /mcp__github__review"));
     // Nothing waits for the server: typing goes on.
     type_text(&mut app, "meanwhile");
     assert!(screen(&mut app, 100, 20).contains("meanwhile"));
     assert_eq!(
-        app.handle_async(AppEvent::McpPrompt {
+        app.take_update(Update::McpPrompt {
             command: "mcp__github__review".into(),
             result: Ok("Review PR 42".into()),
         }),
-        [Command::Submit("Review PR 42".into())]
+        [Effect::Request(Request::Submit("Review PR 42".into()))]
     );
     assert_eq!(app.input_text(), "meanwhile");
     // A failure is a notice, and nothing is sent.
     assert!(
-        app.handle_async(AppEvent::McpPrompt {
+        app.take_update(Update::McpPrompt {
             command: "mcp__github__review".into(),
-            result: Err("the server did not answer within 10s".into()),
+            result: Err(crate::session::Failure::new(
+                crate::session::FailureKind::Provider,
+                "the server did not answer within 10s",
+            )),
         })
         .is_empty()
     );

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::session::{Memory, MemoryScope};
-use crate::tui::app::AppEvent;
 use crate::tui::keymap::Focus;
 
 fn record(id: i64, title: &str, content: &str, scope: MemoryScope) -> Memory {
@@ -44,12 +43,12 @@ fn opened() -> App {
     type_text(&mut app, "/memory");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::ListMemories {
+        [Effect::Request(Request::ListMemories {
             query: String::new(),
             generation: 1,
-        }]
+        })]
     );
-    app.handle_async(AppEvent::Memories {
+    app.take_update(Update::Memories {
         generation: 1,
         memories: memories(),
     });
@@ -63,7 +62,7 @@ fn the_memory_panel_lists_memories_and_snapshot() {
     insta::assert_snapshot!("memory_panel_100x24", shown);
     let mut app = opened();
     app.handle_key(key(KeyCode::Esc));
-    app.handle_async(AppEvent::Memories {
+    app.take_update(Update::Memories {
         generation: 1,
         memories: memories(),
     });
@@ -76,23 +75,23 @@ fn typing_searches_and_only_the_latest_answer_is_shown() {
     assert_eq!(
         type_text(&mut app, "ju"),
         [
-            Command::ListMemories {
+            Effect::Request(Request::ListMemories {
                 query: "j".into(),
                 generation: 2,
-            },
-            Command::ListMemories {
+            }),
+            Effect::Request(Request::ListMemories {
                 query: "ju".into(),
                 generation: 3,
-            },
+            }),
         ]
     );
     assert!(app.input_text().is_empty(), "keys go to the panel");
     // The answer to "j" comes after the one to "ju": dropped.
-    app.handle_async(AppEvent::Memories {
+    app.take_update(Update::Memories {
         generation: 3,
         memories: memories()[..1].to_vec(),
     });
-    app.handle_async(AppEvent::Memories {
+    app.take_update(Update::Memories {
         generation: 2,
         memories: memories(),
     });
@@ -115,12 +114,12 @@ fn enter_edits_the_chosen_memory_and_enter_saves_it() {
     type_text(&mut app, "Answer in French.");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::ChangeMemory {
+        [Effect::Request(Request::ChangeMemory {
             id: 3,
             content: Some("Answer in French.".into()),
             query: String::new(),
             generation: 2,
-        }]
+        })]
     );
     assert!(app.input_text().is_empty());
     // Esc while editing goes back to the list, not out of the panel.
@@ -142,14 +141,14 @@ fn delete_asks_and_y_forgets_the_memory() {
     app.handle_key(ctrl('d'));
     assert_eq!(
         app.handle_key(key(KeyCode::Char('y'))),
-        [Command::ChangeMemory {
+        [Effect::Request(Request::ChangeMemory {
             id: 7,
             content: None,
             query: String::new(),
             generation: 2,
-        }]
+        })]
     );
-    app.handle_async(AppEvent::Memories {
+    app.take_update(Update::Memories {
         generation: 2,
         memories: memories()[1..].to_vec(),
     });

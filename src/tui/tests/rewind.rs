@@ -6,10 +6,9 @@ use std::sync::Arc;
 use super::*;
 use crate::session::{Conflicts, PromptPoint, RestoreReport};
 use crate::session::{Restore, Restored};
-use crate::tui::app::AppEvent;
 use crate::tui::keymap::Focus;
 
-fn send(app: &mut App, text: &str) -> Vec<Command> {
+fn send(app: &mut App, text: &str) -> Vec<Effect> {
     app.set_input(text);
     app.handle_key(key(KeyCode::Enter))
 }
@@ -31,12 +30,12 @@ fn undo_asks_the_core_and_shows_what_it_restored() {
     let mut app = app();
     assert_eq!(
         send(&mut app, "/undo"),
-        [Command::Restore {
+        [Effect::Request(Request::Restore {
             what: Restore::Undo,
             conflicts: Conflicts::Ask
-        }]
+        })]
     );
-    app.handle_async(AppEvent::Restored(Arc::new(Restored {
+    app.take_update(Update::Restored(Arc::new(Restored {
         what: Restore::Undo,
         prompt: Some("fix it".into()),
         report: RestoreReport {
@@ -54,9 +53,12 @@ fn undo_asks_the_core_and_shows_what_it_restored() {
 #[test]
 fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
     let mut app = app();
-    assert_eq!(send(&mut app, "/rewind"), [Command::ListPrompts]);
+    assert_eq!(
+        send(&mut app, "/rewind"),
+        [Effect::Request(Request::ListPrompts)]
+    );
     assert_eq!(app.layer(), Focus::Rewind);
-    app.handle_async(AppEvent::Prompts(points()));
+    app.take_update(Update::Prompts(points()));
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("Rewind to before a prompt"), "{shown}");
     assert!(shown.contains("fix the parser") && shown.contains("3 files changed since"));
@@ -68,30 +70,30 @@ fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
     app.handle_key(key(KeyCode::Up));
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::Restore {
+        [Effect::Request(Request::Restore {
             what: Restore::Rewind {
                 seq: 1,
                 files: true,
                 conversation: true
             },
             conflicts: Conflicts::Ask
-        }]
+        })]
     );
     assert_eq!(app.layer(), Focus::Main);
     for (code, files, conversation) in [('c', false, true), ('f', true, false)] {
         send(&mut app, "/rewind");
-        app.handle_async(AppEvent::Prompts(points()));
+        app.take_update(Update::Prompts(points()));
         let commands = app.handle_key(key(KeyCode::Char(code)));
         assert_eq!(
             commands,
-            [Command::Restore {
+            [Effect::Request(Request::Restore {
                 what: Restore::Rewind {
                     seq: 9,
                     files,
                     conversation
                 },
                 conflicts: Conflicts::Ask
-            }]
+            })]
         );
     }
     send(&mut app, "/rewind");
@@ -102,7 +104,7 @@ fn rewind_lists_the_prompts_and_enter_c_f_choose_what_goes_back() {
 #[test]
 fn a_rewound_conversation_offers_its_prompt_again() {
     let mut app = app();
-    app.handle_async(AppEvent::Restored(Arc::new(Restored {
+    app.take_update(Update::Restored(Arc::new(Restored {
         what: Restore::Rewind {
             seq: 1,
             files: true,
@@ -121,7 +123,7 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
     let mut app = app();
     let what = Restore::Undo;
     let asking = |what: Restore| {
-        AppEvent::Restored(Arc::new(Restored {
+        Update::Restored(Arc::new(Restored {
             what,
             prompt: None,
             report: RestoreReport {
@@ -133,7 +135,7 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
             text: String::new(),
         }))
     };
-    app.handle_async(asking(what.clone()));
+    app.take_update(asking(what.clone()));
     assert_eq!(app.layer(), Focus::RestoreQuestion);
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("notes.md"), "{shown}");
@@ -143,20 +145,20 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
     assert_eq!(app.layer(), Focus::RestoreQuestion);
     assert_eq!(
         app.handle_key(key(KeyCode::Char('k'))),
-        [Command::Restore {
+        [Effect::Request(Request::Restore {
             what: what.clone(),
             conflicts: Conflicts::Keep
-        }]
+        })]
     );
-    app.handle_async(asking(what.clone()));
+    app.take_update(asking(what.clone()));
     assert_eq!(
         app.handle_key(key(KeyCode::Char('o'))),
-        [Command::Restore {
+        [Effect::Request(Request::Restore {
             what: what.clone(),
             conflicts: Conflicts::Overwrite
-        }]
+        })]
     );
-    app.handle_async(asking(what));
+    app.take_update(asking(what));
     assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
     assert_eq!(app.layer(), Focus::Main);
     assert_eq!(app.flash.as_deref(), Some("nothing was restored"));
@@ -182,7 +184,7 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
         "{shown}"
     );
     assert!(!shown.contains("running 42s"), "{shown}");
-    assert_eq!(send(&mut app, "/ps"), [Command::ListJobs]);
+    assert_eq!(send(&mut app, "/ps"), [Effect::Request(Request::ListJobs)]);
     app.on_jobs(vec![
         job(
             "1",
@@ -229,18 +231,12 @@ fn a_pasted_image_path_becomes_a_mention_and_a_sent_or_resumed_image_shows_its_s
         height: 480,
     }];
     let mut app = super::app();
-    app.handle_async(AppEvent::SessionLoaded {
-        session_id: "s".into(),
-        mode: Mode::Default,
-        messages: vec![message],
-        todos: Vec::new(),
-        queue: Vec::new(),
-    });
+    app.take_update(loaded("s", vec![message]));
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("[image: shot.png, 640x480]"), "{shown}");
     // A prompt just sent: the core names its images.
     let mut app = super::app();
-    app.handle_async(AppEvent::Images(vec![crate::schema::ImageRef {
+    app.take_update(Update::Images(vec![crate::schema::ImageRef {
         path: "/h/images/cd.png".into(),
         media_type: "image/png".into(),
         name: "diagram.png".into(),
@@ -254,11 +250,14 @@ fn a_pasted_image_path_becomes_a_mention_and_a_sent_or_resumed_image_shows_its_s
 #[test]
 fn ctrl_v_asks_for_the_clipboards_image_which_is_sent_as_a_mention_and_shown_as_pasted() {
     let mut app = app();
-    assert_eq!(app.handle_key(ctrl('v')), [Command::PasteImage]);
+    assert_eq!(
+        app.handle_key(ctrl('v')),
+        [Effect::Request(Request::PasteImage)]
+    );
     // What a terminal sends for Cmd+V / Ctrl+Shift+V when the clipboard holds only an image.
-    assert_eq!(app.handle_paste(""), [Command::PasteImage]);
+    assert_eq!(app.handle_paste(""), [Effect::Request(Request::PasteImage)]);
     app.set_input("what is ");
-    app.handle_async(AppEvent::PastedImage(Ok(crate::session::ClipboardImage {
+    app.take_update(Update::PastedImage(Ok(crate::session::ClipboardImage {
         path: "/h/clipboard/clipboard-1-ab.png".into(),
         width: 800,
         height: 600,
@@ -266,7 +265,9 @@ fn ctrl_v_asks_for_the_clipboards_image_which_is_sent_as_a_mention_and_shown_as_
     assert_eq!(app.input_text(), "what is [image #1 800x600] ");
     let commands = app.handle_key(key(KeyCode::Enter));
     assert!(
-        commands.iter().any(|c| matches!(c, Command::Submit(p)
+        commands
+            .iter()
+            .any(|c| matches!(c, Effect::Request(Request::Submit(p))
             if p.trim_end() == "what is @/h/clipboard/clipboard-1-ab.png")),
         "{commands:?}"
     );
@@ -275,9 +276,10 @@ fn ctrl_v_asks_for_the_clipboards_image_which_is_sent_as_a_mention_and_shown_as_
     assert!(!shown.contains("clipboard-1-ab"), "{shown}");
 
     let mut app = super::app();
-    app.handle_async(AppEvent::PastedImage(Err(
-        "the clipboard holds no image".into()
-    )));
+    app.take_update(Update::PastedImage(Err(crate::session::Failure::new(
+        crate::session::FailureKind::NotFound,
+        "the clipboard holds no image",
+    ))));
     let shown = screen(&mut app, 100, 20);
     assert!(shown.contains("the clipboard holds no image"), "{shown}");
     assert_eq!(app.input_text(), "");

@@ -9,7 +9,10 @@ fn submitting_streams_and_finishes_a_run() {
     let commands = type_text(&mut app, "fix the parser");
     assert!(commands.is_empty());
     let commands = app.handle_key(key(KeyCode::Enter));
-    assert_eq!(commands, [Command::Submit("fix the parser".into())]);
+    assert_eq!(
+        commands,
+        [Effect::Request(Request::Submit("fix the parser".into()))]
+    );
     assert!(app.running && app.input_text().is_empty());
     for word in ["Reading ", "the ", "**parser**"] {
         app.handle_engine(event(1, EventKind::ActionDelta(word.into())));
@@ -40,7 +43,10 @@ fn esc_interrupts_and_the_transcript_says_so() {
         1,
         EventKind::ToolStart(call("1", "bash", r#"{"command":"sleep 100"}"#)),
     ));
-    assert_eq!(app.handle_key(key(KeyCode::Esc)), [Command::Interrupt]);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Esc)),
+        [Effect::Request(Request::Interrupt)]
+    );
     app.handle_engine(event(
         1,
         EventKind::ToolResult(ToolOutcome {
@@ -127,7 +133,7 @@ fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
     ));
     // Plan review: `a` carries the plan out with auto-continue.
     let commands = app.handle_key(key(KeyCode::Char('a')));
-    assert!(commands.contains(&Command::SetAutoContinue(true)));
+    assert!(commands.contains(&Effect::Request(Request::SetAutoContinue(true))));
     let status = |app: &mut App| screen(app, 160, 48).lines().last().unwrap().to_owned();
     assert!(status(&mut app).contains("auto-continue (Esc stops)"));
 
@@ -138,7 +144,7 @@ fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
             "OpenAI API error 500: the server had an error",
         )),
     ));
-    assert_eq!(commands, [Command::SetAutoContinue(false)]);
+    assert_eq!(commands, [Effect::Request(Request::SetAutoContinue(false))]);
     let line = status(&mut app);
     assert!(!line.contains("auto-continue (Esc stops)"), "{line}");
     assert!(line.contains("auto-continue off"), "{line}");

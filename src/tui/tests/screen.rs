@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::schema::Message;
-use crate::tui::AppEvent;
 
 fn status(app: &mut App, width: u16) -> String {
     screen(app, width, 12)
@@ -85,13 +84,7 @@ fn a_loaded_session_shows_its_size_on_the_gauge_not_zero() {
         Message::user("explain the parser ".repeat(2_000)),
         Message::assistant("it splits lines ".repeat(2_000)),
     ];
-    app.handle_async(AppEvent::SessionLoaded {
-        session_id: "s2".into(),
-        mode: Mode::Default,
-        messages,
-        todos: Vec::new(),
-        queue: Vec::new(),
-    });
+    app.take_update(loaded("s2", messages));
     let line = status(&mut app, 120);
     assert!(!line.contains(" 0%"), "{line}");
     assert!(line.contains("~") && line.contains("k/200k"), "{line}");
@@ -236,7 +229,7 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
             .find::<crate::tui::picker::Picker>()
             .unwrap()
             .generation;
-        app.handle_async(AppEvent::Sessions {
+        app.take_update(Update::Sessions {
             generation,
             hits: vec![
                 hit("a1", "修复解析器的错误并添加测试用例以及更多的中文内容"),

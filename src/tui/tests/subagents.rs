@@ -3,42 +3,13 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::engine::subagent_tests::{
-    FnProvider, Request, agent_of, calls, has_results, parent_engine, task_call,
+    FnProvider, Request, agent_of, calls, echo_bash, has_results, parent_engine, task_call,
 };
 use crate::schema::Message;
-use crate::schema::ToolKind;
-use crate::tools::{Tool, ToolContext, ToolError};
-
-/// A `bash` that only says what it would run.
-struct EchoBash;
-
-#[async_trait]
-impl Tool for EchoBash {
-    fn name(&self) -> &str {
-        "bash"
-    }
-    fn description(&self) -> &str {
-        "runs a command (test)"
-    }
-    fn input_schema(&self) -> Value {
-        json!({"type": "object", "properties": {"command": {"type": "string"}}})
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Dangerous
-    }
-    async fn execute(&self, arguments: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
-        Ok(format!(
-            "ran: {}",
-            arguments["command"].as_str().unwrap_or("")
-        ))
-    }
-}
 
 #[tokio::test]
 async fn a_childs_approval_shows_in_the_dialog_and_its_answer_reaches_the_child() {
@@ -57,8 +28,7 @@ async fn a_childs_approval_shows_in_the_dialog_and_its_answer_reaches_the_child(
             (Some(_), true) => Message::assistant("done deploying"),
         })
     });
-    let engine =
-        Arc::new(parent_engine(&provider, vec![Arc::new(EchoBash)], Vec::new(), None).build());
+    let engine = Arc::new(parent_engine(&provider, vec![echo_bash()], Vec::new(), None).build());
     let mut app = app();
     let mut rx = engine.run_stream("ship".into(), CancellationToken::new());
     let mut asked = 0;

@@ -8,7 +8,6 @@ use std::time::Instant;
 use super::*;
 use crate::engine::{SessionInfo, SubagentEvent};
 use crate::schema::Message;
-use crate::tui::AppEvent;
 use crate::tui::keymap::Focus;
 
 fn task_call(id: &str, agent: &str, description: &str, background: bool) -> ToolCall {
@@ -318,11 +317,16 @@ fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     app.handle_engine(result("t1", "One caller: src/parse.rs:12.", false, 4));
 
     let commands = app.handle_key(ctrl('o'));
-    assert_eq!(commands, [Command::ReadSession(child.into())]);
+    assert_eq!(
+        commands,
+        [Effect::Request(Request::ReadSession {
+            session_id: child.into()
+        })]
+    );
     assert_eq!(app.layer(), Focus::TaskTranscript);
     assert!(screen(&mut app, 80, 24).contains("reading…"));
     // What the runner does with the command: the session core reads the store.
-    app.handle_async(AppEvent::SessionRead {
+    app.take_update(Update::SessionRead {
         session_id: child.into(),
         messages: Ok(messages.to_vec()),
     });
@@ -464,18 +468,20 @@ fn a_resumed_task_block_opens_its_childs_transcript() {
         Message::tool_result(&ToolResult::ok("t1", "One caller.")),
     ];
     let mut app = app();
-    app.handle_async(AppEvent::SessionLoaded {
-        session_id: "parent".into(),
-        mode: Mode::Default,
-        messages,
-        todos: Vec::new(),
-        queue: Vec::new(),
-    });
-    app.handle_async(AppEvent::ChildSessions(vec![
+    let Update::Loaded(mut session) = loaded("parent", messages) else {
+        unreachable!()
+    };
+    std::sync::Arc::make_mut(&mut session).child_sessions = vec![
         ("t1".into(), "child-1".into()),
         ("gone".into(), "child-2".into()),
-    ]));
+    ];
+    app.take_update(Update::Loaded(session));
     let commands = app.handle_key(ctrl('o'));
-    assert_eq!(commands, [Command::ReadSession("child-1".into())]);
+    assert_eq!(
+        commands,
+        [Effect::Request(Request::ReadSession {
+            session_id: "child-1".into()
+        })]
+    );
     assert_eq!(app.layer(), Focus::TaskTranscript);
 }

@@ -7,11 +7,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::super::app::{App, AppEvent, Command, SessionView};
+use super::super::app::{App, Effect, SessionView};
 use super::super::view;
 use crate::engine::{DoneInfo, Event, EventKind};
 use crate::schema::{Message, ToolResult};
 use crate::session::Mode;
+use crate::session::{LoadedSession, Request, Update};
 use crate::session::{SessionHit, SessionSummary};
 
 fn app() -> App {
@@ -47,13 +48,13 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn type_text(app: &mut App, text: &str) -> Vec<Command> {
+fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
     text.chars()
         .flat_map(|c| app.handle_key(key(KeyCode::Char(c))))
         .collect()
 }
 
-fn send(app: &mut App, text: &str) -> Vec<Command> {
+fn send(app: &mut App, text: &str) -> Vec<Effect> {
     let mut commands = type_text(app, text);
     commands.extend(app.handle_key(key(KeyCode::Enter)));
     commands
@@ -74,10 +75,13 @@ fn done() -> Event {
 #[test]
 fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     let mut app = app();
-    assert_eq!(send(&mut app, "first"), [Command::Submit("first".into())]);
+    assert_eq!(
+        send(&mut app, "first"),
+        [Effect::Request(Request::Submit("first".into()))]
+    );
     assert_eq!(
         send(&mut app, "second"),
-        [Command::QueueChanged(vec!["second".into()])]
+        [Effect::Request(Request::SetQueue(vec!["second".into()]))]
     );
     send(&mut app, "third");
     let text = screen(&mut app);
@@ -96,8 +100,8 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     assert_eq!(
         commands,
         [
-            Command::Submit("second".into()),
-            Command::QueueChanged(vec!["third".into()])
+            Effect::Request(Request::Submit("second".into())),
+            Effect::Request(Request::SetQueue(vec!["third".into()]))
         ]
     );
     assert!(app.running);
@@ -114,8 +118,8 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
         [
-            Command::Submit("third".into()),
-            Command::QueueChanged(vec![])
+            Effect::Request(Request::Submit("third".into())),
+            Effect::Request(Request::SetQueue(vec![]))
         ]
     );
 }
@@ -125,15 +129,24 @@ fn slash_commands_do_what_they_say() {
     let mut app = app();
     assert_eq!(
         send(&mut app, "/rename parser-work"),
-        [Command::Rename("parser-work".into())]
+        [Effect::Request(Request::Rename("parser-work".into()))]
     );
-    assert_eq!(send(&mut app, "/mode plan"), [Command::SetMode(Mode::Plan)]);
+    assert_eq!(
+        send(&mut app, "/mode plan"),
+        [Effect::Request(Request::SetMode(Mode::Plan))]
+    );
     assert_eq!(
         send(&mut app, "/model gpt-4.1"),
-        [Command::SetModel("gpt-4.1".into())]
+        [Effect::Request(Request::SetModel("gpt-4.1".into()))]
     );
-    assert_eq!(send(&mut app, "/compact"), [Command::Compact]);
-    assert_eq!(send(&mut app, "/new"), [Command::NewSession]);
+    assert_eq!(
+        send(&mut app, "/compact"),
+        [Effect::Request(Request::Compact)]
+    );
+    assert_eq!(
+        send(&mut app, "/new"),
+        [Effect::Request(Request::NewSession)]
+    );
     assert!(send(&mut app, "/todos").is_empty() && app.show_todos);
     send(&mut app, "/help");
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Help);
@@ -147,7 +160,7 @@ fn slash_commands_do_what_they_say() {
     );
     let commands = send(&mut app, "/deploy the api");
     assert!(
-        matches!(&commands[..], [Command::Submit(p)] if p.contains("use_skill with name \"deploy\"") && p.ends_with("the api"))
+        matches!(&commands[..], [Effect::Request(Request::Submit(p))] if p.contains("use_skill with name \"deploy\"") && p.ends_with("the api"))
     );
     app.handle_engine(done());
     app.transcript
@@ -157,15 +170,18 @@ fn slash_commands_do_what_they_say() {
         });
     assert_eq!(
         send(&mut app, "/copy 2"),
-        [Command::Copy("cargo clippy\n".into())]
+        [Effect::Copy("cargo clippy\n".into())]
     );
     assert!(
-        matches!(&send(&mut app, "/copy")[..], [Command::Copy(t)] if t.starts_with("Run this:"))
+        matches!(&send(&mut app, "/copy")[..], [Effect::Copy(t)] if t.starts_with("Run this:"))
     );
     assert!(send(&mut app, "/copy 9").is_empty());
     // A fresh context is a new session (the core loads it; see tests/commands.rs).
-    assert_eq!(send(&mut app, "/clear"), [Command::NewSession]);
-    assert_eq!(send(&mut app, "/quit"), [Command::Quit]);
+    assert_eq!(
+        send(&mut app, "/clear"),
+        [Effect::Request(Request::NewSession)]
+    );
+    assert_eq!(send(&mut app, "/quit"), [Effect::Quit]);
 }
 
 #[test]
@@ -186,12 +202,18 @@ fn the_popup_completes_commands_and_files() {
     );
     app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
 
-    assert_eq!(type_text(&mut app, "look at @"), [Command::ListFiles]);
-    app.handle_async(AppEvent::Files(vec![
-        "README.md".into(),
-        "src/main.rs".into(),
-        "src/engine/run_loop.rs".into(),
-    ]));
+    assert_eq!(
+        type_text(&mut app, "look at @"),
+        [Effect::Request(Request::ListFiles { generation: 0 })]
+    );
+    app.take_update(Update::Files {
+        generation: 0,
+        files: std::sync::Arc::new(vec![
+            "README.md".into(),
+            "src/main.rs".into(),
+            "src/engine/run_loop.rs".into(),
+        ]),
+    });
     type_text(&mut app, "mai");
     assert!(screen(&mut app).contains("src/main.rs"));
     app.handle_key(key(KeyCode::Enter));
@@ -227,28 +249,28 @@ fn the_picker_queries_off_the_ui_and_drops_stale_answers() {
     let commands = app.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
     assert_eq!(
         commands,
-        [Command::QuerySessions {
+        [Effect::Request(Request::ListSessions {
             query: String::new(),
             all: false,
             generation: 1
-        }]
+        })]
     );
     let commands = type_text(&mut app, "pa");
     assert_eq!(
         commands.last(),
-        Some(&Command::QuerySessions {
+        Some(&Effect::Request(Request::ListSessions {
             query: "pa".into(),
             all: false,
             generation: 3
-        })
+        }))
     );
     // An answer to an older query arrives late: it is dropped.
-    app.handle_async(AppEvent::Sessions {
+    app.take_update(Update::Sessions {
         generation: 1,
         hits: vec![hit("old", "stale result")],
     });
     assert!(!screen(&mut app).contains("stale result"));
-    app.handle_async(AppEvent::Sessions {
+    app.take_update(Update::Sessions {
         generation: 3,
         hits: vec![hit("aaa111", "parser work"), hit("bbb222", "packaging")],
     });
@@ -259,20 +281,20 @@ fn the_picker_queries_off_the_ui_and_drops_stale_answers() {
     );
     assert_eq!(
         app.handle_key(key(KeyCode::Tab)),
-        [Command::QuerySessions {
+        [Effect::Request(Request::ListSessions {
             query: "pa".into(),
             all: true,
             generation: 4
-        }]
+        })]
     );
-    app.handle_async(AppEvent::Sessions {
+    app.take_update(Update::Sessions {
         generation: 4,
         hits: vec![hit("aaa111", "parser work"), hit("bbb222", "packaging")],
     });
     app.handle_key(key(KeyCode::Down));
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::ResumeSession("bbb222".into())]
+        [Effect::Request(Request::Resume("bbb222".into()))]
     );
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Main);
 }
@@ -295,13 +317,17 @@ fn a_loaded_session_shows_its_transcript_mode_queue_and_an_interrupted_turn() {
         Message::assistant("Done."),
         Message::user("second task, cut off by a kill"),
     ];
-    app.handle_async(AppEvent::SessionLoaded {
+    app.take_update(Update::Loaded(std::sync::Arc::new(LoadedSession {
         session_id: "other".into(),
+        name: None,
         mode: Mode::Plan,
         messages,
+        child_sessions: Vec::new(),
         todos: vec![],
         queue: vec!["after that".into()],
-    });
+        problems: Vec::new(),
+        notices: Vec::new(),
+    })));
     let text = screen(&mut app);
     assert!(
         text.contains("› first task") && text.contains("attached: a.rs (1 B)"),
@@ -327,12 +353,12 @@ fn a_loaded_session_shows_its_transcript_mode_queue_and_an_interrupted_turn() {
 fn a_shell_command_runs_without_the_model_and_shows_its_output() {
     let mut app = app();
     let commands = send(&mut app, "!echo hi");
-    let [Command::RunShell { id, command }] = &commands[..] else {
+    let [Effect::Request(Request::RunShell { id, command })] = &commands[..] else {
         panic!("{commands:?}")
     };
     assert_eq!(command, "echo hi");
     assert!(!app.running, "no model run");
-    app.handle_async(AppEvent::ShellDone {
+    app.take_update(Update::ShellDone {
         id: id.clone(),
         result: ToolResult::ok("x", "hi\nexit status: 0"),
         duration: Duration::from_millis(3),
@@ -353,10 +379,10 @@ fn long_pastes_collapse_and_are_sent_whole_and_the_mouse_can_be_released() {
     app.handle_paste(&long);
     assert_eq!(app.input_text(), "[pasted 200 lines #1]");
     let commands = app.handle_key(key(KeyCode::Enter));
-    assert!(matches!(&commands[..], [Command::Submit(text)] if text == &long));
+    assert!(matches!(&commands[..], [Effect::Request(Request::Submit(text))] if text == &long));
     assert_eq!(
         app.handle_key(key(KeyCode::F(2))),
-        [Command::SetMouseCapture(false)]
+        [Effect::SetMouseCapture(false)]
     );
     assert!(
         screen(&mut app)
@@ -394,11 +420,13 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     assert_eq!(
         &commands[..2],
         [
-            Command::SetMode(Mode::Default),
-            Command::SetAutoContinue(true)
+            Effect::Request(Request::SetMode(Mode::Default)),
+            Effect::Request(Request::SetAutoContinue(true))
         ]
     );
-    assert!(matches!(&commands[2], Command::Submit(p) if p.starts_with("Carry out the plan")));
+    assert!(
+        matches!(&commands[2], Effect::Request(Request::Submit(p)) if p.starts_with("Carry out the plan"))
+    );
     assert!(
         screen(&mut app)
             .lines()
@@ -409,7 +437,10 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     // Esc stops the auto-run at once.
     assert_eq!(
         app.handle_key(key(KeyCode::Esc)),
-        [Command::Interrupt, Command::SetAutoContinue(false)]
+        [
+            Effect::Request(Request::Interrupt),
+            Effect::Request(Request::SetAutoContinue(false))
+        ]
     );
 
     let mut app = self::app();
@@ -420,7 +451,9 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     type_text(&mut app, "split the fix in two");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
-        [Command::Submit("split the fix in two".into())]
+        [Effect::Request(Request::Submit(
+            "split the fix in two".into()
+        ))]
     );
     assert_eq!(
         app.session.mode,
@@ -435,8 +468,8 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     assert_eq!(
         app.handle_key(key(KeyCode::Char('s')))[..2],
         [
-            Command::SetMode(Mode::Default),
-            Command::SetAutoContinue(false)
+            Effect::Request(Request::SetMode(Mode::Default)),
+            Effect::Request(Request::SetAutoContinue(false))
         ]
     );
     let mut app = self::app();
@@ -448,7 +481,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     app.handle_engine(done());
     assert_eq!(
         app.handle_key(key(KeyCode::Char('x'))),
-        [Command::ClearTodos]
+        [Effect::Request(Request::ClearTodos)]
     );
 }
 
@@ -456,7 +489,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 fn a_store_failure_is_shown_as_what_it_is_and_stays_in_the_transcript() {
     use crate::engine::{Failure, FailureKind};
     let mut app = app();
-    app.handle_async(AppEvent::Failed(Failure::new(
+    app.take_update(Update::Failed(Failure::new(
         FailureKind::Storage,
         "cannot open session 0123: session store: disk I/O error",
     )));
@@ -470,7 +503,7 @@ fn a_store_failure_is_shown_as_what_it_is_and_stays_in_the_transcript() {
         "kept in the transcript, not only flashed"
     );
     // Other failures are said on the status line only.
-    app.handle_async(AppEvent::Failed(Failure::new(
+    app.take_update(Update::Failed(Failure::new(
         FailureKind::NotFound,
         "session 4567 is gone",
     )));
