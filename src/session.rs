@@ -30,6 +30,7 @@ mod switching;
 pub mod text;
 mod undo;
 mod views;
+pub mod worktrees;
 
 use std::sync::{Arc, Weak};
 

@@ -1,14 +1,14 @@
 //! `harness9 worktree list|merge NAME|remove NAME [--force]` (issue 35), and the worktree a
 //! run enters: `--worktree NAME`, or the one a resumed session ran in. Sessions are found
-//! through the session core's `Catalogue`; the git work is `crate::worktree`'s.
+//! through the session core (`Catalogue`, `session::worktrees`, which the TUI's `/worktree`
+//! shares); the git work is `crate::worktree`'s.
 
 use std::path::{Path, PathBuf};
 
 use crate::config::worktree::{Entered, enter, of_session};
 use crate::config::{WorktreeAction, WorktreeArgs};
-use crate::session::Catalogue;
-use crate::terminal_text::sanitize;
-use crate::worktree::{self, Listed, Name, Repository, WorktreeError};
+use crate::session::{Catalogue, worktrees};
+use crate::worktree::{self, WorktreeError};
 
 /// The exit status of a worktree error: 2 for a usage error (not a repository, a bad NAME).
 pub fn exit_code(error: &WorktreeError) -> u8 {
@@ -17,7 +17,12 @@ pub fn exit_code(error: &WorktreeError) -> u8 {
 
 /// Runs a `harness9 worktree` command; returns the exit status.
 pub async fn run(home: &Path, workdir: &Path, args: WorktreeArgs) -> u8 {
-    match act(home, workdir, args.action).await {
+    let action = match args.action {
+        WorktreeAction::List => worktrees::WorktreeAction::List,
+        WorktreeAction::Merge { name } => worktrees::WorktreeAction::Merge { name },
+        WorktreeAction::Remove { name, force } => worktrees::WorktreeAction::Remove { name, force },
+    };
+    match worktrees::act(home, workdir, action).await {
         Ok(lines) => {
             for line in lines {
                 println!("{line}");
@@ -29,78 +34,6 @@ pub async fn run(home: &Path, workdir: &Path, args: WorktreeArgs) -> u8 {
             exit_code(&error)
         }
     }
-}
-
-async fn act(
-    home: &Path,
-    workdir: &Path,
-    action: WorktreeAction,
-) -> Result<Vec<String>, WorktreeError> {
-    let repository = Repository::discover(workdir)?;
-    match action {
-        WorktreeAction::List => {
-            let listed = worktree::list(&repository)?;
-            if listed.is_empty() {
-                return Ok(vec![
-                    "no worktrees (harness9 --worktree NAME makes one)".into(),
-                ]);
-            }
-            let catalogue = Catalogue::open(home).ok();
-            let mut lines = Vec::new();
-            for entry in &listed {
-                let session = match &catalogue {
-                    Some(catalogue) => latest_session(catalogue, &entry.path).await,
-                    None => None,
-                };
-                lines.push(line(entry, session.as_deref()));
-            }
-            Ok(lines)
-        }
-        WorktreeAction::Merge { name } => {
-            Ok(vec![worktree::merge(&repository, &Name::parse(&name)?)?])
-        }
-        WorktreeAction::Remove { name, force } => {
-            let removed = worktree::remove(&repository, &Name::parse(&name)?, force)?;
-            let mut lines = vec![format!(
-                "removed worktree {name} ({}){}",
-                removed.path.display(),
-                if removed.branch_deleted {
-                    " and its branch"
-                } else {
-                    ""
-                }
-            )];
-            lines.extend(removed.notes);
-            Ok(lines)
-        }
-    }
-}
-
-/// The newest session that ran in `path`.
-async fn latest_session(catalogue: &Catalogue, path: &Path) -> Option<String> {
-    let dir = path.display().to_string();
-    let hits = catalogue.find_sessions("", Some(&dir), 1).await.ok()?;
-    hits.into_iter().next().map(|hit| hit.session.id)
-}
-
-/// `fix  harness9/fix  /src/app.worktrees/fix  2 unmerged commit(s)  session 0193…`.
-fn line(entry: &Listed, session: Option<&str>) -> String {
-    let state = if entry.missing {
-        "missing (its folder was deleted; `remove` cleans up)".to_owned()
-    } else if entry.holds_work() {
-        worktree::work_described(entry)
-    } else {
-        "clean".to_owned()
-    };
-    let session = session
-        .map(|id| format!("  session {id}"))
-        .unwrap_or_default();
-    sanitize(&format!(
-        "{}  {}  {}  {state}{session}",
-        entry.name,
-        entry.branch,
-        entry.path.display()
-    ))
 }
 
 /// The worktree a run works in: the one it names (`--worktree NAME`), the one a session it

@@ -114,6 +114,7 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::SessionRead { .. }
         | Update::Prompts(_)
         | Update::Exported { .. }
+        | Update::Worktrees(_)
         | Update::Jobs(_)
         | Update::Restored(_)
         | Update::Compacted(_)

@@ -304,6 +304,12 @@ impl Core {
                 overwrite,
             ),
             Request::ListJobs => self.publish_jobs(),
+            Request::Worktrees(action) => super::worktrees::start(
+                Arc::clone(&self.hub),
+                self.assembly.engine.rules().home().to_path_buf(),
+                self.workdir.clone(),
+                action,
+            ),
             Request::ConfirmRules => {
                 let confirmed = self.assembly.engine.rules().confirm_pending();
                 let notice = if confirmed.is_empty() {

@@ -109,6 +109,9 @@ pub enum Request {
     },
     /// The prompts of the conversation, for `/rewind` (answered with `Update::Prompts`).
     ListPrompts,
+    /// List, merge or remove the worktrees of the repository the session's folder is in
+    /// (`/worktree`; answered with `Update::Worktrees`).
+    Worktrees(super::worktrees::WorktreeAction),
     /// Restore files (and for a rewind, the conversation) from the checkpoints; files changed
     /// since are only written with `Conflicts::Overwrite` (answered with `Update::Restored`).
     Restore {
@@ -190,6 +193,8 @@ pub enum Update {
         file: String,
         result: Result<std::path::PathBuf, super::ExportError>,
     },
+    /// The answer to `Request::Worktrees`: the lines to show.
+    Worktrees(super::worktrees::WorktreeReport),
     /// What a `Request::Restore` did, or (`report.asking`) what it must ask first.
     Restored(Arc<Restored>),
     /// A request could not be carried out (the run's own failures come as `Engine` errors).

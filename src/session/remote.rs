@@ -264,6 +264,7 @@ async fn serve_requests(
                 Ok(())
             }
             Request::Rename(_) => Err(unavailable_failure("renaming")),
+            Request::Worktrees(_) => Err(unavailable_failure("managing worktrees")),
             Request::Compact => Err(unavailable_failure("compacting")),
             Request::SetModel(_) => Err(unavailable_failure("switching models")),
             Request::ListMemories { .. } | Request::ChangeMemory { .. } => {

@@ -564,3 +564,5 @@ mod memories;
 mod rules;
 #[cfg(test)]
 mod undo;
+#[cfg(test)]
+mod worktrees;

@@ -33,6 +33,14 @@ impl App {
                 })
             }
             Update::Jobs(list) => self.on_jobs(list),
+            Update::Worktrees(report) => {
+                let tone = if report.failed {
+                    Tone::Error
+                } else {
+                    Tone::Quiet
+                };
+                self.transcript.notice(report.lines.join("\n"), tone);
+            }
             Update::Sessions { generation, hits } => {
                 if let Some(picker) = self.stack.find_mut::<super::picker::Picker>() {
                     picker.accept(generation, hits);

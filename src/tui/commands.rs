@@ -7,6 +7,7 @@ use super::app::{App, Effect};
 use super::tool_view;
 use super::transcript::{EntryKind, Tone};
 use crate::session::Request;
+use crate::session::worktrees::WorktreeAction;
 
 /// What `/init` asks of the model.
 const INIT_PROMPT: &str = "Write an AGENTS.md file at the root of this project for coding agents \
@@ -14,6 +15,29 @@ working in it: what the project is, how it is laid out, how to build, test and l
 commands), and the conventions its code follows. Read the project first (README, build files, a \
 few source files); keep it short and factual. If an AGENTS.md exists, improve it instead of \
 starting over.";
+
+/// What `/worktree` takes.
+const WORKTREE_USAGE: &str = "/worktree lists this repository's worktrees; /worktree merge NAME; /worktree remove NAME [--force]";
+
+/// `/worktree`'s arguments: nothing or `list`, `merge NAME`, `remove NAME [--force]`.
+fn worktree_action(rest: &str) -> Option<WorktreeAction> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    match words.as_slice() {
+        [] | ["list"] => Some(WorktreeAction::List),
+        ["merge", name] => Some(WorktreeAction::Merge {
+            name: (*name).to_owned(),
+        }),
+        ["remove", name] => Some(WorktreeAction::Remove {
+            name: (*name).to_owned(),
+            force: false,
+        }),
+        ["remove", name, "--force"] | ["remove", "--force", name] => Some(WorktreeAction::Remove {
+            name: (*name).to_owned(),
+            force: true,
+        }),
+        _ => None,
+    }
+}
 
 impl App {
     /// The session commands; `None` when `name` is not one of them.
@@ -63,6 +87,14 @@ impl App {
             "/rewind" => self.open_rewind(),
             "/ps" => self.ps(),
             "/rules" => vec![Effect::Request(Request::ConfirmRules)],
+            "/worktree" => match worktree_action(rest) {
+                Some(action) => vec![Effect::Request(Request::Worktrees(action))],
+                None => {
+                    self.transcript
+                        .notice(WORKTREE_USAGE.to_owned(), Tone::Warning);
+                    Vec::new()
+                }
+            },
             _ => return None,
         };
         Some(commands)

@@ -45,6 +45,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         help: "list the background commands with their last lines",
     },
     SlashCommand {
+        name: "/worktree",
+        args: "[list|merge NAME|remove NAME [--force]]",
+        help: "this repository's worktrees: list, merge one back, remove one",
+    },
+    SlashCommand {
+        name: "/rules",
+        args: "",
+        help: "let the allow rules added while the session ran count",
+    },
+    SlashCommand {
         name: "/compact",
         args: "",
         help: "summarise the conversation to free context",

@@ -284,3 +284,44 @@ fn cost_counts_a_server_without_usage_by_harness9s_estimate_and_says_so() {
         "{text}"
     );
 }
+
+/// `/worktree` asks the session core (issue 35), which answers with lines the transcript shows;
+/// arguments it does not take get its usage, and nothing is asked.
+#[test]
+fn worktree_asks_the_core_and_shows_its_answer() {
+    use crate::session::worktrees::{WorktreeAction, WorktreeReport};
+    let mut app = app();
+    assert_eq!(
+        send(&mut app, "/worktree"),
+        [Effect::Request(Request::Worktrees(WorktreeAction::List))]
+    );
+    assert_eq!(
+        send(&mut app, "/worktree merge fix"),
+        [Effect::Request(Request::Worktrees(WorktreeAction::Merge {
+            name: "fix".into()
+        }))]
+    );
+    assert_eq!(
+        send(&mut app, "/worktree remove fix --force"),
+        [Effect::Request(Request::Worktrees(
+            WorktreeAction::Remove {
+                name: "fix".into(),
+                force: true
+            }
+        ))]
+    );
+    assert!(send(&mut app, "/worktree merge").is_empty());
+    assert!(
+        screen(&mut app, 120, 30).contains("/worktree merge NAME"),
+        "usage shown"
+    );
+    app.take_update(Update::Worktrees(WorktreeReport {
+        lines: vec!["fix  harness9/fix  /src/app.worktrees/fix  1 unmerged commit(s)".into()],
+        failed: false,
+    }));
+    let text = screen(&mut app, 120, 30);
+    assert!(
+        text.contains("fix  harness9/fix  /src/app.worktrees/fix"),
+        "{text}"
+    );
+}
