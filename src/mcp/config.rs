@@ -268,7 +268,8 @@ pub fn parse(
 /// `env` or `headers`: an object, or a list of `"K=V"` (`"K: V"`) strings as the Go original
 /// wrote them.
 /// An HTTP server's `oauth` entry: `client_id`, `client_secret`, `scopes`, `grant`
-/// (`authorization_code` or `client_credentials`); variables expand as elsewhere.
+/// (`authorization_code` or `client_credentials`), `private_key_file`, `signing_algorithm`;
+/// variables expand as elsewhere.
 fn oauth_settings(
     value: Option<&Value>,
     lookup: &dyn Fn(&str) -> Option<String>,
@@ -307,6 +308,8 @@ fn oauth_settings(
         client_secret: string("client_secret")?,
         scopes,
         grant,
+        private_key_file: string("private_key_file")?,
+        signing_algorithm: string("signing_algorithm")?,
     })
 }
 

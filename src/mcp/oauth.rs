@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig,
-    CredentialStore, OAuthState, StoredCredentials,
+    CredentialStore, JwtSigningAlgorithm, OAuthState, StoredCredentials,
 };
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -30,8 +30,13 @@ pub enum OAuthError {
     NoRedirect(Duration),
     #[error("the redirect to 127.0.0.1 carried no authorization: {0}")]
     BadRedirect(String),
-    #[error("the client-credentials grant needs `client_id` and `client_secret` in `oauth`")]
+    #[error(
+        "the client-credentials grant needs `client_id` and `client_secret` (or \
+         `private_key_file`) in `oauth`"
+    )]
     NoClientSecret,
+    #[error("the signing algorithm `{0}` is not one of RS256, RS384, RS512, ES256, ES384")]
+    Algorithm(String),
 }
 
 /// A server's `oauth` entry: a pre-registered client, the scopes to ask for, the grant.
@@ -41,6 +46,10 @@ pub struct ClientSettings {
     pub client_secret: Option<String>,
     pub scopes: Vec<String>,
     pub grant: Grant,
+    /// For the client-credentials grant with a signed JWT (RFC 7523) instead of a secret: the
+    /// PEM file of the private key, and its algorithm (`ES256` unless said).
+    pub private_key_file: Option<String>,
+    pub signing_algorithm: Option<String>,
 }
 
 impl std::fmt::Debug for ClientSettings {
@@ -54,6 +63,8 @@ impl std::fmt::Debug for ClientSettings {
             )
             .field("scopes", &self.scopes)
             .field("grant", &self.grant)
+            .field("private_key_file", &self.private_key_file)
+            .field("signing_algorithm", &self.signing_algorithm)
             .finish()
     }
 }
@@ -158,22 +169,67 @@ pub async fn client_credentials(
     url: &str,
     client: &ClientSettings,
 ) -> Result<(), OAuthError> {
-    let (Some(client_id), Some(client_secret)) = (&client.client_id, &client.client_secret) else {
+    // `rmcp`'s signed-JWT exchange holds a value that is not `Send` across an await, so it runs
+    // on a thread of its own (blocking on this runtime) rather than inside a spawned task.
+    let (home, name, url, client) = (
+        home.to_path_buf(),
+        name.to_owned(),
+        url.to_owned(),
+        client.clone(),
+    );
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        runtime.block_on(exchange_client_credentials(&home, &name, &url, &client))
+    })
+    .await
+    .map_err(|e| OAuthError::Io(std::io::Error::other(e)))?
+}
+
+async fn exchange_client_credentials(
+    home: &Path,
+    name: &str,
+    url: &str,
+    client: &ClientSettings,
+) -> Result<(), OAuthError> {
+    let Some(client_id) = &client.client_id else {
         return Err(OAuthError::NoClientSecret);
+    };
+    let config = match (&client.private_key_file, &client.client_secret) {
+        (Some(key_file), _) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id: client_id.clone(),
+            signing_key: std::fs::read(key_file)?,
+            signing_algorithm: algorithm(client.signing_algorithm.as_deref())?,
+            token_endpoint_audience: None,
+            scopes: client.scopes.clone(),
+            resource: Some(url.to_owned()),
+        },
+        (None, Some(client_secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: client_secret.clone(),
+            scopes: client.scopes.clone(),
+            resource: Some(url.to_owned()),
+        },
+        (None, None) => return Err(OAuthError::NoClientSecret),
     };
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(FileStore {
         path: token_file(home, name, url),
     });
     let mut state = OAuthState::Unauthorized(manager);
-    let config = ClientCredentialsConfig::ClientSecret {
-        client_id: client_id.clone(),
-        client_secret: client_secret.clone(),
-        scopes: client.scopes.clone(),
-        resource: Some(url.to_owned()),
-    };
     state.authenticate_client_credentials(config).await?;
     Ok(())
+}
+
+/// The JWT signing algorithm named in `oauth` (ES256 unless said).
+fn algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, OAuthError> {
+    Ok(match name.unwrap_or("ES256") {
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        other => return Err(OAuthError::Algorithm(other.to_owned())),
+    })
 }
 
 /// Logs in to server `name` at `url`: authorization code with PKCE through the user's browser

@@ -38,6 +38,7 @@ const PASSING: &[&str] = &[
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 ];
 
 /// The suite's entry point under `.ci/cache/conformance`.
@@ -137,6 +138,12 @@ const server = {type: "http", url};
 if (context.client_id) {
   server.oauth = {client_id: context.client_id};
   if (context.client_secret) server.oauth.client_secret = context.client_secret;
+  if (context.private_key_pem) {
+    const key = process.env.HARNESS9_HOME + "/client-key.pem";
+    require("fs").writeFileSync(key, context.private_key_pem, {mode: 0o600});
+    server.oauth.private_key_file = key;
+    server.oauth.signing_algorithm = context.signing_algorithm;
+  }
   if ((process.env.MCP_CONFORMANCE_SCENARIO || "").startsWith("auth/client-credentials")) {
     server.oauth.grant = "client_credentials";
   }

@@ -162,6 +162,13 @@ fn an_http_servers_oauth_entry_is_read_and_its_secret_never_printed() {
     assert_eq!(oauth.scopes, ["read", "write"]);
     assert_eq!(oauth.grant, crate::mcp::oauth::Grant::ClientCredentials);
     assert!(!format!("{oauth:?}").contains("t0k"));
+    let signed = json!({"type": "http", "url": "https://x/mcp", "oauth": {
+        "client_id": "m", "private_key_file": "/keys/m.pem", "signing_algorithm": "RS256"}});
+    let Transport::Http { oauth, .. } = parse(&signed, &lookup).unwrap() else {
+        panic!("not http");
+    };
+    assert_eq!(oauth.private_key_file.as_deref(), Some("/keys/m.pem"));
+    assert_eq!(oauth.signing_algorithm.as_deref(), Some("RS256"));
     let bad = json!({"type": "http", "url": "https://x/mcp", "oauth": {"client_id": 5}});
     assert!(
         parse(&bad, &lookup)
