@@ -2,6 +2,7 @@
 //! queue are pointed at the stored session, and what cannot be read is reported as what it is
 //! (a storage failure with the store's words), never shown as an empty conversation.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use super::actor::Core;
@@ -137,6 +138,27 @@ impl Core {
                 return;
             }
         };
+        // A session of another folder is not carried on here: its files, rules and checkpoints
+        // are that folder's. The user is told how to open it there (from its repository,
+        // `--resume` opens the worktree it ran in), as the peers do.
+        if !same_folder(Path::new(&record.workdir), &self.workdir) {
+            let notice = format!(
+                "session {} ran in {}: it continues there, not here. Quit and run                  `harness9 --resume {}` in that folder{}",
+                record.id,
+                record.workdir,
+                record.id,
+                if crate::worktree::main_of_linked(Path::new(&record.workdir)).is_some() {
+                    " (or in its repository, which opens that worktree)"
+                } else {
+                    ""
+                }
+            );
+            self.hub.publish(Update::Engine(crate::engine::Event {
+                turn: 0,
+                kind: crate::engine::EventKind::Notice(notice),
+            }));
+            return;
+        }
         // The session being left goes if it never got a prompt (as it would on exit).
         if self.session_id != record.id {
             self.session_end_hooks("resume").await;
@@ -190,4 +212,13 @@ impl Core {
             notices: yolo_notice.into_iter().collect(),
         })));
     }
+}
+
+/// Whether two folders are the same, however either was written.
+fn same_folder(stored: &Path, here: &Path) -> bool {
+    stored == here
+        || matches!(
+            (stored.canonicalize(), here.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
 }

@@ -112,3 +112,67 @@ async fn worktree_outside_a_repository_says_why() {
     );
     close(&mut opened).await;
 }
+
+/// Resuming, inside a running session, one that ran in another folder (here a worktree of the
+/// repository) does not carry it on in this folder, whose files, rules and checkpoints are not
+/// its own: a notice says where it ran and the command that opens it there.
+#[tokio::test]
+async fn a_session_of_another_folder_is_not_carried_on_here_and_the_notice_says_how() {
+    let mut fixture = Fixture::new();
+    let main = fixture.workdir().to_path_buf();
+    git(&main, &["init", "-q", "-b", "main"]);
+    std::fs::write(main.join("a.txt"), "a\n").unwrap();
+    git(&main, &["add", "."]);
+    git(&main, &["commit", "-q", "-m", "first"]);
+    let repository = crate::worktree::Repository::discover(&main).unwrap();
+    let name = crate::worktree::Name::parse("fix").unwrap();
+    let place = crate::worktree::open(
+        &repository,
+        &name,
+        &crate::worktree::Options::default(),
+        &fixture.settings.home,
+    )
+    .unwrap()
+    .path;
+
+    let provider = scripted([text("Worked in the worktree."), text("Here.")]);
+    fixture.settings.workdir = place.clone();
+    let mut there = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    let elsewhere = there.loaded.session_id.clone();
+    there.handle.send(Request::Submit("one".into()));
+    until(&mut there.updates, "run end", run_ended).await;
+    close(&mut there).await;
+
+    fixture.settings.workdir = main.clone();
+    let mut here = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    let current = here.loaded.session_id.clone();
+    here.handle.send(Request::Resume(elsewhere.clone()));
+    let (notice, seen) = until(
+        &mut here.updates,
+        "the notice",
+        |u| matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::Notice(_))),
+    )
+    .await;
+    let Update::Engine(event) = notice else {
+        unreachable!()
+    };
+    let EventKind::Notice(text) = event.kind else {
+        unreachable!()
+    };
+    assert!(
+        text.contains(&place.display().to_string())
+            && text.contains(&format!("harness9 --resume {elsewhere}"))
+            && text.contains("opens that worktree"),
+        "{text}"
+    );
+    assert!(!seen.iter().any(|u| matches!(u, Update::Loaded(_))));
+    // The session shown is still this folder's: a prompt goes into it.
+    here.handle.send(Request::Submit("two".into()));
+    until(&mut here.updates, "run end", run_ended).await;
+    let closing = close(&mut here).await;
+    assert_eq!(closing.session_id, current);
+}
