@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig,
-    CredentialStore, JwtSigningAlgorithm, OAuthState, StoredCredentials,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm, OAuthState, StoredCredentials,
 };
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+mod legacy;
 
 /// How long `mcp login` waits for the browser to come back.
 const LOGIN_WAIT: Duration = Duration::from_secs(300);
@@ -254,8 +256,9 @@ pub async fn login(
     });
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("harness9");
     // The server's own 401 says where its metadata is and which scopes it wants.
-    if let Some(challenge) = challenge_of(url).await {
-        request = request.with_challenge(challenge);
+    let challenge = challenge_of(url).await;
+    if let Some(challenge) = &challenge {
+        request = request.with_challenge(challenge.clone());
     }
     if let Some(id) = &client.client_id {
         request = request.with_preregistered_client(id.clone());
@@ -266,8 +269,23 @@ pub async fn login(
     if !client.scopes.is_empty() {
         request = request.with_scopes(client.scopes.iter().cloned());
     }
-    let mut state = OAuthState::Unauthorized(manager);
-    state.start_authorization(request).await?;
+    let metadata = match manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+    {
+        Ok(resolution) => resolution.metadata,
+        // A server of the 2025-03-26 generation (`legacy`): its issuer is not bound to where
+        // its metadata is, which is taken only on the server's own origin.
+        Err(error @ AuthError::AuthorizationServerMismatch { .. }) => {
+            legacy::metadata(url).await.ok_or(error)?
+        }
+        Err(error) => return Err(error.into()),
+    };
+    manager.set_metadata(metadata);
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, error)| error)?;
+    let mut state = OAuthState::Session(session);
     let authorize = state.get_authorization_url().await?;
     open_browser(&authorize);
     eprintln!(

@@ -33,6 +33,7 @@ const PASSING: &[&str] = &[
     "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none",
     "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/resource-mismatch",
     "auth/offline-access-scope",
