@@ -292,7 +292,8 @@ pub async fn assemble_with(
             .filter(|name| skills.get(name).is_none())
             .map(|name| {
                 format!(
-                    "the `{}` agent names the skill `{name}`, which is not installed: it starts                      without it",
+                    "the `{}` agent names the skill `{name}`, which is not installed: it starts \
+                     without it",
                     agent.name
                 )
             })

@@ -310,7 +310,9 @@ pub fn resolve_trusted(
             &hash,
         ) {
             notices.push(format!(
-                "ignored {name}={url} from {dotenv}: {} comes from the environment and this                  folder's server for it was not approved (or changed since), so the key goes                  only to {} (the TUI asks; --trust uses it for one run)",
+                "ignored {name}={url} from {dotenv}: {} comes from the environment and this \
+                 folder's server for it was not approved (or changed since), so the key goes \
+                 only to {} (the TUI asks; --trust uses it for one run)",
                 kind.key_variable(),
                 env.process_var(name).unwrap_or(kind.default_base_url())
             ));

@@ -143,7 +143,8 @@ impl Core {
         // `--resume` opens the worktree it ran in), as the peers do.
         if !same_folder(Path::new(&record.workdir), &self.workdir) {
             let notice = format!(
-                "session {} ran in {}: it continues there, not here. Quit and run                  `harness9 --resume {}` in that folder{}",
+                "session {} ran in {}: it continues there, not here. Quit and run \
+                 `harness9 --resume {}` in that folder{}",
                 record.id,
                 record.workdir,
                 record.id,

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// Every `.rs` file under `dir`, in a stable order.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

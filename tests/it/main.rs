@@ -18,6 +18,7 @@ mod llama_server;
 mod mcp;
 mod mcp_conformance;
 mod memory;
+mod message_text;
 mod no_terminal;
 #[cfg(feature = "otel")]
 mod observe;
