@@ -11,14 +11,16 @@
 //! says so (`complete` is false, or the folder is in `unreadable`); it never passes for a full
 //! one.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, Stat};
 use rustix::io::Errno;
 
 use crate::files::protected::is_protected_name;
@@ -38,8 +40,35 @@ pub const MAX_DEPTH: usize = 256;
 /// listing may carry the very change time the listing was keyed by.
 const TICK_MARGIN: Duration = Duration::from_millis(50);
 
+/// The bytes of entries read per `getdents` call (a few hundred entries).
+const LISTING_BUFFER: usize = 32 * 1024;
+
 /// A directory's device and inode.
-type Identity = (i128, i128);
+type Identity = (u64, u64);
+
+/// Hashes an identity with one multiply per word. The walk hashes every folder twice and
+/// SipHash's resistance to chosen keys buys nothing here: inode numbers are the file system's
+/// to choose, not a command's.
+#[derive(Default)]
+struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type ByIdentity<V> = HashMap<Identity, V, BuildHasherDefault<IdentityHasher>>;
 
 /// What one walk found below the workdir's top.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,16 +89,25 @@ pub struct Nested {
 /// One directory as last listed (keyed by its identity): its change time, and what it held.
 #[derive(Debug, Clone)]
 struct Listing {
-    changed: (i128, i128),
+    changed: (i64, i64),
     /// The names of its protected entries.
-    protected: Vec<OsString>,
-    /// The names of its subdirectories (not links, not protected ones).
-    subdirs: Vec<OsString>,
+    protected: Vec<CString>,
+    /// The names of its subdirectories (not links, not protected ones), as the system calls
+    /// take them.
+    subdirs: Vec<CString>,
     readable: bool,
     /// Whether the change time was settled when it was listed (older than the walk's start by
     /// more than `TICK_MARGIN`): only then does an unchanged change time prove the directory
     /// unchanged since, so only then is the listing reused.
     reusable: bool,
+}
+
+impl Listing {
+    /// Whether this listing still describes the directory `stat` describes (same identity
+    /// assumed: it is the key).
+    fn holds_for(&self, stat: &Stat) -> bool {
+        self.reusable && self.changed == change_time(stat)
+    }
 }
 
 /// The listings of the last walk, by directory identity. Adding, removing or renaming an
@@ -79,19 +117,26 @@ struct Listing {
 /// identity, not path: a listing describes the directory's own entries wherever it now lies.
 #[derive(Debug, Default)]
 pub struct ListingCache {
-    listings: HashMap<Identity, Listing>,
+    listings: ByIdentity<Listing>,
 }
 
+// The fields' types differ between platforms; on some the casts change nothing.
+#[allow(clippy::unnecessary_cast)]
 fn identity(stat: &Stat) -> Identity {
-    (i128::from(stat.st_dev), i128::from(stat.st_ino))
+    (stat.st_dev as u64, stat.st_ino as u64)
 }
 
-fn change_time(stat: &Stat) -> (i128, i128) {
-    (i128::from(stat.st_ctime), i128::from(stat.st_ctime_nsec))
+#[allow(clippy::unnecessary_cast)]
+fn change_time(stat: &Stat) -> (i64, i64) {
+    (stat.st_ctime as i64, stat.st_ctime_nsec as i64)
 }
 
 fn is_dir(stat: &Stat) -> bool {
     FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+}
+
+fn os(name: &CStr) -> &OsStr {
+    OsStr::from_bytes(name.to_bytes())
 }
 
 /// A directory being walked: its handle, its path (for what is reported), its listing and
@@ -107,57 +152,62 @@ struct Frame {
 /// One walk's state.
 struct Walk {
     /// The last walk's listings, taken out as they are reused (never copied).
-    known: HashMap<Identity, Listing>,
+    known: ByIdentity<Listing>,
     /// This walk's listings, the next walk's `known`.
-    fresh: HashMap<Identity, Listing>,
-    /// Every directory visited (a bind mount may show one twice: it is walked once).
-    visited: HashSet<Identity>,
+    fresh: ByIdentity<Listing>,
+    /// Every directory entered (a bind mount may show one twice, even inside itself: it is
+    /// walked once). Those settled without being entered have no subdirectories to loop.
+    entered: HashSet<Identity, BuildHasherDefault<IdentityHasher>>,
+    /// Directories visited, entered or not (the bound is `MAX_DIRS`).
+    count: usize,
     skip: Option<Identity>,
     started: SystemTime,
     found: Nested,
+    /// Where the kernel writes the entries of the directory being listed.
+    buffer: Vec<u8>,
 }
 
 impl Walk {
-    /// `known`'s listing of the directory `stat` describes, taken out, when it still holds.
-    fn reuse(&mut self, stat: &Stat) -> Option<Listing> {
-        let id = identity(stat);
-        let holds = self
-            .known
-            .get(&id)
-            .is_some_and(|known| known.reusable && known.changed == change_time(stat));
-        if holds { self.known.remove(&id) } else { None }
+    /// `known`'s listing of the directory `stat` describes, taken out, when it still holds
+    /// (and, with `leaf_only`, when it had no subdirectories).
+    fn reuse(&mut self, stat: &Stat, leaf_only: bool) -> Option<Listing> {
+        match self.known.entry(identity(stat)) {
+            Entry::Occupied(known)
+                if known.get().holds_for(stat)
+                    && (!leaf_only || known.get().subdirs.is_empty()) =>
+            {
+                Some(known.remove())
+            }
+            _ => None,
+        }
     }
 
     /// The listing of the open directory `fd`, read now.
-    fn list(&self, fd: &OwnedFd, stat: &Stat) -> Listing {
+    fn list(&mut self, fd: &OwnedFd, stat: &Stat) -> Listing {
         let changed = change_time(stat);
-        let since_epoch = |(secs, nanos): (i128, i128)| {
-            Duration::from_secs(u64::try_from(secs).unwrap_or(0))
-                + Duration::from_nanos(u64::try_from(nanos).unwrap_or(0))
-        };
+        let since_epoch = Duration::from_secs(u64::try_from(changed.0).unwrap_or(0))
+            + Duration::from_nanos(u64::try_from(changed.1).unwrap_or(0));
         let mut listing = Listing {
             changed,
             protected: Vec::new(),
             subdirs: Vec::new(),
             readable: false,
-            reusable: UNIX_EPOCH + since_epoch(changed) + TICK_MARGIN < self.started,
+            reusable: UNIX_EPOCH + since_epoch + TICK_MARGIN < self.started,
         };
-        // `Dir` reads through its own handle (a duplicate: the walk keeps `fd` for its lookups).
-        let Some(mut dir) = fd.try_clone().ok().and_then(|fd| Dir::new(fd).ok()) else {
-            return listing;
-        };
-        while let Some(entry) = dir.read() {
+        // One buffer for every listing of the walk, never cleared: the kernel fills it.
+        let mut entries = RawDir::new(fd, self.buffer.spare_capacity_mut());
+        while let Some(entry) = entries.next() {
             let Ok(entry) = entry else {
                 // A listing cut short is no listing: the directory counts as unreadable.
                 listing.protected.clear();
                 listing.subdirs.clear();
                 return listing;
             };
-            let name = OsStr::from_bytes(entry.file_name().to_bytes());
-            if name == "." || name == ".." {
+            let name = entry.file_name();
+            if matches!(name.to_bytes(), b"." | b"..") {
                 continue;
             }
-            if is_protected_name(name) {
+            if is_protected_name(os(name)) {
                 listing.protected.push(name.to_owned());
                 continue;
             }
@@ -185,7 +235,7 @@ impl Walk {
         if !top && !listing.protected.is_empty() {
             self.found
                 .entries
-                .extend(listing.protected.iter().map(|name| path.join(name)));
+                .extend(listing.protected.iter().map(|name| path.join(os(name))));
             self.found.dirs.insert(path.to_owned());
         }
     }
@@ -201,8 +251,9 @@ impl Walk {
             self.found.unreadable.insert(workdir.to_owned());
             return None;
         };
-        self.visited.insert(identity(&stat));
-        let listing = match self.reuse(&stat) {
+        self.entered.insert(identity(&stat));
+        self.count += 1;
+        let listing = match self.reuse(&stat, false) {
             Some(listing) => listing,
             None => self.list(&fd, &stat),
         };
@@ -219,28 +270,24 @@ impl Walk {
     /// Visits the subdirectory `name` of `parent` (at `depth`): a directory whose listing
     /// holds and that had no subdirectories is settled with one `fstatat`; any other one is
     /// opened (never through a link) and returned to be walked.
-    fn visit(&mut self, parent: &Frame, name: &OsStr, depth: usize) -> Option<Frame> {
+    fn visit(&mut self, parent: &Frame, name: &CStr, depth: usize) -> Option<Frame> {
         let stat = match rustix::fs::statat(&parent.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => stat,
             // Gone since the listing: nothing of it is left to check.
             Err(Errno::NOENT) => return None,
             Err(_) => {
-                self.found.unreadable.insert(parent.path.join(name));
+                self.found.unreadable.insert(parent.path.join(os(name)));
                 return None;
             }
         };
         let id = identity(&stat);
-        if !is_dir(&stat) || Some(id) == self.skip || self.visited.contains(&id) {
+        if !is_dir(&stat) || Some(id) == self.skip || self.entered.contains(&id) {
             return None;
         }
-        let leaf = self
-            .known
-            .get(&id)
-            .is_some_and(|known| known.subdirs.is_empty());
-        if leaf && let Some(listing) = self.reuse(&stat) {
-            self.visited.insert(id);
+        self.count += 1;
+        if let Some(listing) = self.reuse(&stat, true) {
             if !listing.readable || !listing.protected.is_empty() {
-                self.note(&parent.path.join(name), &listing, false);
+                self.note(&parent.path.join(os(name)), &listing, false);
             }
             self.fresh.insert(id, listing);
             return None;
@@ -250,14 +297,13 @@ impl Walk {
             return None;
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let path = parent.path.join(name);
+        let path = parent.path.join(os(name));
         let fd = match rustix::fs::openat(&parent.fd, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             // Replaced by a file or a link, or gone, since the `fstatat`.
             Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => return None,
-            // Closed to us: its identity and change time are known, its entries are not.
+            // Closed to us: its entries cannot be known.
             Err(Errno::ACCESS) => {
-                self.visited.insert(id);
                 self.found.unreadable.insert(path);
                 return None;
             }
@@ -273,10 +319,10 @@ impl Walk {
             return None;
         };
         let id = identity(&stat);
-        if Some(id) == self.skip || !self.visited.insert(id) {
+        if Some(id) == self.skip || !self.entered.insert(id) {
             return None;
         }
-        let listing = match self.reuse(&stat) {
+        let listing = match self.reuse(&stat, false) {
             Some(listing) => listing,
             None => self.list(&fd, &stat),
         };
@@ -304,13 +350,15 @@ fn walk_at(workdir: &Path, skip: &Path, cache: &mut ListingCache, started: Syste
         .filter(std::fs::Metadata::is_dir)
         .map(|meta| {
             use std::os::unix::fs::MetadataExt;
-            (i128::from(meta.dev()), i128::from(meta.ino()))
+            (meta.dev(), meta.ino())
         });
     let mut walk = Walk {
         known: std::mem::take(&mut cache.listings),
-        fresh: HashMap::new(),
-        visited: HashSet::new(),
+        fresh: ByIdentity::default(),
+        entered: HashSet::default(),
+        count: 0,
         skip,
+        buffer: Vec::with_capacity(LISTING_BUFFER),
         started,
         found: Nested {
             complete: true,
@@ -318,7 +366,7 @@ fn walk_at(workdir: &Path, skip: &Path, cache: &mut ListingCache, started: Syste
         },
     };
     let mut stack: Vec<Frame> = walk.top(workdir).into_iter().collect();
-    while walk.visited.len() < MAX_DIRS {
+    while walk.count < MAX_DIRS {
         let depth = stack.len();
         let Some(frame) = stack.last_mut() else { break };
         let index = frame.next;
