@@ -23,6 +23,11 @@ pub fn is_protected_write(path: &Path) -> bool {
 /// anything beneath it asks): `.git`, `.harness9`, `.mcp.json`, `.env*`, without case. The
 /// sandbox guards the same names at every depth of the workdir.
 pub fn is_protected_name(name: &std::ffi::OsStr) -> bool {
+    // Every protected name starts with a dot: the sandbox's walk asks this of every entry of
+    // every folder, so the others are answered without lowering a copy.
+    if name.as_encoded_bytes().first() != Some(&b'.') {
+        return false;
+    }
     is_protected_lowercase_name(&name.to_string_lossy().to_lowercase())
 }
 

@@ -151,8 +151,9 @@ pub struct Restored {
     pub undone: Vec<PathBuf>,
     /// Protected paths the command changed that could not be put back: they may take effect.
     pub failed: Vec<PathBuf>,
-    /// The walk for new protected names below the top stopped at its bound, or found a folder
-    /// closed that it could read before: those folders were not checked.
+    /// The walk for new protected names below the top stopped at one of its bounds
+    /// (`nested::MAX_DIRS`, `nested::MAX_DEPTH`), or found a folder closed that it could read
+    /// before: those folders were not checked.
     pub incomplete: bool,
 }
 
@@ -186,12 +187,16 @@ impl Restored {
             ));
         }
         if self.incomplete {
-            out.push(
+            out.push(format!(
                 "the sandbox could not check every folder of the working directory for planted \
-                 protected files (.git, .env*, .harness9, .mcp.json): too many folders, or one \
-                 the command closed"
-                    .to_owned(),
-            );
+                 protected files (.git, .env*, .harness9, .mcp.json): more than {} folders, \
+                 folders nested more than {} deep, or a folder the command made unreadable; \
+                 what was planted there was not undone. Give such folders their permissions \
+                 back or remove what the command made, and look for those names before running \
+                 git or harness9 there",
+                nested::MAX_DIRS,
+                nested::MAX_DEPTH
+            ));
         }
         out
     }

