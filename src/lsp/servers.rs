@@ -163,6 +163,8 @@ async fn supervise(slot: Arc<Slot>, stop: CancellationToken) {
 
 struct Inner {
     workdir: PathBuf,
+    /// Whether the folder is trusted (an untrusted one has no servers).
+    trusted: bool,
     specs: Vec<ServerSpec>,
     slots: Mutex<BTreeMap<(String, PathBuf), Arc<Slot>>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -187,6 +189,7 @@ impl Servers {
         Servers {
             inner: Arc::new(Inner {
                 workdir,
+                trusted: true,
                 specs,
                 slots: Mutex::new(BTreeMap::new()),
                 tasks: Mutex::new(Vec::new()),
@@ -200,18 +203,38 @@ impl Servers {
     pub fn for_settings(settings: &crate::config::Settings) -> (Servers, Vec<String>) {
         let workdir = settings.workdir.clone();
         if !settings.trusted {
-            return (Servers::new(workdir, Vec::new()), Vec::new());
+            let mut none = Servers::new(workdir, Vec::new());
+            if let Some(inner) = Arc::get_mut(&mut none.inner) {
+                inner.trusted = false;
+            }
+            return (none, Vec::new());
         }
         let mut notices = Vec::new();
         let path = std::env::var_os("PATH");
         let specs = spec::candidates(&workdir, &settings.home, path.as_ref(), &mut notices)
             .into_iter()
             .filter_map(|candidate| match candidate.availability {
-                Availability::Ready(spec) => Some(*spec),
+                // Only the languages the folder holds: a program on PATH is not a project.
+                Availability::Ready(spec) if spec.detected_in(&workdir) => Some(*spec),
                 _ => None,
             })
             .collect();
         (Servers::new(workdir, specs), notices)
+    }
+
+    /// One line for a status: which servers the folder may start.
+    pub fn label(&self) -> String {
+        if !self.inner.trusted {
+            return "language servers: none (the folder is not trusted)".to_owned();
+        }
+        if self.inner.specs.is_empty() {
+            return "language servers: none found (`harness9 lsp list` shows why)".to_owned();
+        }
+        let names: Vec<&str> = self.inner.specs.iter().map(|s| s.name.as_str()).collect();
+        format!(
+            "language servers: {} (each starts on the first file it serves)",
+            names.join(", ")
+        )
     }
 
     /// Whether no server can ever start here.

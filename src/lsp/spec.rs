@@ -79,6 +79,22 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// Whether `workdir` holds a project of its language: one of its markers at the top or one
+    /// folder down (a server without markers serves every folder).
+    pub fn detected_in(&self, workdir: &Path) -> bool {
+        if self.markers.is_empty() {
+            return true;
+        }
+        let has_marker = |dir: &Path| self.markers.iter().any(|m| dir.join(m).is_file());
+        has_marker(workdir)
+            || std::fs::read_dir(workdir).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+                    .any(|entry| has_marker(&entry.path()))
+            })
+    }
+
     /// Whether it serves `file` (absolute, under `workdir`).
     pub fn serves(&self, workdir: &Path, file: &Path) -> bool {
         let relative = file.strip_prefix(workdir).unwrap_or(file);
@@ -402,6 +418,8 @@ mod tests {
             None
         );
         assert!(ready(&all, "ruff").is_none());
+        assert!(pyright.detected_in(work.path()), "one folder down");
+        assert!(!pyright.detected_in(&work.path().join("app/none")));
     }
 
     #[test]

@@ -47,6 +47,7 @@ enum Operation {
     Hover,
     DocumentSymbols,
     WorkspaceSymbols,
+    Diagnostics,
 }
 
 #[derive(Deserialize)]
@@ -54,8 +55,9 @@ struct Args {
     operation: Operation,
     path: Option<String>,
     line: Option<u32>,
-    column: Option<u32>,
-    symbol: Option<String>,
+    character: Option<u32>,
+    /// A name: searched in the workspace, or found in `path` when no `line` is given.
+    query: Option<String>,
 }
 
 /// Where a query points: a file, and a position in it (0-based, UTF-16 columns).
@@ -102,13 +104,16 @@ impl LspTool {
     /// The file and position the arguments name, or the model is told what is missing.
     async fn target(&self, args: &Args, ctx: &ToolContext) -> Result<Target, ToolError> {
         let Some(raw) = &args.path else {
-            let symbol = args.symbol.as_deref().ok_or_else(|| {
-                ToolError::new("give `path` (with `line` and `column`, or `symbol`), or `symbol`")
+            let symbol = args.query.as_deref().ok_or_else(|| {
+                ToolError::new("give `path` (with `line` and `character`, or `query`), or `query`")
             })?;
             return self.locate_in_workspace(symbol).await;
         };
         let path = crate::files::paths::resolve(&ctx.workdir, raw);
-        if args.operation == Operation::DocumentSymbols {
+        if matches!(
+            args.operation,
+            Operation::DocumentSymbols | Operation::Diagnostics
+        ) {
             return Ok(Target {
                 path,
                 position: None,
@@ -117,7 +122,7 @@ impl LspTool {
         let text = tokio::fs::read_to_string(&path)
             .await
             .map_err(|e| ToolError::new(format!("cannot read {raw}: {e}")))?;
-        let position = match (args.line, args.column, &args.symbol) {
+        let position = match (args.line, args.character, &args.query) {
             (Some(line), column, _) => {
                 let index = line.saturating_sub(1) as usize;
                 let text_line = text.lines().nth(index).unwrap_or("");
@@ -128,7 +133,8 @@ impl LspTool {
                 .ok_or_else(|| ToolError::new(format!("`{symbol}` does not occur in {raw}")))?,
             (None, _, None) => {
                 return Err(ToolError::new(
-                    "give `line` and `column` (1-based) or `symbol` for this operation",
+                    "give `line` and `character` (1-based) or `query` (a name in the file) for \
+                     this operation",
                 ));
             }
         };
@@ -294,10 +300,10 @@ impl Tool for LspTool {
     fn description(&self) -> &str {
         "Asks the project's language server (the type checker) instead of guessing: \
          `definition` and `references` of a symbol, `hover` (its type and docs), \
-         `document_symbols` of a file, `workspace_symbols` matching a name. Name the place by \
-         `path` with `line` and `column` (1-based), or by `path` and `symbol` (its first \
-         occurrence in the file), or by `symbol` alone (found by the workspace search). \
-         Read-only."
+         `document_symbols` of a file, `workspace_symbols` matching `query`, and a file's \
+         current `diagnostics`. Name the place by `path` with `line` and `character` (1-based), \
+         or by `path` and `query` (the name's first occurrence in the file), or by `query` alone \
+         (found by the workspace search). Read-only."
     }
 
     fn input_schema(&self) -> Value {
@@ -306,12 +312,12 @@ impl Tool for LspTool {
             "properties": {
                 "operation": {
                     "type": "string",
-                    "enum": ["definition", "references", "hover", "document_symbols", "workspace_symbols"]
+                    "enum": ["definition", "references", "hover", "document_symbols", "workspace_symbols", "diagnostics"]
                 },
                 "path": {"type": "string", "description": "The file, relative to the working directory."},
                 "line": {"type": "integer", "minimum": 1},
-                "column": {"type": "integer", "minimum": 1},
-                "symbol": {"type": "string", "description": "A name: found in `path`, or searched in the workspace."}
+                "character": {"type": "integer", "minimum": 1},
+                "query": {"type": "string", "description": "A name: searched in the workspace, or found in `path` when no `line` is given."}
             },
             "required": ["operation"],
             "additionalProperties": false
@@ -335,9 +341,9 @@ impl Tool for LspTool {
             .map_err(|e| ToolError::new(format!("invalid arguments: {e}")))?;
         if args.operation == Operation::WorkspaceSymbols {
             let query = args
-                .symbol
+                .query
                 .as_deref()
-                .ok_or_else(|| ToolError::new("`workspace_symbols` needs `symbol`"))?;
+                .ok_or_else(|| ToolError::new("`workspace_symbols` needs `query`"))?;
             let clients = match &args.path {
                 Some(raw) => {
                     let path = crate::files::paths::resolve(&ctx.workdir, raw);
@@ -360,6 +366,20 @@ impl Tool for LspTool {
         let url = url_of(&target.path).map_err(failed)?;
         let position = target.position.unwrap_or_default();
         let text = match args.operation {
+            Operation::Diagnostics => {
+                let text = tokio::fs::read_to_string(&target.path)
+                    .await
+                    .map_err(|e| ToolError::new(format!("cannot read the file: {e}")))?;
+                let published = client
+                    .sync(&target.path, text, super::servers::PUBLISH_LIMIT)
+                    .await
+                    .ok_or_else(|| {
+                        ToolError::new("the language server published no diagnostics in time")
+                    })?;
+                let all = super::diagnostics::introduced(&[], &published.diagnostics);
+                let shown = crate::files::paths::display(&ctx.workdir, &target.path);
+                super::diagnostics::lines(&shown, &all)
+            }
             Operation::Definition => {
                 let found = client
                     .request::<request::GotoDefinition>(
@@ -464,6 +484,7 @@ fn operation_name(operation: Operation) -> &'static str {
         Operation::Hover => "hover",
         Operation::DocumentSymbols => "document symbols",
         Operation::WorkspaceSymbols => "workspace symbols",
+        Operation::Diagnostics => "diagnostics",
     }
 }
 

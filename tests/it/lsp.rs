@@ -152,15 +152,20 @@ fn the_lsp_tool_finds_a_definition_and_its_references() {
         &[
             (
                 "lsp",
-                json!({"operation": "definition", "path": "main.py", "line": 3, "column": 7}),
+                json!({"operation": "definition", "path": "main.py", "line": 3, "character": 7}),
             ),
             (
                 "lsp",
-                json!({"operation": "references", "path": "lib.py", "symbol": "greet"}),
+                json!({"operation": "references", "path": "lib.py", "query": "greet"}),
+            ),
+            (
+                "lsp",
+                json!({"operation": "diagnostics", "path": "main.py"}),
             ),
         ],
     );
-    assert_eq!(outputs.len(), 2, "{outputs:?}");
+    assert_eq!(outputs.len(), 3, "{outputs:?}");
+    assert!(outputs[2].contains("found nothing"), "{}", outputs[2]);
     assert!(
         outputs[0].contains("lib.py:1:") && outputs[0].contains("def greet"),
         "{}",
@@ -287,4 +292,41 @@ fn an_untrusted_folder_starts_no_language_server() {
     assert_eq!(outputs.len(), 1, "{outputs:?}");
     assert!(!outputs[0].contains("bad one"), "{}", outputs[0]);
     assert_eq!(starts(&dir), 0, "no server started in an untrusted folder");
+}
+
+#[test]
+fn lsp_list_names_each_server_and_says_an_untrusted_folder_starts_none() {
+    let run = Run::new();
+    fake_server(&run);
+    let list = |trusted: bool| {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin!("harness9"));
+        command
+            .args(["lsp", "list"])
+            .current_dir(&run.workdir)
+            .env_clear()
+            .env("PATH", "/nonexistent")
+            .env("HOME", &run.home)
+            .env("HARNESS9_HOME", &run.home);
+        if trusted {
+            command.arg("--trust");
+        }
+        let out = command.output().expect("harness9 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let trusted = list(true);
+    assert!(
+        trusted.contains("fake") && trusted.contains("ready: "),
+        "{trusted}"
+    );
+    assert!(
+        trusted.contains("pyright") && trusted.contains("not on PATH (pyright-langserver"),
+        "{trusted}"
+    );
+    assert!(!trusted.contains("not trusted"), "{trusted}");
+    assert!(list(false).contains("this folder is not trusted"));
 }
