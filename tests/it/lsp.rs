@@ -49,6 +49,8 @@ fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> 
     let out = run
         .command(&mock, &args)
         .env("PATH", path)
+        // A secret of the user's that harness9 itself keeps: no server may inherit it.
+        .env("GITHUB_TOKEN", "ghp_secret_of_the_user")
         .output()
         .expect("harness9 runs");
     assert!(
@@ -186,6 +188,9 @@ import json, os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "starts"), "a") as f:
     f.write("started\n")
+with open(os.path.join(here, "facts"), "w") as f:
+    f.write("session leader: %s\n" % (os.getsid(0) == os.getpid()))
+    f.write("variables: %s\n" % " ".join(sorted(os.environ)))
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 def send(message):
     body = json.dumps(message).encode()
@@ -276,6 +281,15 @@ fn a_server_that_crashes_is_started_again_and_answers_the_next_edit() {
     assert!(!outputs[1].contains("bad two"), "{}", outputs[1]);
     assert!(outputs[2].contains("bad three"), "{}", outputs[2]);
     assert_eq!(starts(&dir), 2, "one start, one restart");
+    // Started in a session of its own, with none of the keys harness9 was given.
+    let facts = std::fs::read_to_string(dir.join("facts")).unwrap();
+    assert!(facts.contains("session leader: True"), "{facts}");
+    assert!(
+        facts.contains(" PATH")
+            && !facts.contains("OPENAI_API_KEY")
+            && !facts.contains("GITHUB_TOKEN"),
+        "{facts}"
+    );
 }
 
 #[test]
