@@ -70,11 +70,15 @@ pub fn lines(shown_path: &str, diagnostics: &[Diagnostic]) -> String {
         } else {
             "warning"
         };
+        // One line per diagnostic: a message's own lines (pyright explains on a second one)
+        // joined with "; ".
         let joined = diagnostic
             .message
-            .split_whitespace()
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|line| !line.is_empty())
             .collect::<Vec<_>>()
-            .join(" ");
+            .join("; ");
         let message = if joined.chars().count() > MAX_MESSAGE {
             let mut cut: String = joined.chars().take(MAX_MESSAGE).collect();
             cut.push('…');

@@ -126,6 +126,7 @@ fn an_edit_that_introduces_a_type_error_gets_it_and_the_edit_that_fixes_it_gets_
         started.elapsed()
     );
     assert_eq!(outputs.len(), 2, "{outputs:?}");
+    println!("the first edit's result:\n{}", outputs[0]);
     assert!(
         outputs[0].contains("main.py:3:")
             && outputs[0].contains("error")
