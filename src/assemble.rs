@@ -87,6 +87,8 @@ pub struct Assembly {
     pub pending_mcp: Vec<crate::config::approved::PendingExtension>,
     /// What each prompt's tools changed, for `/undo` and `/rewind`.
     pub checkpoints: Arc<crate::checkpoint::Checkpoints>,
+    /// The session's language servers (started lazily; shut down with the session).
+    pub language_servers: crate::lsp::Servers,
 }
 
 /// The mode a stored session resumes in: its own, except that `yolo` is never resumed (it is
@@ -243,6 +245,14 @@ pub async fn assemble_with(
     let (mcp, pending_mcp, mcp_notices) = crate::mcp::start(settings);
     notices.extend(mcp_notices);
     registry.set_late_tools(Arc::new(mcp.clone()));
+    // Language servers start lazily, on the first file of their language: none here.
+    let (language_servers, lsp_notices) = crate::lsp::Servers::for_settings(settings);
+    notices.extend(lsp_notices);
+    registry
+        .register(Arc::new(crate::lsp::tool::LspTool::new(
+            language_servers.clone(),
+        )))
+        .map_err(|e| AssembleError::Setup(e.to_string()))?;
     let web = crate::web::WebSettings::read(&settings.home, &mut notices);
     crate::web::register(&mut registry, &web);
     let memory_place = tools::memory::MemoryPlace {
@@ -349,6 +359,7 @@ pub async fn assemble_with(
         .observer(Arc::new(TracingObserver))
         .hooks(hooks)
         .permission_rules(rules)
+        .language_servers(language_servers.clone())
         .build();
     Ok(Assembly {
         engine: Arc::new(engine),
@@ -363,5 +374,6 @@ pub async fn assemble_with(
         mcp,
         pending_mcp,
         checkpoints,
+        language_servers,
     })
 }

@@ -3,7 +3,8 @@
 //! `/dev/tty`, type into the user's terminal with `TIOCSTI`, or write escape sequences past what
 //! harness9 strips from its output. A new session is also a new process group whose id is the
 //! child's pid, so `killpg(pid)` still stops the child and what it started. Children that run
-//! outside the sandbox also lose `CAP_SYS_PTRACE` (`drop_ptrace`).
+//! outside the sandbox also lose `CAP_SYS_PTRACE` (`drop_ptrace`). Servers someone else wrote (MCP
+//! servers, language servers) inherit only `SERVER_VARIABLES` of harness9's environment.
 
 use std::os::unix::process::CommandExt;
 
@@ -39,4 +40,16 @@ pub fn drop_ptrace(command: &mut std::process::Command) {
             Ok(())
         });
     }
+}
+
+/// The variables a server someone else wrote (an MCP server over stdio, a language server)
+/// inherits from harness9's environment (the MCP SDKs' default set): no API key, no other secret
+/// of the user's. One decision for every such server.
+pub const SERVER_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// The values of `SERVER_VARIABLES` that are set, for `Command::env_clear().envs(..)`.
+pub fn server_environment() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    SERVER_VARIABLES
+        .iter()
+        .filter_map(|name| std::env::var_os(name).map(|value| (*name, value)))
 }

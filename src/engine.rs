@@ -156,6 +156,8 @@ pub struct AgentEngine {
     notifications: Mutex<tokio::task::JoinSet<()>>,
     /// Sub-agents started with `background: true`, still running or not yet reported.
     background: Arc<background::BackgroundTasks>,
+    /// The language servers an edit's result asks for the diagnostics it introduced.
+    language_servers: Option<crate::lsp::Servers>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -171,9 +173,16 @@ pub struct AgentEngineBuilder {
     auto_continue: bool,
     hooks: Option<Arc<crate::hooks::Hooks>>,
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    language_servers: Option<crate::lsp::Servers>,
 }
 
 impl AgentEngineBuilder {
+    /// The language servers whose new diagnostics end an edit's result; none by default.
+    pub fn language_servers(mut self, servers: crate::lsp::Servers) -> Self {
+        self.language_servers = (!servers.is_empty()).then_some(servers);
+        self
+    }
+
     /// Record the files tool calls change (`/undo`, `/rewind`); nothing is recorded without.
     pub fn checkpoints(mut self, checkpoints: Arc<crate::checkpoint::Checkpoints>) -> Self {
         self.checkpoints = Some(checkpoints);
@@ -306,6 +315,7 @@ impl AgentEngineBuilder {
             started_sessions: Mutex::new(HashSet::new()),
             notifications: Mutex::new(tokio::task::JoinSet::new()),
             background: Arc::default(),
+            language_servers: self.language_servers,
         }
     }
 }
@@ -360,6 +370,7 @@ impl AgentEngine {
             auto_continue: false,
             hooks: None,
             checkpoints: None,
+            language_servers: None,
         }
     }
 

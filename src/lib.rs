@@ -16,6 +16,7 @@ pub mod hardening;
 pub mod heap;
 pub mod hooks;
 pub mod images;
+pub mod lsp;
 pub mod mcp;
 pub mod memory;
 pub mod memory_cmd;

@@ -105,6 +105,19 @@ fn main() -> ExitCode {
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return ExitCode::from(code);
     }
+    // Listing the language servers needs no provider either.
+    if let Some(Command::Lsp(_)) = &cli.command {
+        let home = match config::resolve_home(&env) {
+            Ok(home) => home,
+            Err(e) => return usage_error(&e),
+        };
+        let trusted = cli.options.trust || config::trust::is_trusted(&home, &workdir);
+        print!(
+            "{}",
+            harness9::lsp::list::list_text(&workdir, &home, trusted)
+        );
+        return ExitCode::SUCCESS;
+    }
     // An editor's agent starts without a key too: `initialize` tells the editor how to set one.
     if let Some(Command::Acp) = &cli.command {
         let home = match config::resolve_home(&env) {
@@ -210,6 +223,7 @@ fn main() -> ExitCode {
             | Command::Sandbox(_)
             | Command::Attach(_)
             | Command::Mcp(_)
+            | Command::Lsp(_)
             | Command::Memory(_)
             | Command::Acp
             | Command::Worktree(_),

@@ -83,6 +83,8 @@ pub struct SessionFacts {
     pub sandbox: String,
     /// Which web search applies, for a status (`engine::WebSearch::label`).
     pub web_search: String,
+    /// The language servers the folder may start, for a status (`lsp::Servers::label`).
+    pub language_servers: String,
     /// Skills as (name, description).
     pub skills: Vec<(String, String)>,
     /// The configured command hooks, one line each with where it comes from (`/hooks`).
@@ -197,6 +199,7 @@ pub async fn open_with(
         context_window: settings.context_window,
         sandbox: assembly.sandbox.label(),
         web_search: assembly.engine.web_search().label().to_owned(),
+        language_servers: assembly.language_servers.label(),
         skills: assembly
             .skills
             .iter()

@@ -65,12 +65,26 @@ pub enum Command {
     Eval(EvalArgs),
     /// Manage MCP servers ($HARNESS9_HOME/mcp.json and the project's .mcp.json).
     Mcp(McpArgs),
+    /// The language servers this folder may use.
+    Lsp(LspArgs),
     /// Be an Agent Client Protocol agent on stdin/stdout, for editors (Zed, JetBrains, Neovim).
     Acp,
     /// List, search or remove long-term memories.
     Memory(MemoryArgs),
     /// The git worktrees harness9 made for sessions: list, merge back, remove.
     Worktree(WorktreeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LspArgs {
+    #[command(subcommand)]
+    pub action: LspAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LspAction {
+    /// Each known language server: its files, its program, and whether it can start here.
+    List,
 }
 
 #[derive(Debug, Args)]

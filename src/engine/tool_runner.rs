@@ -338,6 +338,17 @@ impl AgentEngine {
             self.options.tool_timeout
         };
         let chain = self.chain.clone();
+        // An edit's files, for the language servers to say what the edit broke.
+        let edited: Vec<std::path::PathBuf> = match &self.language_servers {
+            Some(_) if call.tool.kind() == crate::schema::ToolKind::Edit => call
+                .tool
+                .written_paths(&call.arguments)
+                .iter()
+                .map(|raw| crate::files::paths::resolve(&self.workdir, raw))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let servers = self.language_servers.clone();
         async move {
             // The permit is held for the whole run of the tool; its clock starts once it runs.
             let _permit = match &semaphore {
@@ -345,11 +356,23 @@ impl AgentEngine {
                 None => None,
             };
             let started = Instant::now();
+            let baselines = match &servers {
+                Some(servers) => diagnostics_before(servers, &edited).await,
+                None => Vec::new(),
+            };
             // A tool that reports progress is alive: each report restarts its timeout.
             let work = AGENT_LINK.scope(link, call.tool.execute(call.arguments.clone(), &ctx));
             let outcome = timed_run::run(work, timeout, &cancel, &call.id, &progress_tx).await;
             let mut result = match outcome {
-                Ok(output) => ToolResult::ok(&call.id, output),
+                Ok(mut output) => {
+                    if let Some(servers) = &servers {
+                        for report in diagnostics_after(servers, baselines).await {
+                            output.push_str("\n\n");
+                            output.push_str(&report);
+                        }
+                    }
+                    ToolResult::ok(&call.id, output)
+                }
                 Err(error) => ToolResult::error(&call.id, error.0),
             };
             chain.after(passed, &mut call, &mut result, true).await;
@@ -460,6 +483,30 @@ impl AgentEngine {
 }
 
 /// What the model is told about a call that was not approved.
+/// What the language servers say of `paths` before an edit changes them.
+async fn diagnostics_before(
+    servers: &crate::lsp::Servers,
+    paths: &[std::path::PathBuf],
+) -> Vec<crate::lsp::Baseline> {
+    let mut baselines = Vec::new();
+    for path in paths {
+        baselines.extend(servers.before_edit(path).await);
+    }
+    baselines
+}
+
+/// The diagnostics the edit introduced, one report per file that has any.
+async fn diagnostics_after(
+    servers: &crate::lsp::Servers,
+    baselines: Vec<crate::lsp::Baseline>,
+) -> Vec<String> {
+    let mut reports = Vec::new();
+    for baseline in baselines {
+        reports.extend(servers.after_edit(baseline).await);
+    }
+    reports
+}
+
 fn denial_text(tool: &str, decision: ApprovalDecision, allow_flag: &str) -> String {
     match decision {
         ApprovalDecision::NoApprover => format!(

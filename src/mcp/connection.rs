@@ -30,10 +30,6 @@ use super::error::McpError;
 use super::negotiate::Negotiating;
 use super::shutdown;
 
-/// The variables a stdio server inherits from harness9's environment (the MCP SDKs' default
-/// set); the rest it gets only when its configuration names them.
-const SERVER_VARIABLES: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
-
 /// A connected server.
 pub struct Connection {
     peer: Peer<RoleClient>,
@@ -65,11 +61,7 @@ impl Connection {
                 // Only what a server needs, as the MCP SDKs pass it: the safe variables and
                 // those its configuration names, no other secret of the user's.
                 cmd.env_clear()
-                    .envs(
-                        SERVER_VARIABLES
-                            .iter()
-                            .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
-                    )
+                    .envs(crate::detach::server_environment())
                     .args(args)
                     .envs(env.iter().map(|(k, v)| (k, v)))
                     .current_dir(workdir)

@@ -39,6 +39,7 @@ impl Served {
             "sandbox": self.facts.sandbox.strip_prefix("sandbox: ").unwrap_or(&self.facts.sandbox),
             "worktree": self.facts.worktree,
             "web_search": self.facts.web_search,
+            "language_servers": self.facts.language_servers,
             "notices": notices,
         })
     }

@@ -479,6 +479,7 @@ impl Core {
         // and once what the commands did to protected paths is undone.
         self.assembly.jobs.stop_all().await;
         self.assembly.mcp.shut_down_gracefully().await;
+        self.assembly.language_servers.shut_down_gracefully().await;
         let store = &self.assembly.store;
         let flush_error = store
             .flush()

@@ -147,6 +147,9 @@ pub async fn open(url: &str, token: &str, session: Option<&str>) -> Result<Opene
         web_search: Some(text("web_search"))
             .filter(|label| !label.is_empty())
             .unwrap_or_else(|| "web search: as the server decides".to_owned()),
+        language_servers: Some(text("language_servers"))
+            .filter(|label| !label.is_empty())
+            .unwrap_or_else(|| "language servers: as the server decides".to_owned()),
         skills: Vec::new(),
         // The server's hooks run there; this front end lists none of them.
         hooks: Vec::new(),

@@ -95,7 +95,7 @@ const RULES: &[Rule] = &[
         why: "providers speak the data model only (image encoding is the leaf `images`)",
     },
     Rule {
-        from: These(&["tools", "web", "mcp"]),
+        from: These(&["tools", "web", "mcp", "lsp"]),
         never: These(&["engine", "permission"]),
         why: "tools run what they are given; the permission check and the engine sit above them \
               and pass judgements in (a read-deny function, a ReadGuard)",

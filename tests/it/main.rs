@@ -15,6 +15,7 @@ mod hook_events;
 mod hooks;
 mod images;
 mod llama_server;
+mod lsp;
 mod mcp;
 mod mcp_conformance;
 mod memory;

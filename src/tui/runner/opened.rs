@@ -36,7 +36,7 @@ impl Runner {
                 hooks: facts.hooks,
                 models: facts.models,
                 sandbox: status_label,
-                web_search: facts.web_search,
+                web_search: format!("{}\n{}", facts.web_search, facts.language_servers),
                 inline: !self.display.alt_screen,
             },
         );
