@@ -9,6 +9,7 @@
 
 mod agent;
 mod content;
+mod fs;
 mod listing;
 mod logs;
 mod options;

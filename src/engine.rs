@@ -156,6 +156,8 @@ pub struct AgentEngine {
     notifications: Mutex<tokio::task::JoinSet<()>>,
     /// Sub-agents started with `background: true`, still running or not yet reported.
     background: Arc<background::BackgroundTasks>,
+    /// The editor's file I/O (ACP's fs methods), when the front end has an editor that offers it.
+    editor_files: RwLock<Option<Arc<dyn crate::tools::EditorFiles>>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -306,6 +308,7 @@ impl AgentEngineBuilder {
             started_sessions: Mutex::new(HashSet::new()),
             notifications: Mutex::new(tokio::task::JoinSet::new()),
             background: Arc::default(),
+            editor_files: RwLock::new(None),
         }
     }
 }
@@ -438,6 +441,17 @@ impl AgentEngine {
         }
     }
 
+    /// The file tools read and write through `files` (the editor's side, ACP) from now on.
+    pub fn set_editor_files(&self, files: Option<Arc<dyn crate::tools::EditorFiles>>) {
+        if let Ok(mut slot) = self.editor_files.write() {
+            *slot = files;
+        }
+    }
+
+    pub(crate) fn editor_files(&self) -> Option<Arc<dyn crate::tools::EditorFiles>> {
+        self.editor_files.read().ok().and_then(|slot| slot.clone())
+    }
+
     /// Switches the provider (another model) from the next run on.
     pub fn set_provider(&self, provider: Arc<dyn LlmProvider>) {
         if let Ok(mut slot) = self.provider.write() {
@@ -465,6 +479,7 @@ impl AgentEngine {
             todos: Arc::clone(&self.todos),
             read_guard: Default::default(),
             outputs: self.outputs_dir(),
+            editor_files: None,
         };
         let result = self.registry.execute(&call, &ctx).await;
         if let Ok(mut pending) = self.user_context.lock() {

@@ -118,14 +118,32 @@ fn auth_methods(context: &AcpContext) -> Vec<acp::AuthMethod> {
 }
 
 /// Opens (or loads) a session, tells the editor what it needs to know, and starts its pump.
-async fn open(state: &State, cwd: &Path, resume: Option<&str>) -> Result<Opened, Error> {
+async fn open(
+    state: &State,
+    cx: &ConnectionTo<Client>,
+    cwd: &Path,
+    resume: Option<&str>,
+) -> Result<Opened, Error> {
     if !cwd.is_absolute() {
         return Err(rpc_error(
             ErrorCode::INVALID_PARAMS,
             format!("cwd must be an absolute path, not {}", cwd.display()),
         ));
     }
-    let opened = state.sessions.open(&state.context, cwd, resume).await?;
+    let fs = state
+        .client
+        .lock()
+        .map(|client| client.fs.clone())
+        .unwrap_or_default();
+    let id = Arc::new(OnceLock::new());
+    let editor = crate::session::EditorSide {
+        files: super::fs::EditorFs::offered(cx, &fs, Arc::clone(&id)),
+    };
+    let opened = state
+        .sessions
+        .open(&state.context, cwd, resume, editor)
+        .await?;
+    let _ = id.set(acp::SessionId::new(opened.live.id.clone()));
     tracing::info!(session = %opened.live.id, cwd = %cwd.display(), "session opened");
     Ok(opened)
 }
@@ -186,7 +204,7 @@ async fn new_session(
     responder: Responder<acp::NewSessionResponse>,
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    match open(&state, &request.cwd, None).await {
+    match open(&state, &cx, &request.cwd, None).await {
         Ok(mut opened) => {
             opened.notices.extend(unused_servers(&request.mcp_servers));
             let answer = acp::NewSessionResponse::new(opened.live.id.clone())
@@ -206,7 +224,7 @@ async fn load_session(
     responder: Responder<acp::LoadSessionResponse>,
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    let mut opened = match open(&state, &request.cwd, Some(&request.session_id.0)).await {
+    let mut opened = match open(&state, &cx, &request.cwd, Some(&request.session_id.0)).await {
         Ok(opened) => opened,
         Err(error) => return responder.respond_with_error(error),
     };

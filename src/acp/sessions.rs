@@ -154,6 +154,7 @@ impl Sessions {
         context: &AcpContext,
         cwd: &Path,
         resume: Option<&str>,
+        editor: session::EditorSide,
     ) -> Result<Opened, Error> {
         if let Some(id) = resume
             && self.open.lock().await.contains_key(id)
@@ -174,15 +175,14 @@ impl Sessions {
             load_transcript: resume.is_some(),
             wait_for_mcp: Some(crate::mcp::HEADLESS_WAIT),
         };
-        let opened =
-            session::open(&settings, choice, options)
-                .await
-                .map_err(|error| match error {
-                    AssembleError::Session(message) => {
-                        rpc_error(ErrorCode::RESOURCE_NOT_FOUND, message)
-                    }
-                    other => rpc_error(ErrorCode::INTERNAL_ERROR, other.to_string()),
-                })?;
+        let opened = session::open_in_editor(&settings, choice, options, editor)
+            .await
+            .map_err(|error| match error {
+                AssembleError::Session(message) => {
+                    rpc_error(ErrorCode::RESOURCE_NOT_FOUND, message)
+                }
+                other => rpc_error(ErrorCode::INTERNAL_ERROR, other.to_string()),
+            })?;
         let mut notices = opened.notices;
         let loaded = opened.loaded;
         notices.extend(loaded.notices.iter().cloned());
