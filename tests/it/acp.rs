@@ -373,3 +373,38 @@ fn acp_mcp_servers_the_editor_passes_are_named_as_not_started() {
         "{said}"
     );
 }
+
+/// An OpenAI answer `text` that ends with `finish_reason` (`length`, `content_filter`).
+fn finished_by(text: &str, finish_reason: &str) -> Reply {
+    let body = String::from_utf8(openai_text_sse(text)).unwrap().replace(
+        r#""finish_reason":"stop""#,
+        &format!(r#""finish_reason":"{finish_reason}""#),
+    );
+    sse(body.into_bytes())
+}
+
+/// Issue 31 point 2: the model's own stop (the token limit, a refusal) is the turn's stop reason,
+/// and each call's tokens reach the editor as `usage_update`.
+#[test]
+fn acp_stop_reasons_follow_the_model_and_usage_is_reported() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(finished_by("A long answer cut", "length"));
+    mock.push(finished_by("I cannot", "content_filter"));
+    mock.push(sse(openai_text_sse("Fine.")));
+    let (mut editor, session) = with_session(&run, &mock);
+    let mut ask = |words: &str| {
+        let id = editor.prompt(&session, words);
+        editor.answer_to(id, |r| panic!("asked {r}"))
+    };
+    let (answer, notifications) = ask("write a lot");
+    assert_eq!(answer["result"]["stopReason"], "max_tokens", "{answer}");
+    let usage = updates(&notifications, "usage_update");
+    assert_eq!(usage.len(), 1, "{notifications:?}");
+    assert_eq!(usage[0]["used"], 25, "prompt 20 + answer 5: {usage:?}");
+    assert!(usage[0]["size"].as_u64().unwrap() > 0, "{usage:?}");
+    let (answer, _) = ask("something refused");
+    assert_eq!(answer["result"]["stopReason"], "refusal", "{answer}");
+    let (answer, _) = ask("and now?");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+}
