@@ -12,6 +12,7 @@ mod content;
 mod fs;
 mod listing;
 mod logs;
+mod mcp_servers;
 mod options;
 mod permission;
 mod plan_review;

@@ -34,12 +34,13 @@ pub fn start(
     Vec<crate::config::approved::PendingExtension>,
     Vec<String>,
 ) {
-    let loaded = config::load(
+    let mut loaded = config::load(
         &settings.workdir,
         &settings.home,
         settings.trusted,
         settings.trust_flag,
     );
+    config::editor_servers(&settings.editor_mcp, &mut loaded);
     let mut notices = loaded.notices;
     for pending in &loaded.pending {
         notices.push(format!(

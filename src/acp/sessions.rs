@@ -155,6 +155,7 @@ impl Sessions {
         cwd: &Path,
         resume: Option<&str>,
         editor: session::EditorSide,
+        editor_mcp: Vec<crate::config::EditorMcpServer>,
     ) -> Result<Opened, Error> {
         if let Some(id) = resume
             && self.open.lock().await.contains_key(id)
@@ -165,7 +166,8 @@ impl Sessions {
                 format!("session {id} is already open"),
             ));
         }
-        let settings = settings_for(context, cwd).map_err(config_error)?;
+        let mut settings = settings_for(context, cwd).map_err(config_error)?;
+        settings.editor_mcp = editor_mcp;
         let choice = match resume {
             Some(id) => SessionChoice::Resume(id.to_owned()),
             None => SessionChoice::New,

@@ -1,9 +1,12 @@
 // The editor's side of ACP, through the official TypeScript SDK's client: an editor that offers
 // fs/read_text_file and fs/write_text_file holds an unsaved buffer the agent reads and edits, and
-// takes the agent's writes; a secret file still asks first, and denied, the editor is never asked.
+// takes the agent's writes; a secret file still asks first, and denied, the editor is never asked;
+// an MCP server the editor passes is started and its tool used.
 // Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
 //
-//   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR
+//   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
+//
+// MCP_SERVERS_JSON: the MCP servers the editor passes in session/new (one offers `echo`).
 //
 // Prints one "ok STEP" line per step that held, and exits non-zero on the first that did not.
 
@@ -11,7 +14,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { check, kinds, loadSdk, start } from "./connect.mjs";
 
-const [sdkDir, bin, workdir] = process.argv.slice(2);
+const [sdkDir, bin, workdir, mcpServers] = process.argv.slice(2);
 const acp = await loadSdk(sdkDir);
 const { methods } = acp;
 
@@ -53,7 +56,7 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   });
   const { sessionId } = await agent.request(methods.agent.session.new, {
     cwd: workdir,
-    mcpServers: [],
+    mcpServers: JSON.parse(mcpServers),
   });
   const prompt = async (words) => {
     updates.length = 0;
@@ -94,6 +97,12 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(result.status === "failed", "secret file refused", result);
   check(reads.length === before, "the editor was not asked for the secret", reads);
   console.log("ok secret judged before the editor");
+
+  // 5: the editor's own MCP server is started and its tool answers.
+  result = await prompt("ask the editor's server");
+  check(result.status === "completed", "MCP call completed", result);
+  check(result.content[0].content.text.includes("echo: from the editor"), "MCP answer", result);
+  console.log("ok editor's MCP server used");
 });
 editor.child.stdin.end();
 check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});

@@ -44,7 +44,7 @@ fn acp_the_official_typescript_client_drives_harness9() {
     let mock = MockLlm::start_in_background();
     script(&mock);
     let run = Run::new();
-    drive("client.mjs", &mock, &run);
+    drive("client.mjs", &mock, &run, &[]);
 }
 
 /// The replies of editor_side.mjs's turns, in its order.
@@ -62,6 +62,11 @@ fn editor_side_script(mock: &MockLlm) {
             "Wrote.",
         ),
         ("read_file", json!({"path": ".env"}), "Not read."),
+        (
+            "mcp__editor-tools__echo",
+            json!({"message": "from the editor"}),
+            "It answered.",
+        ),
     ];
     for (index, (tool, args, said)) in turns.into_iter().enumerate() {
         let id = format!("call_e{index}");
@@ -71,7 +76,8 @@ fn editor_side_script(mock: &MockLlm) {
 }
 
 /// Issue 31, the editor's side: file tools read and write through fs/read_text_file and
-/// fs/write_text_file, after the path is judged as for harness9's own I/O.
+/// fs/write_text_file, after the path is judged as for harness9's own I/O; the MCP server the
+/// editor passes in session/new is started and used.
 #[test]
 fn acp_file_tools_read_and_write_through_the_editor() {
     let mock = MockLlm::start_in_background();
@@ -83,7 +89,12 @@ fn acp_file_tools_read_and_write_through_the_editor() {
         "EDITOR_SIDE_TOKEN=sk-not-for-the-editor\n",
     )
     .unwrap();
-    if drive("editor_side.mjs", &mock, &run) {
+    // The editor's own MCP server: this test binary, serving MCP on stdio.
+    let stdio = crate::mcp::server::stdio_definition("modern");
+    let servers = json!([{"name": "editor-tools", "command": stdio["command"],
+        "args": stdio["args"],
+        "env": [{"name": crate::mcp::server::SERVER_ENV, "value": "modern"}]}]);
+    if drive("editor_side.mjs", &mock, &run, &[servers.to_string()]) {
         // The model was given the buffer's text, never the disk's.
         let bodies: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
         assert!(bodies.contains("unsaved buffer"), "{bodies}");
@@ -91,9 +102,9 @@ fn acp_file_tools_read_and_write_through_the_editor() {
     }
 }
 
-/// Runs tests/acp_client/SCRIPT with the official SDK against `mock` in `run`'s folder; false
-/// (and says so) when Node or the SDK is absent.
-fn drive(script: &str, mock: &MockLlm, run: &Run) -> bool {
+/// Runs tests/acp_client/SCRIPT (with `extra` arguments) with the official SDK against `mock`
+/// in `run`'s folder; false (and says so) when Node or the SDK is absent.
+fn drive(script: &str, mock: &MockLlm, run: &Run, extra: &[String]) -> bool {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let sdk = std::env::var_os("HARNESS9_ACP_SDK")
         .map(PathBuf::from)
@@ -120,6 +131,7 @@ fn drive(script: &str, mock: &MockLlm, run: &Run) -> bool {
         .arg(&sdk)
         .arg(assert_cmd::cargo::cargo_bin!("harness9"))
         .arg(&run.workdir)
+        .args(extra)
         .current_dir(&run.workdir)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
