@@ -9,6 +9,7 @@
 
 mod agent;
 mod content;
+mod elicitation;
 mod fs;
 mod listing;
 mod logs;

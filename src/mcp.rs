@@ -18,6 +18,7 @@ mod output_schema;
 mod shutdown;
 pub mod tool;
 
+pub use client::{Elicited, Elicitor};
 pub use error::{DefinitionError, McpError, McpErrorKind};
 pub use manager::{McpManager, PromptInfo, ServerStatus, Status};
 

@@ -132,11 +132,12 @@ async fn open(
             format!("cwd must be an absolute path, not {}", cwd.display()),
         ));
     }
-    let fs = state
+    let client = state
         .client
         .lock()
-        .map(|client| client.fs.clone())
+        .map(|client| client.clone())
         .unwrap_or_default();
+    let fs = client.fs.clone();
     let id = Arc::new(OnceLock::new());
     let editor = crate::session::EditorSide {
         files: super::fs::EditorFs::offered(cx, &fs, Arc::clone(&id)),
@@ -147,7 +148,11 @@ async fn open(
         .open(&state.context, cwd, resume, editor, servers)
         .await?;
     opened.notices.extend(notices);
-    let _ = id.set(acp::SessionId::new(opened.live.id.clone()));
+    let session = acp::SessionId::new(opened.live.id.clone());
+    let _ = id.set(session.clone());
+    let elicitation = client.elicitation.as_ref();
+    let elicitor = super::elicitation::EditorElicitor::offered(cx, elicitation, session);
+    opened.live.set_elicitor(elicitor);
     tracing::info!(session = %opened.live.id, cwd = %cwd.display(), "session opened");
     Ok(opened)
 }

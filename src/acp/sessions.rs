@@ -112,6 +112,11 @@ impl Live {
         }
     }
 
+    /// Servers' forms go to the editor (`elicitation/create`) when it offers them.
+    pub fn set_elicitor(&self, elicitor: Option<Arc<dyn crate::mcp::Elicitor>>) {
+        self.mcp.set_elicitor(elicitor);
+    }
+
     pub fn set_mode(&self, mode: Mode) {
         if let Ok(mut current) = self.mode.lock() {
             *current = mode;

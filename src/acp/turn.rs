@@ -103,6 +103,12 @@ pub async fn pump(
                 live.end_turn(TurnEnd::Stop(acp::StopReason::EndTurn));
             }
             Update::Failed(failure) => say(&cx, &live, &failure.message),
+            // What the MCP servers said (a declined form, a server that stopped).
+            Update::Mcp { notices, .. } => {
+                for notice in &notices {
+                    say(&cx, &live, notice);
+                }
+            }
             Update::Closed(_) => {
                 live.end_turn(TurnEnd::Stop(acp::StopReason::Cancelled));
                 break;

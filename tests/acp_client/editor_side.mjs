@@ -1,12 +1,14 @@
 // The editor's side of ACP, through the official TypeScript SDK's client: an editor that offers
 // fs/read_text_file and fs/write_text_file holds an unsaved buffer the agent reads and edits, and
 // takes the agent's writes; a secret file still asks first, and denied, the editor is never asked;
-// an MCP server the editor passes is started and its tool used.
+// an MCP server the editor passes is started and its tool used, and a server's form is asked in
+// the editor (elicitation/create).
 // Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
 //
 //   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
 //
-// MCP_SERVERS_JSON: the MCP servers the editor passes in session/new (one offers `echo`).
+// MCP_SERVERS_JSON: the MCP servers the editor passes in session/new (`editor-tools` offers
+// `echo`, `editor-forms` an `elicit` that asks a form and returns the answer).
 //
 // Prints one "ok STEP" line per step that held, and exits non-zero on the first that did not.
 
@@ -22,6 +24,7 @@ const { methods } = acp;
 const buffers = new Map([[join(workdir, "buffer.txt"), "unsaved buffer\n"]]);
 const reads = [];
 const writes = [];
+const forms = [];
 const updates = [];
 const asked = [];
 const editor = start(
@@ -45,13 +48,20 @@ const editor = start(
         writes.push(params);
         buffers.set(params.path, params.content);
         return {};
+      })
+      .onRequest(methods.client.elicitation.create, ({ params }) => {
+        forms.push(params);
+        return { action: "accept", content: { name: "Grace", age: 85 } };
       }),
 );
 
 await editor.app.connectWith(editor.stream, async (agent) => {
   await agent.request(methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+    clientCapabilities: {
+      fs: { readTextFile: true, writeTextFile: true },
+      elicitation: { form: {} },
+    },
     clientInfo: { name: "harness9-test-editor", version: "1" },
   });
   const { sessionId } = await agent.request(methods.agent.session.new, {
@@ -103,6 +113,16 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(result.status === "completed", "MCP call completed", result);
   check(result.content[0].content.text.includes("echo: from the editor"), "MCP answer", result);
   console.log("ok editor's MCP server used");
+
+  // 6: a server's form is asked in the editor, and the answer goes back to the server.
+  result = await prompt("fill the server's form");
+  check(forms.length === 1 && forms[0].mode === "form", "one form asked", forms);
+  check(forms[0].sessionId === sessionId, "the form is the session's", forms);
+  check(forms[0].message.includes("Who are you?"), "the server's question", forms);
+  check(forms[0].requestedSchema.properties.name.type === "string", "the form's fields", forms);
+  const answered = result.content[0].content.text;
+  check(answered.includes('"action":"accept"') && answered.includes("Grace"), "answer", result);
+  console.log("ok elicitation through the editor");
 });
 editor.child.stdin.end();
 check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});

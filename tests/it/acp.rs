@@ -445,3 +445,47 @@ fn acp_stop_reasons_follow_the_model_and_usage_is_reported() {
     let (answer, _) = ask("and now?");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
 }
+
+/// Issue 31 point 4: an editor that declared no elicitation: a server's form is declined with a
+/// notice the editor shows, as in `exec`.
+#[test]
+fn acp_an_elicitation_is_declined_with_a_notice_when_the_editor_offers_no_forms() {
+    use crate::mcp::raw_server::{RAW_ENV, raw_definition};
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    mock.push(sse(openai_tool_sse("f1", "mcp__forms__elicit", "{}")));
+    mock.push(sse(openai_text_sse("No answer.")));
+    let raw = raw_definition("plain", None);
+    let servers = json!([{"name": "forms", "command": raw["command"], "args": raw["args"],
+        "env": [{"name": RAW_ENV, "value": "plain"}]}]);
+    let mut editor = Editor::start(&run, &mock);
+    editor.initialize();
+    let (answer, _) = editor.call(
+        "session/new",
+        json!({"cwd": run.workdir, "mcpServers": servers}),
+    );
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    let id = editor.prompt(&session, "fill the form");
+    let (answer, mut notifications) = editor.answer_to(
+        id,
+        |_| json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let output = updates(&notifications, "tool_call_update")
+        .last()
+        .and_then(|u| u["content"][0]["content"]["text"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(output.contains(r#""action":"decline""#), "{output}");
+    // The notice may follow the turn's end: a later answer comes after it.
+    let (_, later) = editor.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "default"}),
+    );
+    notifications.extend(later);
+    let said = texts(&notifications, "agent_message_chunk");
+    assert!(
+        said.contains("Who are you?") && said.contains("declined"),
+        "{said}"
+    );
+}

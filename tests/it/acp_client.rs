@@ -67,6 +67,7 @@ fn editor_side_script(mock: &MockLlm) {
             json!({"message": "from the editor"}),
             "It answered.",
         ),
+        ("mcp__editor-forms__elicit", json!({}), "Filled."),
     ];
     for (index, (tool, args, said)) in turns.into_iter().enumerate() {
         let id = format!("call_e{index}");
@@ -76,8 +77,9 @@ fn editor_side_script(mock: &MockLlm) {
 }
 
 /// Issue 31, the editor's side: file tools read and write through fs/read_text_file and
-/// fs/write_text_file, after the path is judged as for harness9's own I/O; the MCP server the
-/// editor passes in session/new is started and used.
+/// fs/write_text_file, after the path is judged as for harness9's own I/O; the MCP servers the
+/// editor passes in session/new are started and used, and a server's form is asked through
+/// elicitation/create (points 1, 3 and 4).
 #[test]
 fn acp_file_tools_read_and_write_through_the_editor() {
     let mock = MockLlm::start_in_background();
@@ -91,9 +93,12 @@ fn acp_file_tools_read_and_write_through_the_editor() {
     .unwrap();
     // The editor's own MCP server: this test binary, serving MCP on stdio.
     let stdio = crate::mcp::server::stdio_definition("modern");
+    let forms = crate::mcp::raw_server::raw_definition("plain", None);
     let servers = json!([{"name": "editor-tools", "command": stdio["command"],
         "args": stdio["args"],
-        "env": [{"name": crate::mcp::server::SERVER_ENV, "value": "modern"}]}]);
+        "env": [{"name": crate::mcp::server::SERVER_ENV, "value": "modern"}]},
+        {"name": "editor-forms", "command": forms["command"], "args": forms["args"],
+        "env": [{"name": crate::mcp::raw_server::RAW_ENV, "value": "plain"}]}]);
     if drive("editor_side.mjs", &mock, &run, &[servers.to_string()]) {
         // The model was given the buffer's text, never the disk's.
         let bodies: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
