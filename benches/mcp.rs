@@ -137,6 +137,7 @@ fn call_latencies() -> (Vec<f64>, String) {
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         };
         let call = ToolCall {
             id: "c".into(),

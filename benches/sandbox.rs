@@ -67,6 +67,7 @@ fn setup(kind: Kind, folders: usize) -> Setup {
             todos: Arc::default(),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         },
         _dir: dir,
     }

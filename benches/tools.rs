@@ -76,6 +76,7 @@ fn setup_in(workdir: &Path) -> Setup {
             todos: Arc::default(),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         },
     }
 }

@@ -9,8 +9,11 @@
 
 mod agent;
 mod content;
+mod elicitation;
+mod fs;
 mod listing;
 mod logs;
+mod mcp_servers;
 mod options;
 mod permission;
 mod plan_review;

@@ -221,6 +221,31 @@ pub struct Settings {
     pub small_model: Option<String>,
     /// `--worktree NAME`: the session runs in that git worktree (`workdir` is its folder).
     pub worktree: Option<String>,
+    /// MCP servers the editor passed (ACP `session/new`): started like `.mcp.json` servers, as
+    /// the editor's own (no approval asked: the user configured them in the editor).
+    pub editor_mcp: Vec<EditorMcpServer>,
+}
+
+/// An MCP server the editor hands over, as the editor wrote it (no `${VAR}` expansion).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorMcpServer {
+    pub name: String,
+    pub transport: EditorMcpTransport,
+}
+
+/// How to reach an editor's server. It mirrors `mcp::config::Transport` (without OAuth) because
+/// `config` sits below `mcp` and cannot name it; `mcp::config::editor_servers` converts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditorMcpTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 /// The working directory a command line names, canonicalized.
@@ -394,6 +419,7 @@ pub fn resolve_trusted(
             .filter(|m| !m.is_empty())
             .map(str::to_owned),
         worktree: None,
+        editor_mcp: Vec::new(),
     })
 }
 

@@ -158,6 +158,8 @@ pub struct AgentEngine {
     background: Arc<background::BackgroundTasks>,
     /// The language servers an edit's result asks for the diagnostics it introduced.
     language_servers: Option<crate::lsp::Servers>,
+    /// The editor's file I/O (ACP's fs methods), when the front end has an editor that offers it.
+    editor_files: RwLock<Option<Arc<dyn crate::tools::EditorFiles>>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -316,6 +318,7 @@ impl AgentEngineBuilder {
             notifications: Mutex::new(tokio::task::JoinSet::new()),
             background: Arc::default(),
             language_servers: self.language_servers,
+            editor_files: RwLock::new(None),
         }
     }
 }
@@ -449,6 +452,17 @@ impl AgentEngine {
         }
     }
 
+    /// The file tools read and write through `files` (the editor's side, ACP) from now on.
+    pub fn set_editor_files(&self, files: Option<Arc<dyn crate::tools::EditorFiles>>) {
+        if let Ok(mut slot) = self.editor_files.write() {
+            *slot = files;
+        }
+    }
+
+    pub(crate) fn editor_files(&self) -> Option<Arc<dyn crate::tools::EditorFiles>> {
+        self.editor_files.read().ok().and_then(|slot| slot.clone())
+    }
+
     /// Switches the provider (another model) from the next run on.
     pub fn set_provider(&self, provider: Arc<dyn LlmProvider>) {
         if let Ok(mut slot) = self.provider.write() {
@@ -476,6 +490,7 @@ impl AgentEngine {
             todos: Arc::clone(&self.todos),
             read_guard: Default::default(),
             outputs: self.outputs_dir(),
+            editor_files: None,
         };
         let result = self.registry.execute(&call, &ctx).await;
         if let Ok(mut pending) = self.user_context.lock() {

@@ -18,6 +18,7 @@ mod output_schema;
 mod shutdown;
 pub mod tool;
 
+pub use client::{Elicited, Elicitor};
 pub use error::{DefinitionError, McpError, McpErrorKind};
 pub use manager::{McpManager, PromptInfo, ServerStatus, Status};
 
@@ -34,12 +35,13 @@ pub fn start(
     Vec<crate::config::approved::PendingExtension>,
     Vec<String>,
 ) {
-    let loaded = config::load(
+    let mut loaded = config::load(
         &settings.workdir,
         &settings.home,
         settings.trusted,
         settings.trust_flag,
     );
+    config::editor_servers(&settings.editor_mcp, &mut loaded);
     let mut notices = loaded.notices;
     for pending in &loaded.pending {
         notices.push(format!(

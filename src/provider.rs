@@ -43,6 +43,8 @@ use crate::schema::{Message, ProviderError, RetryNotice, StreamChunk, ToolDefini
 pub struct Completion {
     pub message: Message,
     pub usage: Option<Usage>,
+    /// The model stopped other than by its own choice (the token limit, a refusal).
+    pub stop: Option<crate::schema::ModelStop>,
 }
 
 /// The receiving end of a streamed call: deltas, retry notices, then one `Done` or `Error`.

@@ -7,7 +7,9 @@ mod tool_kind;
 mod tool_names;
 
 pub use outside::{fence_outside, outside_nonces};
-pub use stream::{ProviderError, ProviderErrorKind, RetryNotice, ServerToolEvent, StreamChunk};
+pub use stream::{
+    ModelStop, ProviderError, ProviderErrorKind, RetryNotice, ServerToolEvent, StreamChunk,
+};
 pub use tool_kind::ToolKind;
 pub use tool_names::{TASK_TOOL, is_mcp_tool};
 

@@ -161,12 +161,40 @@ pub async fn open(
     .await
 }
 
+/// What an editor front end (`acp`) lends the session it opens: the editor's file I/O, which
+/// the file tools use once a path is judged.
+#[derive(Default, Clone)]
+pub struct EditorSide {
+    pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
+}
+
+/// `open` for a front end that has an editor on its other side (`acp`).
+pub async fn open_in_editor(
+    settings: &Settings,
+    choice: SessionChoice,
+    options: CoreOptions,
+    editor: EditorSide,
+) -> Result<Opened, AssembleError> {
+    let providers = assemble::provider_factory(settings);
+    open_full(settings, choice, options, providers, editor).await
+}
+
 /// `open` with the providers built by `providers`.
 pub async fn open_with(
     settings: &Settings,
     choice: SessionChoice,
     options: CoreOptions,
     providers: ProviderFactory,
+) -> Result<Opened, AssembleError> {
+    open_full(settings, choice, options, providers, EditorSide::default()).await
+}
+
+async fn open_full(
+    settings: &Settings,
+    choice: SessionChoice,
+    options: CoreOptions,
+    providers: ProviderFactory,
+    editor: EditorSide,
 ) -> Result<Opened, AssembleError> {
     let store = assemble::open_store(settings)?;
     let assembly = assemble::assemble_with(settings, store, choice, &providers).await?;
@@ -190,6 +218,7 @@ pub async fn open_with(
         notices.extend(mcp.take_notices());
     }
 
+    assembly.engine.set_editor_files(editor.files);
     let mode: Mode = assembly.engine.mode();
     let loaded = switching::load_current(&assembly, mode, options.load_transcript).await;
     let facts = SessionFacts {

@@ -7,6 +7,7 @@ mod background;
 mod bash;
 mod diff;
 mod edit_file;
+mod editor_files;
 mod glob;
 mod grep;
 mod list_dir;
@@ -27,6 +28,7 @@ mod write_file;
 pub use background::{JobSummary, Jobs};
 pub use bash::Bash;
 pub use edit_file::EditFile;
+pub use editor_files::{EditorFileError, EditorFiles};
 pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;
@@ -60,6 +62,9 @@ pub struct ToolContext {
     /// Where output past a tool's bound is kept whole (`output::outputs_dir`); `None`: nowhere
     /// (no stored session).
     pub outputs: Option<std::path::PathBuf>,
+    /// The editor's file I/O (ACP), when it offers it: the file tools read and write through
+    /// it once the path is judged; `None`: their own I/O.
+    pub editor_files: Option<Arc<dyn EditorFiles>>,
 }
 
 /// A failed tool call, worded for the model: what went wrong and how to call it better.

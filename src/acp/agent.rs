@@ -90,7 +90,8 @@ fn initialize(state: &State, request: &acp::InitializeRequest) -> acp::Initializ
         )
         .session_capabilities(
             acp::SessionCapabilities::new().list(acp::SessionListCapabilities::new()),
-        );
+        )
+        .mcp_capabilities(acp::McpCapabilities::new().http(true));
     acp::InitializeResponse::new(version)
         .agent_capabilities(capabilities)
         .auth_methods(auth_methods(&state.context))
@@ -118,37 +119,42 @@ fn auth_methods(context: &AcpContext) -> Vec<acp::AuthMethod> {
 }
 
 /// Opens (or loads) a session, tells the editor what it needs to know, and starts its pump.
-async fn open(state: &State, cwd: &Path, resume: Option<&str>) -> Result<Opened, Error> {
+async fn open(
+    state: &State,
+    cx: &ConnectionTo<Client>,
+    cwd: &Path,
+    resume: Option<&str>,
+    servers: &[acp::McpServer],
+) -> Result<Opened, Error> {
     if !cwd.is_absolute() {
         return Err(rpc_error(
             ErrorCode::INVALID_PARAMS,
             format!("cwd must be an absolute path, not {}", cwd.display()),
         ));
     }
-    let opened = state.sessions.open(&state.context, cwd, resume).await?;
+    let client = state
+        .client
+        .lock()
+        .map(|client| client.clone())
+        .unwrap_or_default();
+    let fs = client.fs.clone();
+    let id = Arc::new(OnceLock::new());
+    let editor = crate::session::EditorSide {
+        files: super::fs::EditorFs::offered(cx, &fs, Arc::clone(&id)),
+    };
+    let (servers, notices) = super::mcp_servers::from_editor(servers);
+    let mut opened = state
+        .sessions
+        .open(&state.context, cwd, resume, editor, servers)
+        .await?;
+    opened.notices.extend(notices);
+    let session = acp::SessionId::new(opened.live.id.clone());
+    let _ = id.set(session.clone());
+    let elicitation = client.elicitation.as_ref();
+    let elicitor = super::elicitation::EditorElicitor::offered(cx, elicitation, session);
+    opened.live.set_elicitor(elicitor);
     tracing::info!(session = %opened.live.id, cwd = %cwd.display(), "session opened");
     Ok(opened)
-}
-
-/// MCP servers the editor passed are not started yet: the session says so, naming them and
-/// where harness9 takes its servers from.
-fn unused_servers(servers: &[acp::McpServer]) -> Option<String> {
-    let names: Vec<String> = servers
-        .iter()
-        .map(|server| match server {
-            acp::McpServer::Stdio(s) => s.name.clone(),
-            acp::McpServer::Http(s) => s.name.clone(),
-            acp::McpServer::Sse(s) => s.name.clone(),
-            _ => "(unnamed)".to_owned(),
-        })
-        .collect();
-    (!names.is_empty()).then(|| {
-        format!(
-            "the editor's MCP servers ({}) are not started: harness9 takes MCP servers from \
-             $HARNESS9_HOME/mcp.json and the project's .mcp.json (`harness9 mcp add`)",
-            names.join(", ")
-        )
-    })
 }
 
 /// After the answer to `session/new` or `session/load`: the commands, the plan and what was
@@ -186,9 +192,8 @@ async fn new_session(
     responder: Responder<acp::NewSessionResponse>,
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    match open(&state, &request.cwd, None).await {
-        Ok(mut opened) => {
-            opened.notices.extend(unused_servers(&request.mcp_servers));
+    match open(&state, &cx, &request.cwd, None, &request.mcp_servers).await {
+        Ok(opened) => {
             let answer = acp::NewSessionResponse::new(opened.live.id.clone())
                 .modes(modes(opened.live.mode()))
                 .config_options(super::options::config_options(&opened.live));
@@ -206,11 +211,11 @@ async fn load_session(
     responder: Responder<acp::LoadSessionResponse>,
     cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    let mut opened = match open(&state, &request.cwd, Some(&request.session_id.0)).await {
+    let resume = Some(request.session_id.0.as_ref());
+    let opened = match open(&state, &cx, &request.cwd, resume, &request.mcp_servers).await {
         Ok(opened) => opened,
         Err(error) => return responder.respond_with_error(error),
     };
-    opened.notices.extend(unused_servers(&request.mcp_servers));
     // The whole conversation comes before the answer, as the protocol asks.
     for update in super::replay::updates(&opened.loaded.messages, &opened.live.workdir) {
         turn::notify(&cx, &opened.live, update);

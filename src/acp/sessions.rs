@@ -112,6 +112,11 @@ impl Live {
         }
     }
 
+    /// Servers' forms go to the editor (`elicitation/create`) when it offers them.
+    pub fn set_elicitor(&self, elicitor: Option<Arc<dyn crate::mcp::Elicitor>>) {
+        self.mcp.set_elicitor(elicitor);
+    }
+
     pub fn set_mode(&self, mode: Mode) {
         if let Ok(mut current) = self.mode.lock() {
             *current = mode;
@@ -154,6 +159,8 @@ impl Sessions {
         context: &AcpContext,
         cwd: &Path,
         resume: Option<&str>,
+        editor: session::EditorSide,
+        editor_mcp: Vec<crate::config::EditorMcpServer>,
     ) -> Result<Opened, Error> {
         if let Some(id) = resume
             && self.open.lock().await.contains_key(id)
@@ -164,7 +171,8 @@ impl Sessions {
                 format!("session {id} is already open"),
             ));
         }
-        let settings = settings_for(context, cwd).map_err(config_error)?;
+        let mut settings = settings_for(context, cwd).map_err(config_error)?;
+        settings.editor_mcp = editor_mcp;
         let choice = match resume {
             Some(id) => SessionChoice::Resume(id.to_owned()),
             None => SessionChoice::New,
@@ -174,15 +182,14 @@ impl Sessions {
             load_transcript: resume.is_some(),
             wait_for_mcp: Some(crate::mcp::HEADLESS_WAIT),
         };
-        let opened =
-            session::open(&settings, choice, options)
-                .await
-                .map_err(|error| match error {
-                    AssembleError::Session(message) => {
-                        rpc_error(ErrorCode::RESOURCE_NOT_FOUND, message)
-                    }
-                    other => rpc_error(ErrorCode::INTERNAL_ERROR, other.to_string()),
-                })?;
+        let opened = session::open_in_editor(&settings, choice, options, editor)
+            .await
+            .map_err(|error| match error {
+                AssembleError::Session(message) => {
+                    rpc_error(ErrorCode::RESOURCE_NOT_FOUND, message)
+                }
+                other => rpc_error(ErrorCode::INTERNAL_ERROR, other.to_string()),
+            })?;
         let mut notices = opened.notices;
         let loaded = opened.loaded;
         notices.extend(loaded.notices.iter().cloned());

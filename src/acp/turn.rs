@@ -13,7 +13,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::rpc_error;
 use super::sessions::{Live, TurnEnd};
-use crate::engine::{Event, EventKind, FailureKind};
+use crate::engine::{Event, EventKind, FailureKind, TokenUpdate};
+use crate::schema::ModelStop;
 use crate::session::{Request, TodoItem, TodoStatus, Update};
 
 fn text_chunk(text: impl Into<String>) -> acp::ContentChunk {
@@ -58,7 +59,11 @@ pub fn plan(todos: &[TodoItem]) -> acp::Plan {
 /// How a run's end reads as a stop reason; `None`: a failure the prompt answers with an error.
 fn stop_reason(kind: &EventKind) -> Option<Result<acp::StopReason, ()>> {
     match kind {
-        EventKind::Done(_) => Some(Ok(acp::StopReason::EndTurn)),
+        EventKind::Done(done) => Some(Ok(match done.model_stop {
+            Some(ModelStop::MaxTokens) => acp::StopReason::MaxTokens,
+            Some(ModelStop::Refusal) => acp::StopReason::Refusal,
+            None => acp::StopReason::EndTurn,
+        })),
         EventKind::Error(failure) => Some(match failure.kind {
             FailureKind::Interrupted => Ok(acp::StopReason::Cancelled),
             FailureKind::MaxTurns => Ok(acp::StopReason::MaxTurnRequests),
@@ -98,6 +103,12 @@ pub async fn pump(
                 live.end_turn(TurnEnd::Stop(acp::StopReason::EndTurn));
             }
             Update::Failed(failure) => say(&cx, &live, &failure.message),
+            // What the MCP servers said (a declined form, a server that stopped).
+            Update::Mcp { notices, .. } => {
+                for notice in &notices {
+                    say(&cx, &live, notice);
+                }
+            }
             Update::Closed(_) => {
                 live.end_turn(TurnEnd::Stop(acp::StopReason::Cancelled));
                 break;
@@ -151,10 +162,27 @@ fn engine_event(live: &Arc<Live>, cx: &ConnectionTo<Client>, event: Event) {
         EventKind::ApprovalRequired(request) => {
             super::permission::ask(Arc::clone(live), cx.clone(), request);
         }
+        EventKind::TokenUpdate(tokens) => {
+            if let Some(usage) = usage_update(&tokens) {
+                notify(cx, live, acp::SessionUpdate::UsageUpdate(usage));
+            }
+        }
         EventKind::Subagent(nested) => subagent_event(live, cx, &nested),
         EventKind::Notice(text) => say(cx, live, &text),
         _ => {}
     }
+}
+
+/// After each model call: the tokens in context (the call's prompt and answer) out of the
+/// model's window, as the protocol's `usage_update`; `None` for the gauge's estimate before a
+/// call, or when the window is unknown.
+fn usage_update(tokens: &TokenUpdate) -> Option<acp::UsageUpdate> {
+    (tokens.after_call && tokens.context_window > 0).then(|| {
+        acp::UsageUpdate::new(
+            tokens.input_tokens + tokens.output_tokens,
+            tokens.context_window,
+        )
+    })
 }
 
 /// A sub-agent's tool calls, shown as calls of their own under the agent's name.
@@ -267,6 +295,20 @@ mod tests {
             Some(Ok(acp::StopReason::MaxTokens))
         );
         assert_eq!(stop_reason(&error(FailureKind::Network)), Some(Err(())));
+        let stopped = |model_stop| {
+            EventKind::Done(crate::engine::DoneInfo {
+                model_stop: Some(model_stop),
+                ..Default::default()
+            })
+        };
+        assert_eq!(
+            stop_reason(&stopped(ModelStop::MaxTokens)),
+            Some(Ok(acp::StopReason::MaxTokens))
+        );
+        assert_eq!(
+            stop_reason(&stopped(ModelStop::Refusal)),
+            Some(Ok(acp::StopReason::Refusal))
+        );
         assert_eq!(stop_reason(&EventKind::ActionDelta("a".into())), None);
     }
 

@@ -212,6 +212,7 @@ pub(crate) async fn generate_streamed<E: Emitter + ?Sized>(
     let mut chunks = provider.generate_stream(messages, tools, cancel.clone());
     let mut partial_text = String::new();
     let mut server_started = std::collections::HashMap::new();
+    let mut stop = None;
     while let Some(chunk) = chunks.recv().await {
         let kind = match chunk {
             StreamChunk::TextDelta(text) => {
@@ -241,7 +242,17 @@ pub(crate) async fn generate_streamed<E: Emitter + ?Sized>(
                 name: call.name,
             }),
             StreamChunk::Retry(notice) => EventKind::Retry(retry_info(notice)),
-            StreamChunk::Done { message, usage } => return Ok(Completion { message, usage }),
+            StreamChunk::Stopped(why) => {
+                stop = Some(why);
+                continue;
+            }
+            StreamChunk::Done { message, usage } => {
+                return Ok(Completion {
+                    message,
+                    usage,
+                    stop,
+                });
+            }
             StreamChunk::Error(error) => {
                 return Err(GenerateFailure {
                     error,

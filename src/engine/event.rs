@@ -139,6 +139,9 @@ pub struct DoneInfo {
     pub cost_usd: Option<f64>,
     /// Some call's server sent no usage: its tokens in these totals are harness9's estimate.
     pub estimated: bool,
+    /// The last model call stopped other than by the model's choice (the token limit, a
+    /// refusal); not part of the JSON event.
+    pub model_stop: Option<crate::schema::ModelStop>,
 }
 
 /// How the user answered an approval.

@@ -291,6 +291,7 @@ impl Event {
                     .get("estimated")
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
+                model_stop: None,
             }),
             "error" => {
                 let kind = value
@@ -405,6 +406,7 @@ mod tests {
                 cache_write_tokens: 0,
                 cost_usd: Some(0.0125),
                 estimated: false,
+                model_stop: None,
             }),
             EventKind::TokenUpdate(TokenUpdate {
                 input_tokens: 700,

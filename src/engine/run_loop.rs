@@ -34,6 +34,8 @@ pub(super) struct RunState {
     pub(super) usage: Usage,
     /// Some call's server sent no usage, so `usage` holds harness9's estimate of it.
     pub(super) usage_estimated: bool,
+    /// How the last model call stopped, when not by the model's choice.
+    pub(super) model_stop: Option<crate::schema::ModelStop>,
     /// What the run's calls cost so far; `None` once a call's cost was unknown.
     pub(super) cost: Option<f64>,
     /// Whether every call so far had a known cost (the first call starts the sum).
@@ -150,6 +152,7 @@ impl AgentEngine {
             session,
             usage: Usage::default(),
             usage_estimated: false,
+            model_stop: None,
             cost: None,
             turns_priced: true,
             unrecorded_usage: Usage::default(),
@@ -208,6 +211,7 @@ impl AgentEngine {
                 cache_write_tokens: state.usage.cache_creation_tokens,
                 cost_usd: state.cost,
                 estimated: state.usage_estimated,
+                model_stop: state.model_stop,
             }),
             Err(error) => EventKind::Error(error.into()),
         };
@@ -415,7 +419,12 @@ impl AgentEngine {
         let llm_started = Instant::now();
         let completion = self.call_model(turn, &tools, cancel, em, state).await?;
         let llm_time = llm_started.elapsed();
-        let Completion { message, usage } = completion;
+        let Completion {
+            message,
+            usage,
+            stop,
+        } = completion;
+        state.model_stop = stop;
         let update = match usage {
             Some(usage) => {
                 state.add_usage(&usage);

@@ -68,6 +68,7 @@ impl LlmProvider for FnProvider {
         Ok(Completion {
             message,
             usage: Some(usage()),
+            stop: None,
         })
     }
     fn generate_stream(

@@ -331,6 +331,7 @@ impl AgentEngine {
             todos: Arc::clone(&self.todos),
             read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
             outputs: self.outputs_dir(),
+            editor_files: self.editor_files(),
         };
         let timeout = if call.tool.has_own_time_limit() {
             None

@@ -2,9 +2,10 @@
 //! and keeps (roots: the working directory, with `list_changed`; elicitation: form requests;
 //! progress: the `notifications/progress` of a running call go to that call's progress sink, as
 //! the transport reads them: see `negotiate`),
-//! and the answers to the server's own requests. Elicitation has no dialog here: it is declined
-//! with a notice, except where the front end allows accepting a request whose every field has a
-//! default with those defaults (`exec --mode yolo`, the specification's SEP-1034).
+//! and the answers to the server's own requests. A form elicitation goes to the front end's
+//! `Elicitor` when it has one (an editor that asks its user: ACP's `elicitation/create`); else it
+//! is declined with a notice, except where the front end allows accepting a request whose every
+//! field has a default with those defaults (`exec --mode yolo`, the specification's SEP-1034).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -28,12 +29,35 @@ pub type OnChange = Arc<dyn Fn() + Send + Sync>;
 /// Where a connection's notices go (the manager's list, shown by the front end).
 pub type OnNotice = Arc<dyn Fn(String) + Send + Sync>;
 
+/// The user's answer to a server's form, as a front end that asked it gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    Accept(serde_json::Map<String, serde_json::Value>),
+    Decline,
+    Cancel,
+}
+
+/// A front end that can ask its user on a server's behalf.
+#[async_trait::async_trait]
+pub trait Elicitor: Send + Sync {
+    /// Asks `message` with the form `schema` (the server's `requestedSchema`); `None` when it
+    /// could not ask (the request is then declined with a notice).
+    async fn ask(
+        &self,
+        server: &str,
+        message: &str,
+        schema: &serde_json::Value,
+    ) -> Option<Elicited>;
+}
+
 /// What every connection of one manager shares: the roots it offers and the front end's answer
 /// to elicitation.
 #[derive(Default)]
 pub struct ClientSide {
     workdir: RwLock<PathBuf>,
     accept_elicitation_defaults: AtomicBool,
+    /// Who asks the user a server's form, when the front end can.
+    elicitor: RwLock<Option<Arc<dyn Elicitor>>>,
     /// `$HARNESS9_HOME`, where the HTTP servers' OAuth tokens are kept (none: none are used).
     pub home: Option<PathBuf>,
 }
@@ -43,6 +67,7 @@ impl ClientSide {
         ClientSide {
             workdir: RwLock::new(workdir),
             accept_elicitation_defaults: AtomicBool::new(false),
+            elicitor: RwLock::new(None),
             home,
         }
     }
@@ -59,6 +84,17 @@ impl ClientSide {
             Ok(mut w) => *w = workdir,
             Err(p) => *p.into_inner() = workdir,
         }
+    }
+
+    pub fn set_elicitor(&self, elicitor: Option<Arc<dyn Elicitor>>) {
+        match self.elicitor.write() {
+            Ok(mut slot) => *slot = elicitor,
+            Err(p) => *p.into_inner() = elicitor,
+        }
+    }
+
+    fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
+        self.elicitor.read().ok().and_then(|slot| slot.clone())
     }
 
     pub fn set_accept_elicitation_defaults(&self, accept: bool) {
@@ -203,6 +239,16 @@ impl ClientHandler for Handler {
                 ..
             } => {
                 let schema = serde_json::to_value(requested_schema).unwrap_or_default();
+                if let Some(elicitor) = self.side.elicitor()
+                    && let Some(answer) = elicitor.ask(&self.server, message, &schema).await
+                {
+                    return Ok(match answer {
+                        Elicited::Accept(values) => ElicitResult::new(ElicitationAction::Accept)
+                            .with_content(serde_json::Value::Object(values)),
+                        Elicited::Decline => ElicitResult::new(ElicitationAction::Decline),
+                        Elicited::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+                    });
+                }
                 (message.clone(), defaults_of(&schema))
             }
             ElicitRequestParams::UrlElicitationParams { message, .. } => (message.clone(), None),

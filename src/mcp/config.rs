@@ -25,6 +25,8 @@ pub const PROJECT_FILE: &str = ".mcp.json";
 pub enum Scope {
     User,
     Project,
+    /// Passed by the editor (ACP `session/new`); no file holds it.
+    Editor,
 }
 
 impl Scope {
@@ -32,6 +34,8 @@ impl Scope {
         match self {
             Scope::User => home.join(USER_FILE),
             Scope::Project => workdir.join(PROJECT_FILE),
+            // The editor's settings hold it; harness9's own file is where it could be added.
+            Scope::Editor => home.join(USER_FILE),
         }
     }
 
@@ -39,6 +43,7 @@ impl Scope {
         match self {
             Scope::User => "user",
             Scope::Project => "project",
+            Scope::Editor => "editor",
         }
     }
 }
@@ -399,3 +404,37 @@ pub fn expand(
 
 #[cfg(test)]
 mod tests;
+
+/// The servers the editor passed, as specs of the editor's scope; one named like a server of
+/// the files is ignored with a notice (the files' server is the one the user's other front ends
+/// use).
+pub fn editor_servers(servers: &[crate::config::EditorMcpServer], loaded: &mut Loaded) {
+    use crate::config::EditorMcpTransport;
+    for server in servers {
+        if loaded.servers.iter().any(|s| s.name == server.name) {
+            loaded.notices.push(format!(
+                "the editor's MCP server `{}` is ignored: a server of that name is configured \
+                 in mcp.json or .mcp.json",
+                server.name
+            ));
+            continue;
+        }
+        let transport = match &server.transport {
+            EditorMcpTransport::Stdio { command, args, env } => Transport::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+            },
+            EditorMcpTransport::Http { url, headers } => Transport::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                oauth: Default::default(),
+            },
+        };
+        loaded.servers.push(ServerSpec {
+            name: server.name.clone(),
+            scope: Scope::Editor,
+            transport: Ok(transport),
+        });
+    }
+}

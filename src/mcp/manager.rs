@@ -439,6 +439,11 @@ impl McpManager {
 
     /// Whether a server's elicitation whose every field has a default is accepted with those
     /// defaults (`exec --mode yolo`) instead of declined.
+    /// Servers' forms go to `elicitor` (the front end asks its user) from now on.
+    pub fn set_elicitor(&self, elicitor: Option<std::sync::Arc<dyn super::client::Elicitor>>) {
+        self.inner.side.set_elicitor(elicitor);
+    }
+
     pub fn accept_elicitation_defaults(&self, accept: bool) {
         self.inner.side.set_accept_elicitation_defaults(accept);
     }

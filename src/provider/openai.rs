@@ -366,6 +366,10 @@ impl StreamDecoder for OpenAiDecoder {
                 calls,
             ),
             usage: self.usage,
+            stop: self
+                .finish_reason
+                .as_deref()
+                .and_then(crate::schema::ModelStop::from_reason),
         })
     }
 }
@@ -410,6 +414,8 @@ struct WireCompletion {
 #[derive(Deserialize)]
 struct WireCompletionChoice {
     message: WireCompletionMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -461,5 +467,9 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
             calls,
         ),
         usage: wire.usage.map(|u| u.to_usage()),
+        stop: choice
+            .finish_reason
+            .as_deref()
+            .and_then(crate::schema::ModelStop::from_reason),
     })
 }

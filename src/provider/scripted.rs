@@ -177,6 +177,7 @@ impl LlmProvider for ScriptedProvider {
             Some(ScriptStep::Reply(message)) => Ok(Completion {
                 message,
                 usage: self.sends_usage.then(|| self.usage_of(messages, tools)),
+                stop: None,
             }),
             Some(ScriptStep::Fail(error)) | Some(ScriptStep::FailAfter { error, .. }) => Err(error),
             Some(ScriptStep::Hang { .. }) => {

@@ -199,7 +199,12 @@ impl Transport {
             )
             .await;
             let last = match outcome {
-                Ok(done) => StreamChunk::done(done.message, done.usage),
+                Ok(done) => {
+                    if let Some(stop) = done.stop {
+                        let _ = tx.send(StreamChunk::Stopped(stop)).await;
+                    }
+                    StreamChunk::done(done.message, done.usage)
+                }
                 Err(error) => StreamChunk::Error(transport.redacted(error)),
             };
             let _ = tx.send(last).await;

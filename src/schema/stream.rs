@@ -20,7 +20,31 @@ pub enum StreamChunk {
         message: Message,
         usage: Option<super::Usage>,
     },
+    /// Sent just before `Done` when the model stopped other than by its own choice.
+    Stopped(ModelStop),
     Error(ProviderError),
+}
+
+/// Why the model stopped when it was not its own choice to end or to call tools: what a front
+/// end that names stop reasons (ACP) tells apart from an answer's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelStop {
+    /// The answer reached the output token limit.
+    MaxTokens,
+    /// The model, or the provider's filter, refused to answer.
+    Refusal,
+}
+
+impl ModelStop {
+    /// From a provider's finish or stop reason (OpenAI's `finish_reason`, Anthropic's
+    /// `stop_reason`, the Responses API's `incomplete_details.reason`).
+    pub fn from_reason(reason: &str) -> Option<ModelStop> {
+        match reason {
+            "length" | "max_tokens" | "max_output_tokens" => Some(ModelStop::MaxTokens),
+            "content_filter" | "refusal" => Some(ModelStop::Refusal),
+            _ => None,
+        }
+    }
 }
 
 impl StreamChunk {

@@ -55,6 +55,7 @@ impl Fixture {
             pending_base_url: None,
             small_model: None,
             worktree: None,
+            editor_mcp: Vec::new(),
         };
         Fixture {
             _dir: dir,

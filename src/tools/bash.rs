@@ -456,6 +456,7 @@ mod tests {
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         };
         let error = bash
             .execute(
@@ -527,6 +528,7 @@ mod tests {
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         };
         for command in [
             "cd evil && git status",

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::read_file::{MAX_READ_BYTES, NotReadable, prefix_of};
-use super::{Tool, ToolContext, ToolError, diff, path_locks};
+use super::{EditorFiles, Tool, ToolContext, ToolError, diff, path_locks};
 use crate::files::{open, paths};
 use crate::schema::ToolKind;
 
@@ -69,15 +69,27 @@ impl Tool for EditFile {
         // must not both read the old text.
         let guard = path_locks::write(&path).await;
         let workdir = ctx.workdir.clone();
+        let editor = ctx.editor_files.clone();
         super::blocking(move || {
             let _guard = guard;
-            edit(&workdir, &shown, &args)
+            edit(
+                &workdir,
+                &shown,
+                &args,
+                editor.as_deref().map(|e| (e, path.as_path())),
+            )
         })
         .await?
     }
 }
 
-fn edit(workdir: &std::path::Path, shown: &str, args: &Args) -> Result<String, ToolError> {
+/// `editor`: the editor's file I/O and the file's absolute path, when it offers it.
+fn edit(
+    workdir: &std::path::Path,
+    shown: &str,
+    args: &Args,
+    editor: Option<(&dyn EditorFiles, &std::path::Path)>,
+) -> Result<String, ToolError> {
     if args.old_string.is_empty() {
         return Err(ToolError::new(
             "`old_string` is empty. Give the exact text to replace; to create a file use write_file.",
@@ -111,7 +123,10 @@ fn edit(workdir: &std::path::Path, shown: &str, args: &Args) -> Result<String, T
             MAX_READ_BYTES / (1024 * 1024)
         )));
     }
-    let bytes = prefix.bytes;
+    // Opened as judged: the editor's buffer (unsaved changes included) is the text edited.
+    let held =
+        editor.and_then(|(files, path)| super::editor_files::read_blocking(Some(files), path));
+    let bytes = held.map_or(prefix.bytes, String::into_bytes);
     let old = String::from_utf8(bytes).map_err(|_| {
         ToolError::new(format!(
             "{shown} is not UTF-8 text; edit_file only edits text files."
@@ -141,9 +156,16 @@ fn edit(workdir: &std::path::Path, shown: &str, args: &Args) -> Result<String, T
         _ => {}
     }
     let new = old.replace(&args.old_string, &args.new_string);
-    folder
-        .write_atomic(&name, new.as_bytes())
-        .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
+    let written = match editor {
+        Some((files, path)) => super::editor_files::write_blocking(Some(files), path, &new)
+            .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?,
+        None => false,
+    };
+    if !written {
+        folder
+            .write_atomic(&name, new.as_bytes())
+            .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
+    }
     let count = starts.len();
     Ok(format!(
         "Edited {shown}: {count} replacement{}.\n{}",
@@ -214,6 +236,7 @@ mod tests {
             todos: Arc::default(),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         };
         let registry = builtin_registry();
         for (name, arguments) in [
@@ -265,6 +288,7 @@ mod tests {
             todos: Arc::default(),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         };
         let registry = builtin_registry();
         const EDITS: usize = 24;

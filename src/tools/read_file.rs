@@ -76,10 +76,22 @@ impl Tool for ReadFile {
         let guard = path_locks::read(&path).await;
         let workdir = ctx.workdir.clone();
         let read_guard = ctx.read_guard.clone();
+        let editor = ctx.editor_files.clone();
         let read = super::blocking(move || {
             let _guard = guard;
             let sensitive = |path: &std::path::Path| read_guard.withholds(path);
-            read_window(&workdir, &args.path, &sensitive, &shown).map(|window| (shown, window))
+            let mut window = read_window(&workdir, &args.path, &sensitive, &shown)?;
+            // Opened as judged: what the editor holds of the file (an unsaved buffer) is what
+            // the model sees, within the same bound.
+            if let Some(text) = super::editor_files::read_blocking(editor.as_deref(), &path)
+                && text.len() <= MAX_READ_BYTES
+            {
+                window = Window {
+                    bytes: text.into_bytes(),
+                    cut_from: None,
+                };
+            }
+            Ok::<_, ToolError>((shown, window))
         })
         .await?;
         let (shown, window) = read?;
@@ -284,6 +296,7 @@ mod tests {
             todos: Arc::default(),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         }
     }
 

@@ -46,6 +46,7 @@ fn ctx(mode: Mode) -> ToolContext {
         todos: Arc::default(),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     }
 }
 
@@ -165,6 +166,7 @@ async fn use_skill_returns_the_body_on_demand() {
         todos: Arc::default(),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     };
     let call = |args: &str| ToolCall {
         id: "u".into(),

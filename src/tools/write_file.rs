@@ -56,6 +56,7 @@ impl Tool for WriteFile {
         let shown = paths::display(&ctx.workdir, &path);
         let guard = path_locks::write(&path).await;
         let workdir = ctx.workdir.clone();
+        let editor = ctx.editor_files.clone();
         super::blocking(move || {
             let _guard = guard;
             // The file is read and replaced through one handle of its folder, opened (and
@@ -85,9 +86,20 @@ impl Tool for WriteFile {
                     )));
                 }
             };
-            folder
-                .write_atomic(&name, args.content.as_bytes())
+            // Opened as judged; the editor's buffer is the old text when it holds the file,
+            // and the editor writes when it offers to (it shows the change).
+            let editor = editor.as_deref();
+            let before = match (before, super::editor_files::read_blocking(editor, &path)) {
+                (Some(_), Some(text)) => Some(Some(text.into_bytes())),
+                (before, _) => before,
+            };
+            let written = super::editor_files::write_blocking(editor, &path, &args.content)
                 .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
+            if !written {
+                folder
+                    .write_atomic(&name, args.content.as_bytes())
+                    .map_err(|e| ToolError::new(format!("cannot write {shown}: {e}")))?;
+            }
             let lines = args.content.lines().count();
             Ok(match before {
                 None => format!(

@@ -5,40 +5,14 @@
 //
 // Prints one "ok STEP" line per step that held, and exits non-zero on the first that did not.
 
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
+import { check, kinds, loadSdk, start as startIn, text } from "./connect.mjs";
 
 const [sdkDir, bin, workdir] = process.argv.slice(2);
-const acp = await import(
-  pathToFileURL(join(sdkDir, "node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js")).href
-);
-const { client, methods, ndJsonStream } = acp;
-
-function check(condition, what, detail) {
-  if (!condition) {
-    console.error(`FAILED ${what}: ${JSON.stringify(detail, null, 1)}`);
-    process.exit(1);
-  }
-}
-
-/// Starts harness9 acp and connects the SDK's client to it; `permission` answers approvals.
-function start(updates, permission) {
-  const child = spawn(bin, ["acp"], { cwd: workdir, stdio: ["pipe", "pipe", "inherit"] });
-  const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const app = client({ name: "harness9-test-editor" })
-    .onNotification(methods.client.session.update, ({ params }) => {
-      updates.push(params.update);
-    })
-    .onRequest(methods.client.session.requestPermission, ({ params }) => permission(params));
-  const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, app, stream, exited };
-}
-
-const kinds = (updates, kind) => updates.filter((u) => u.sessionUpdate === kind);
-const text = (updates, kind) => kinds(updates, kind).map((u) => u.content.text).join("");
+const acp = await loadSdk(sdkDir);
+const { methods } = acp;
+const start = (updates, permission) => startIn(acp, bin, workdir, updates, permission);
 
 let updates = [];
 let asked = [];

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use serde_json::json;
+
 use crate::acp::{push_writes, sse, thinking_sse};
 use crate::exec::Run;
 use crate::support::{MockLlm, Reply, openai_text_chunk, openai_text_sse, openai_tool_sse};
@@ -39,6 +41,75 @@ fn script(mock: &MockLlm) {
 
 #[test]
 fn acp_the_official_typescript_client_drives_harness9() {
+    let mock = MockLlm::start_in_background();
+    script(&mock);
+    let run = Run::new();
+    drive("client.mjs", &mock, &run, &[]);
+}
+
+/// The replies of editor_side.mjs's turns, in its order.
+fn editor_side_script(mock: &MockLlm) {
+    let turns = [
+        ("read_file", json!({"path": "buffer.txt"}), "Read it."),
+        (
+            "edit_file",
+            json!({"path": "buffer.txt", "old_string": "unsaved", "new_string": "edited"}),
+            "Edited.",
+        ),
+        (
+            "write_file",
+            json!({"path": "new.txt", "content": "from the agent\n"}),
+            "Wrote.",
+        ),
+        ("read_file", json!({"path": ".env"}), "Not read."),
+        (
+            "mcp__editor-tools__echo",
+            json!({"message": "from the editor"}),
+            "It answered.",
+        ),
+        ("mcp__editor-forms__elicit", json!({}), "Filled."),
+    ];
+    for (index, (tool, args, said)) in turns.into_iter().enumerate() {
+        let id = format!("call_e{index}");
+        mock.push(sse(openai_tool_sse(&id, tool, &args.to_string())));
+        mock.push(sse(openai_text_sse(said)));
+    }
+}
+
+/// Issue 31, the editor's side: file tools read and write through fs/read_text_file and
+/// fs/write_text_file, after the path is judged as for harness9's own I/O; the MCP servers the
+/// editor passes in session/new are started and used, and a server's form is asked through
+/// elicitation/create (points 1, 3 and 4).
+#[test]
+fn acp_file_tools_read_and_write_through_the_editor() {
+    let mock = MockLlm::start_in_background();
+    editor_side_script(&mock);
+    let run = Run::new();
+    std::fs::write(run.workdir.join("buffer.txt"), "on disk\n").unwrap();
+    std::fs::write(
+        run.workdir.join(".env"),
+        "EDITOR_SIDE_TOKEN=sk-not-for-the-editor\n",
+    )
+    .unwrap();
+    // The editor's own MCP server: this test binary, serving MCP on stdio.
+    let stdio = crate::mcp::server::stdio_definition("modern");
+    let forms = crate::mcp::raw_server::raw_definition("plain", None);
+    let servers = json!([{"name": "editor-tools", "command": stdio["command"],
+        "args": stdio["args"],
+        "env": [{"name": crate::mcp::server::SERVER_ENV, "value": "modern"}]},
+        {"name": "editor-forms", "command": forms["command"], "args": forms["args"],
+        "env": [{"name": crate::mcp::raw_server::RAW_ENV, "value": "plain"}]}]);
+    if drive("editor_side.mjs", &mock, &run, &[servers.to_string()]) {
+        // The model was given the buffer's text, never the disk's.
+        let bodies: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
+        assert!(bodies.contains("unsaved buffer"), "{bodies}");
+        assert!(!bodies.contains("sk-not-for-the-editor"), "{bodies}");
+    }
+}
+
+/// Runs tests/acp_client/SCRIPT (with `extra` arguments) with the official SDK against `mock`
+/// in `run`'s folder; false (and says so) when Node or the SDK is absent.
+fn drive(script: &str, mock: &MockLlm, run: &Run, extra: &[String]) -> bool {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let sdk = std::env::var_os("HARNESS9_ACP_SDK")
         .map(PathBuf::from)
@@ -50,24 +121,22 @@ fn acp_the_official_typescript_client_drives_harness9() {
         .is_ok_and(|o| o.status.success());
     if !node || !installed.exists() {
         println!(
-            "acp_client::acp_the_official_typescript_client_drives_harness9 DID NOT RUN: {} \
-             (.ci/run installs @agentclientprotocol/sdk with npm; or set HARNESS9_ACP_SDK)",
+            "acp_client ({script}) DID NOT RUN: {} (.ci/run installs @agentclientprotocol/sdk \
+             with npm; or set HARNESS9_ACP_SDK)",
             if node {
                 format!("{} is not installed", installed.display())
             } else {
                 "node is absent".to_owned()
             }
         );
-        return;
+        return false;
     }
-    let mock = MockLlm::start_in_background();
-    script(&mock);
-    let run = Run::new();
     let child = Command::new("node")
-        .arg(root.join("tests/acp_client/client.mjs"))
+        .arg(root.join("tests/acp_client").join(script))
         .arg(&sdk)
         .arg(assert_cmd::cargo::cargo_bin!("harness9"))
         .arg(&run.workdir)
+        .args(extra)
         .current_dir(&run.workdir)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -92,7 +161,8 @@ fn acp_the_official_typescript_client_drives_harness9() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success() && stdout.contains("ok all"),
-        "the TypeScript client failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "the TypeScript client ({script}) failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     print!("{stdout}");
+    true
 }

@@ -63,6 +63,7 @@ impl Servers {
             todos: Arc::new(TodoStore::default()),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         }
     }
 

@@ -64,6 +64,7 @@ async fn call(
         todos: Arc::default(),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     };
     let call = ToolCall {
         id: "t".into(),

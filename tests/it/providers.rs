@@ -72,6 +72,10 @@ fn done(chunks: &[StreamChunk]) -> Completion {
         Some(StreamChunk::Done { message, usage }) => Completion {
             message: message.clone(),
             usage: *usage,
+            stop: chunks.iter().find_map(|chunk| match chunk {
+                StreamChunk::Stopped(stop) => Some(*stop),
+                _ => None,
+            }),
         },
         other => panic!("expected Done, got {other:?}"),
     }

@@ -350,6 +350,7 @@ fn context(place: &Place, mode: Mode) -> ToolContext {
         todos: Arc::default(),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     }
 }
 

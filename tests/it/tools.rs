@@ -51,6 +51,7 @@ impl Workspace {
             todos: Arc::clone(&self.todos),
             read_guard: Default::default(),
             outputs: None,
+            editor_files: None,
         }
     }
 

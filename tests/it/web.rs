@@ -113,6 +113,7 @@ fn ctx() -> ToolContext {
         todos: Arc::new(TodoStore::default()),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     }
 }
 

@@ -86,6 +86,7 @@ async fn fetch(url: String) -> String {
         todos: Arc::new(TodoStore::default()),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     };
     WebFetch::new(AddressPolicy {
         allow_private: true,

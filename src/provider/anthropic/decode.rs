@@ -15,7 +15,8 @@ use super::super::transport::StreamDecoder;
 use super::super::wire_error::{ended_early, in_stream, read_body, unreadable};
 use super::web_search;
 use crate::schema::{
-    Message, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall, Usage,
+    Message, ModelStop, ProviderError, ProviderErrorKind, StreamChunk, ThinkingBlock, ToolCall,
+    Usage,
 };
 
 #[derive(Deserialize)]
@@ -365,6 +366,7 @@ impl StreamDecoder for AnthropicDecoder {
         Ok(Completion {
             message,
             usage: self.saw_usage.then_some(self.usage),
+            stop: self.stop_reason.as_deref().and_then(ModelStop::from_reason),
         })
     }
 }
@@ -426,6 +428,8 @@ struct WireResponse {
     content: Vec<Value>,
     #[serde(default)]
     usage: Option<WireUsage>,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 /// A whole (non-streamed) message.
@@ -441,7 +445,12 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<Completion, ProviderError>
         wire.merge_into(&mut usage);
         usage
     });
-    Ok(Completion { message, usage })
+    let stop = wire.stop_reason.as_deref().and_then(ModelStop::from_reason);
+    Ok(Completion {
+        message,
+        usage,
+        stop,
+    })
 }
 
 /// A content block as its type says, read in place (a text block is not copied first).

@@ -53,6 +53,8 @@ pub(crate) struct ResponsesDecoder {
     /// Function calls by output index.
     calls: BTreeMap<u32, PartialCall>,
     usage: Option<Usage>,
+    /// Why the response ended incomplete, when it did.
+    stop: Option<crate::schema::ModelStop>,
     complete: bool,
     /// Text that came only in finished items (no deltas), as a non-streaming server sends it.
     item_text: String,
@@ -177,6 +179,7 @@ impl ResponsesDecoder {
         Ok(Completion {
             message,
             usage: self.usage,
+            stop: self.stop,
         })
     }
 }
@@ -260,6 +263,7 @@ impl StreamDecoder for ResponsesDecoder {
             "response.completed" | "response.incomplete" => {
                 if let Some(response) = &event.response {
                     self.absorb_usage(response);
+                    self.stop = incomplete_reason(response);
                 }
                 self.complete = true;
                 return Ok(true);
@@ -313,5 +317,15 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<Completion, ProviderError> {
         decoder.absorb_item(Some(index as u64), item)?;
     }
     decoder.absorb_usage(&response);
+    decoder.stop = incomplete_reason(&response);
     decoder.build()
+}
+
+/// Why a response ended incomplete (`incomplete_details.reason`), as a stop of the model.
+fn incomplete_reason(response: &Value) -> Option<crate::schema::ModelStop> {
+    let reason = response
+        .get("incomplete_details")?
+        .get("reason")?
+        .as_str()?;
+    crate::schema::ModelStop::from_reason(reason)
 }

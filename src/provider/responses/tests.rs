@@ -94,3 +94,30 @@ fn an_incomplete_stream_is_a_connection_error_and_failures_are_typed() {
         Err(e) if e.kind == ProviderErrorKind::Server
     ));
 }
+
+/// Issue 31 point 2: a response that ends incomplete names why, as the model's stop.
+#[test]
+fn an_incomplete_response_names_why_the_model_stopped() {
+    use crate::provider::transport::StreamDecoder;
+    use crate::schema::ModelStop;
+    let incomplete = |reason: &str| {
+        json!({"type": "response.incomplete", "response": {"status": "incomplete",
+            "incomplete_details": {"reason": reason}}})
+        .to_string()
+    };
+    for (reason, stop) in [
+        ("max_output_tokens", Some(ModelStop::MaxTokens)),
+        ("content_filter", Some(ModelStop::Refusal)),
+        ("something new", None),
+    ] {
+        let mut decoder = ResponsesDecoder::default();
+        decoder
+            .on_event(&incomplete(reason), &mut Vec::new())
+            .unwrap();
+        assert_eq!(decoder.finish().unwrap().stop, stop, "{reason}");
+    }
+    let whole = json!({"status": "incomplete", "output": [],
+        "incomplete_details": {"reason": "max_output_tokens"}});
+    let completion = Responses::parse_completion(whole.to_string().as_bytes()).unwrap();
+    assert_eq!(completion.stop, Some(ModelStop::MaxTokens));
+}

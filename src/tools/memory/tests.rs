@@ -37,6 +37,7 @@ fn ctx() -> ToolContext {
         todos: Arc::new(TodoStore::default()),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     }
 }
 

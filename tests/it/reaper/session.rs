@@ -32,6 +32,7 @@ async fn dropping_the_registry_stops_what_a_job_started_outside_its_group() {
         todos: Arc::default(),
         read_guard: Default::default(),
         outputs: None,
+        editor_files: None,
     };
     let start = ToolCall {
         id: "1".into(),

@@ -1,0 +1,129 @@
+// The editor's side of ACP, through the official TypeScript SDK's client: an editor that offers
+// fs/read_text_file and fs/write_text_file holds an unsaved buffer the agent reads and edits, and
+// takes the agent's writes; a secret file still asks first, and denied, the editor is never asked;
+// an MCP server the editor passes is started and its tool used, and a server's form is asked in
+// the editor (elicitation/create).
+// Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
+//
+//   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
+//
+// MCP_SERVERS_JSON: the MCP servers the editor passes in session/new (`editor-tools` offers
+// `echo`, `editor-forms` an `elicit` that asks a form and returns the answer).
+//
+// Prints one "ok STEP" line per step that held, and exits non-zero on the first that did not.
+
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { check, kinds, loadSdk, start } from "./connect.mjs";
+
+const [sdkDir, bin, workdir, mcpServers] = process.argv.slice(2);
+const acp = await loadSdk(sdkDir);
+const { methods } = acp;
+
+// The editor's buffers: buffer.txt is open with changes not saved to disk.
+const buffers = new Map([[join(workdir, "buffer.txt"), "unsaved buffer\n"]]);
+const reads = [];
+const writes = [];
+const forms = [];
+const updates = [];
+const asked = [];
+const editor = start(
+  acp,
+  bin,
+  workdir,
+  updates,
+  (params) => {
+    asked.push(params.toolCall.title);
+    const secret = params.toolCall.title.includes(".env");
+    return { outcome: { outcome: "selected", optionId: secret ? "deny" : "allow_once" } };
+  },
+  (app) =>
+    app
+      .onRequest(methods.client.fs.readTextFile, ({ params }) => {
+        reads.push(params.path);
+        const held = buffers.get(params.path);
+        return { content: held ?? readFileSync(params.path, "utf8") };
+      })
+      .onRequest(methods.client.fs.writeTextFile, ({ params }) => {
+        writes.push(params);
+        buffers.set(params.path, params.content);
+        return {};
+      })
+      .onRequest(methods.client.elicitation.create, ({ params }) => {
+        forms.push(params);
+        return { action: "accept", content: { name: "Grace", age: 85 } };
+      }),
+);
+
+await editor.app.connectWith(editor.stream, async (agent) => {
+  await agent.request(methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: {
+      fs: { readTextFile: true, writeTextFile: true },
+      elicitation: { form: {} },
+    },
+    clientInfo: { name: "harness9-test-editor", version: "1" },
+  });
+  const { sessionId } = await agent.request(methods.agent.session.new, {
+    cwd: workdir,
+    mcpServers: JSON.parse(mcpServers),
+  });
+  const prompt = async (words) => {
+    updates.length = 0;
+    const done = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: words }],
+    });
+    check(done.stopReason === "end_turn", `turn "${words}"`, done);
+    return kinds(updates, "tool_call_update").at(-1);
+  };
+
+  // 1: read_file reads the editor's unsaved buffer, not the file on disk.
+  let result = await prompt("read buffer.txt");
+  const buffer = join(workdir, "buffer.txt");
+  check(reads.includes(buffer), "the editor was asked for the buffer", reads);
+  check(result.content[0].content.text.includes("unsaved buffer"), "the buffer read", result);
+  console.log("ok read through the editor");
+
+  // 2: edit_file edits the buffer and the editor takes the edited text.
+  result = await prompt("edit buffer.txt");
+  check(result.status === "completed", "edit completed", result);
+  check(writes.at(-1)?.path === buffer, "the edit went to the editor", writes);
+  check(writes.at(-1).content === "edited buffer\n", "the buffer edited", writes);
+  check(readFileSync(buffer, "utf8") === "on disk\n", "the disk left to the editor", {});
+  console.log("ok edit through the editor");
+
+  // 3: write_file writes through the editor.
+  result = await prompt("write new.txt");
+  check(result.status === "completed", "write completed", result);
+  check(buffers.get(join(workdir, "new.txt")) === "from the agent\n", "the write shown", writes);
+  check(!existsSync(join(workdir, "new.txt")), "written by the editor, not by harness9", {});
+  console.log("ok write through the editor");
+
+  // 4: a secret file asks as it does without an editor; denied, the editor is never asked.
+  const before = reads.length;
+  result = await prompt("read .env");
+  check(asked.some((title) => title.includes(".env")), "the secret asked", asked);
+  check(result.status === "failed", "secret file refused", result);
+  check(reads.length === before, "the editor was not asked for the secret", reads);
+  console.log("ok secret judged before the editor");
+
+  // 5: the editor's own MCP server is started and its tool answers.
+  result = await prompt("ask the editor's server");
+  check(result.status === "completed", "MCP call completed", result);
+  check(result.content[0].content.text.includes("echo: from the editor"), "MCP answer", result);
+  console.log("ok editor's MCP server used");
+
+  // 6: a server's form is asked in the editor, and the answer goes back to the server.
+  result = await prompt("fill the server's form");
+  check(forms.length === 1 && forms[0].mode === "form", "one form asked", forms);
+  check(forms[0].sessionId === sessionId, "the form is the session's", forms);
+  check(forms[0].message.includes("Who are you?"), "the server's question", forms);
+  check(forms[0].requestedSchema.properties.name.type === "string", "the form's fields", forms);
+  const answered = result.content[0].content.text;
+  check(answered.includes('"action":"accept"') && answered.includes("Grace"), "answer", result);
+  console.log("ok elicitation through the editor");
+});
+editor.child.stdin.end();
+check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});
+console.log("ok all");
