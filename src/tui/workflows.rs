@@ -220,7 +220,7 @@ impl App {
             "/mode" => match Mode::parse(rest) {
                 Some(mode) => {
                     self.session.mode = mode;
-                    self.flash = Some(format!("mode: {mode} (from the next turn)"));
+                    self.flash = Some(mode.switch_notice());
                     vec![Effect::Request(Request::SetMode(mode))]
                 }
                 None => {
