@@ -181,3 +181,30 @@ fn auto_edit_asks_before_a_command_that_deletes_existing_files() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mode yolo"));
 }
+
+/// Issue 32 point 17: in text mode a refused call is one stderr line with the flag that allows
+/// it, not buried in `[engine]` log lines (those come with `-v`).
+#[test]
+fn exec_text_says_a_refusal_and_its_flag_without_the_log() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    call_then_answer(&mock, "bash", r#"{"command":"touch made-it"}"#);
+    let out = run.exec(&mock, &["exec", "make a file"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!run.workdir.join("made-it").exists());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[engine]"), "{stderr}");
+    let refusal = stderr
+        .lines()
+        .find(|l| l.starts_with("harness9: refused `bash`"))
+        .unwrap_or_else(|| panic!("a refusal line: {stderr}"));
+    assert!(refusal.contains("--mode yolo"), "{refusal}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("harness9: session "),
+        "{stderr}"
+    );
+}
