@@ -156,6 +156,8 @@ pub struct AgentEngine {
     notifications: Mutex<tokio::task::JoinSet<()>>,
     /// Sub-agents started with `background: true`, still running or not yet reported.
     background: Arc<background::BackgroundTasks>,
+    /// The session core's checkpoints, told of the files harness9 writes itself (a rule).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -306,6 +308,7 @@ impl AgentEngineBuilder {
             started_sessions: Mutex::new(HashSet::new()),
             notifications: Mutex::new(tokio::task::JoinSet::new()),
             background: Arc::default(),
+            checkpoints: self.checkpoints,
         }
     }
 }
@@ -396,13 +399,17 @@ impl AgentEngine {
         }
     }
 
-    /// Switches the stored conversation from the next run on; "allow always" answers belong to
-    /// a session and are forgotten.
+    /// Switches the stored conversation from the next run on. "Allow always" answers belong to
+    /// a session: forgotten for another session, kept when the same one is set again (`/rewind`
+    /// reloads the session it branched, issue 32 point 6).
     pub fn set_session(&self, session: Option<Arc<dyn Session>>) {
+        let id = |s: &Option<Arc<dyn Session>>| s.as_ref().map(|s| s.id().to_owned());
+        let mut same = false;
         if let Ok(mut live) = self.live.write() {
+            same = id(&live.session) == id(&session);
             live.session = session;
         }
-        if let Ok(mut allowed) = self.allowed.lock() {
+        if !same && let Ok(mut allowed) = self.allowed.lock() {
             allowed.clear();
         }
     }

@@ -157,6 +157,10 @@ pub enum ApprovalDecision {
     /// Nobody is there to answer (a headless run): the call is refused, and the model and the
     /// log are told which flag would allow it.
     NoApprover,
+    /// The run was interrupted (Ctrl+C, Esc, an interrupt request) while the approval was open:
+    /// the call is not run, and it is recorded and told to the model as an interruption, not as
+    /// the user's refusal (issue 32 point 13).
+    Interrupted,
 }
 
 /// A tool call waiting for the user, with the means to answer it. Clones share one answer:

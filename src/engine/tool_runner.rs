@@ -165,7 +165,8 @@ impl AgentEngine {
                             None
                         }
                         decision @ (ApprovalDecision::Deny { .. }
-                        | ApprovalDecision::NoApprover) => {
+                        | ApprovalDecision::NoApprover
+                        | ApprovalDecision::Interrupted) => {
                             let text = denial_text(&call.name, decision, flag);
                             tracing::warn!(
                                 "{} approval denied | name={} id={} | {text}",
@@ -387,7 +388,11 @@ impl AgentEngine {
         };
         // Accepted before it is written: a rule harness9 writes for the user is no planted one.
         self.rules.accept_local_allow(rule);
-        match always_allow::add_allow(self.rules.local_file(), rule) {
+        let written = always_allow::add_allow(self.rules.local_file(), rule);
+        if let (Ok(path), Some(checkpoints)) = (&written, &self.checkpoints) {
+            checkpoints.harness9_wrote(&always_allow::files_written(path));
+        }
+        match written {
             Ok(path) if self.rules.trusted() => {
                 format!("always allowed: wrote `{rule}` to {}", path.display())
             }
@@ -466,6 +471,10 @@ fn denial_text(tool: &str, decision: ApprovalDecision, allow_flag: &str) -> Stri
             "This `{tool}` call needs the user's approval, and nobody can give it in this \
              headless run, so it was not run. Work without it if you can; the user can rerun \
              with {allow_flag} to allow such calls."
+        ),
+        ApprovalDecision::Interrupted => format!(
+            "This `{tool}` call was not run: the user interrupted the run while it waited for \
+             approval. It was neither approved nor denied; ask again if it is still needed."
         ),
         ApprovalDecision::Deny {
             reason: Some(reason),
