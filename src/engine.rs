@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use event::{
     ApprovalDecision, ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo,
-    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome, ToolProgress,
+    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome, ToolOutput, ToolProgress,
 };
 pub use failure::{Failure, FailureKind};
 pub use provider_search::WebSearch;
@@ -595,6 +595,8 @@ mod compaction_tests;
 mod concurrency_tests;
 #[cfg(test)]
 mod interruption_tests;
+#[cfg(test)]
+mod live_output_tests;
 #[cfg(test)]
 mod planning_tests;
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod edit_file;
 mod glob;
 mod grep;
 mod list_dir;
+mod live_output;
 pub mod memory;
 pub(crate) mod output;
 mod path_locks;

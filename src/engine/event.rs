@@ -28,6 +28,9 @@ pub enum EventKind {
     ToolResult(ToolOutcome),
     /// A running call reported progress (an MCP server's `notifications/progress`).
     ToolProgress(ToolProgress),
+    /// Output of a running command as it comes (stdout and stderr interleaved, control
+    /// sequences stripped), before its result; at most a few a second per call.
+    ToolOutput(ToolOutput),
     Compaction(CompactionInfo),
     Retry(RetryInfo),
     /// Something the user should know that is not an error: auto-continue progress and why it
@@ -53,6 +56,13 @@ pub struct ToolProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+}
+
+/// A piece of a running call's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub tool_call_id: String,
+    pub chunk: String,
 }
 
 /// One event of a sub-agent, as its parent's stream carries it.
