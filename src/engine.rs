@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use event::{
     ApprovalDecision, ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo,
-    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome, ToolProgress,
+    SessionInfo, SubagentEvent, TokenUpdate, ToolOutcome, ToolOutput, ToolProgress,
 };
 pub use failure::{Failure, FailureKind};
 pub use provider_search::WebSearch;
@@ -160,6 +160,8 @@ pub struct AgentEngine {
     language_servers: Option<crate::lsp::Servers>,
     /// The editor's file I/O (ACP's fs methods), when the front end has an editor that offers it.
     editor_files: RwLock<Option<Arc<dyn crate::tools::EditorFiles>>>,
+    /// The session core's checkpoints, told of the files harness9 writes itself (a rule).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -319,6 +321,7 @@ impl AgentEngineBuilder {
             background: Arc::default(),
             language_servers: self.language_servers,
             editor_files: RwLock::new(None),
+            checkpoints: self.checkpoints,
         }
     }
 }
@@ -410,13 +413,17 @@ impl AgentEngine {
         }
     }
 
-    /// Switches the stored conversation from the next run on; "allow always" answers belong to
-    /// a session and are forgotten.
+    /// Switches the stored conversation from the next run on. "Allow always" answers belong to
+    /// a session: forgotten for another session, kept when the same one is set again (`/rewind`
+    /// reloads the session it branched, issue 32 point 6).
     pub fn set_session(&self, session: Option<Arc<dyn Session>>) {
+        let id = |s: &Option<Arc<dyn Session>>| s.as_ref().map(|s| s.id().to_owned());
+        let mut same = false;
         if let Ok(mut live) = self.live.write() {
+            same = id(&live.session) == id(&session);
             live.session = session;
         }
-        if let Ok(mut allowed) = self.allowed.lock() {
+        if !same && let Ok(mut allowed) = self.allowed.lock() {
             allowed.clear();
         }
     }
@@ -614,6 +621,8 @@ mod compaction_tests;
 mod concurrency_tests;
 #[cfg(test)]
 mod interruption_tests;
+#[cfg(test)]
+mod live_output_tests;
 #[cfg(test)]
 mod planning_tests;
 #[cfg(test)]

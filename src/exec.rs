@@ -1,6 +1,7 @@
 //! The headless front end, `harness9 exec`: one task, then exit; a client of the session core
 //! (`crate::session`) like the TUI. Text mode streams the answer onto stdout as it arrives (a
-//! flush per delta) with `[engine]` lines and notices on stderr; `--json` prints one CONTRACT
+//! flush per delta) with notices, retries, refusals, errors and the closing line on stderr (the
+//! `[engine]` log only with `-v` or `RUST_LOG`); `--json` prints one CONTRACT
 //! event per line on stdout and nothing else. What was ignored at start (a malformed settings
 //! file) is said before the run in both modes. Nobody can answer an approval here, so such
 //! calls are refused with the flag that would allow them. SIGINT and SIGTERM cancel the run
@@ -305,6 +306,16 @@ impl Printer {
                 self.end_line();
                 match kind {
                     EventKind::Notice(text) => eprintln!("harness9: {}", sanitize(text)),
+                    EventKind::Retry(info) => eprintln!(
+                        "harness9: retry {}/{} in {:.1}s: {}",
+                        info.attempt,
+                        info.max_attempts,
+                        info.delay.as_secs_f64(),
+                        sanitize(&info.reason)
+                    ),
+                    EventKind::ApprovalRequired(request) => {
+                        eprintln!("harness9: {}", sanitize(&refusal_line(request)))
+                    }
                     EventKind::Error(failure) => {
                         eprintln!("harness9: {}", sanitize(&failure.message))
                     }
@@ -328,6 +339,19 @@ impl Printer {
             self.line_open = false;
         }
     }
+}
+
+/// A call refused because nobody can approve it here, and how to let it run.
+fn refusal_line(request: &crate::engine::ApprovalRequest) -> String {
+    let rule = request
+        .suggested_rule
+        .as_ref()
+        .map(|rule| format!(" or --allow '{rule}'"))
+        .unwrap_or_default();
+    format!(
+        "refused `{}`: {}; nobody can approve it here: run with {}{rule} to allow it",
+        request.tool_call.name, request.reason, request.allow_flag
+    )
 }
 
 /// A sub-agent's progress in text mode, one stderr line per step worth a line (its answer

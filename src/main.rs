@@ -194,7 +194,13 @@ fn main() -> ExitCode {
                 allow: args.allow.clone(),
                 deny: args.deny.clone(),
             };
-            let _logs = harness9::observe::init_stderr_logging();
+            // Text mode says what matters itself; the engine's log with -v or RUST_LOG.
+            let level = if args.verbose || args.json {
+                harness9::observe::LogLevel::Info
+            } else {
+                harness9::observe::LogLevel::Errors
+            };
+            let _logs = harness9::observe::init_stderr_logging_from(level);
             let outcome = runtime.block_on(exec::run(settings, args));
             // Tools may still be winding down; never wait on them past the answer.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));

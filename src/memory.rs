@@ -124,6 +124,17 @@ pub trait Compactor: Send + Sync {
         provider: &dyn LlmProvider,
         cancel: &CancellationToken,
     ) -> Result<Compaction, MemoryError>;
+
+    /// `/compact`, asked by the user: everything before the last exchange is compacted,
+    /// however short the conversation (issue 32 point 7). By default what `compact` does.
+    async fn compact_requested(
+        &self,
+        messages: &[Message],
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) -> Result<Compaction, MemoryError> {
+        self.compact(messages, provider, cancel).await
+    }
 }
 
 /// A new session id: time-ordered, so ids sort by creation.

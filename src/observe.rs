@@ -70,11 +70,30 @@ pub struct LogGuard {
 /// to change it. Stdout stays for the answer or the JSON events. With the `otel` feature and
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans are exported too.
 pub fn init_stderr_logging() -> LogGuard {
+    init_stderr_logging_from(LogLevel::Info)
+}
+
+/// The level of the stderr log when `RUST_LOG` does not set one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Every `[engine] …` line: turns, tool calls, retries.
+    Info,
+    /// Errors only: `exec`'s text mode says what matters itself (notices, refusals, retries,
+    /// errors, the closing line) and shows the log with `-v` (issue 32 point 17).
+    Errors,
+}
+
+/// `init_stderr_logging` with `default` as the level when `RUST_LOG` is not set.
+pub fn init_stderr_logging_from(default: LogLevel) -> LogGuard {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
 
+    let default = match default {
+        LogLevel::Info => "harness9=info",
+        LogLevel::Errors => "harness9=error",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("harness9=info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(|| CleanStderr)
         .with_ansi(false)

@@ -14,6 +14,7 @@ use serde_json::Value;
 pub mod always_allow;
 mod arguments;
 pub mod command;
+mod destructive;
 mod expand;
 mod facts;
 mod git;
@@ -258,8 +259,24 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
                 if reads_only(line, bash_command(call).unwrap_or("")) {
                     return Verdict::Run;
                 }
-                if call.mode == Mode::AutoEdit && call.sandboxed {
-                    return Verdict::Run;
+                if call.mode == Mode::AutoEdit {
+                    // The sandbox lets a command write the working directory: it does not keep
+                    // the user's files, so deleting or overwriting them asks, sandboxed or not.
+                    if let Some(what) = destructive::destroys(line, call.workdir) {
+                        if is_granted || call.hook_allowed {
+                            return Verdict::Run;
+                        }
+                        return ask(
+                            format!(
+                                "`bash` runs a command that deletes or overwrites files that \
+                                 exist ({what}); auto-edit asks before that"
+                            ),
+                            exact,
+                        );
+                    }
+                    if call.sandboxed {
+                        return Verdict::Run;
+                    }
                 }
             }
             let prefix = facts
@@ -464,6 +481,8 @@ pub fn pin_outside_path(tool: &str, arguments: &Value, workdir: &Path) -> Option
 
 #[cfg(test)]
 mod bypass_tests;
+#[cfg(test)]
+mod destructive_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]

@@ -44,6 +44,10 @@ pub struct SimpleCommand {
     /// The files its input is redirected from (`< FILE`, `<> FILE`), as plain words (a glob
     /// among them is in `patterns`).
     pub inputs: Vec<String>,
+    /// The files a redirection empties before writing (`> FILE`, `>| FILE`, `&> FILE`,
+    /// `2> FILE`; not `>>`, not `/dev/null`): the unquoted word, or the word as written when the
+    /// shell expands it (`> "$f"`, `> *.txt`).
+    pub overwrites: Vec<String>,
 }
 
 impl SimpleCommand {
@@ -129,6 +133,8 @@ pub struct AnalysedCommand {
     pub open_arguments: bool,
     /// See `SimpleCommand::inputs`.
     pub inputs: Vec<String>,
+    /// See `SimpleCommand::overwrites`.
+    pub overwrites: Vec<String>,
 }
 
 impl AnalysedCommand {
@@ -163,6 +169,7 @@ pub fn parse(line: &str) -> ParsedCommand {
             patterns: c.patterns,
             open_arguments: c.open_arguments,
             inputs: c.inputs,
+            overwrites: c.overwrites,
         })
         .collect();
     let not_plain = analysis.structure.or_else(|| {

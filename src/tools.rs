@@ -11,6 +11,7 @@ mod editor_files;
 mod glob;
 mod grep;
 mod list_dir;
+mod live_output;
 pub mod memory;
 pub(crate) mod output;
 mod path_locks;

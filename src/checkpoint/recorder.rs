@@ -3,7 +3,7 @@
 //! crash mid-run keeps what was already changed). The first state of a file in a prompt wins:
 //! later changes in the same prompt only move what it was left with.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -34,6 +34,10 @@ struct State {
     cache: Arc<HashMap<PathBuf, Seen>>,
     /// The walk before each command still running, by call id.
     walks: HashMap<String, Arc<HashMap<PathBuf, Seen>>>,
+    /// Files harness9 itself wrote (a rule's `settings.local.json` and the `.gitignore` beside
+    /// it): never the user's change, so a command's walk does not record them and `/undo` does
+    /// not remove them (issue 32 point 5).
+    own: HashSet<PathBuf>,
 }
 
 struct Open {
@@ -216,6 +220,24 @@ impl Checkpoints {
         state.cache = cache;
     }
 
+    /// harness9 wrote `paths` itself, for the user (an "always allow" rule): a command's walk
+    /// that finds them changed does not take them for the command's change.
+    pub fn harness9_wrote(&self, paths: &[PathBuf]) {
+        let mut state = self.state();
+        for path in paths {
+            // As the walk names them: under the working directory as it was resolved.
+            let resolved = match (path.parent(), path.file_name()) {
+                (Some(parent), Some(name)) => parent
+                    .canonicalize()
+                    .map(|p| p.join(name))
+                    .unwrap_or_else(|_| path.clone()),
+                _ => path.clone(),
+            };
+            state.own.insert(resolved);
+            state.own.insert(path.clone());
+        }
+    }
+
     /// After the command `call_id` ran (or did not): what it changed in the working directory,
     /// recorded from the walk before it.
     pub fn after_command(&self, call_id: &str, executed: bool) {
@@ -225,7 +247,11 @@ impl Checkpoints {
         if !executed {
             return;
         }
-        let changed = scan::changed_since(&self.workdir, &walk);
+        let mut changed = scan::changed_since(&self.workdir, &walk);
+        {
+            let state = self.state();
+            changed.retain(|path| !state.own.contains(path));
+        }
         if changed.is_empty() {
             return;
         }

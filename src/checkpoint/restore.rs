@@ -73,6 +73,8 @@ impl From<std::io::Error> for IoCause {
 pub struct RestoreReport {
     /// Files put back as they were before.
     pub restored: Vec<PathBuf>,
+    /// Files the prompt created, removed again.
+    pub removed: Vec<PathBuf>,
     /// Files changed since the prompt left them.
     pub changed_since: Vec<PathBuf>,
     /// Nothing was written: `changed_since` waits for the user's answer.
@@ -101,11 +103,18 @@ impl RestoreReport {
             ));
             return parts.join("; ");
         }
-        if self.restored.is_empty() && self.failed.is_empty() && self.changed_since.is_empty() {
+        if self.restored.is_empty()
+            && self.removed.is_empty()
+            && self.failed.is_empty()
+            && self.changed_since.is_empty()
+        {
             parts.push("no file to restore".to_owned());
         }
         if !self.restored.is_empty() {
             parts.push(format!("restored {}", show(&self.restored)));
+        }
+        if !self.removed.is_empty() {
+            parts.push(format!("removed {}", show(&self.removed)));
         }
         if !self.changed_since.is_empty() {
             parts.push(format!(
@@ -190,6 +199,7 @@ pub fn restore(
     }
     for (path, plan) in clear {
         match put_back(objects, &workdir, &path, &plan.before) {
+            Ok(()) if plan.before == Before::Absent => report.removed.push(path),
             Ok(()) => report.restored.push(path),
             Err(why) => report.failed.push((path, why)),
         }

@@ -236,6 +236,11 @@ pub struct ExecArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also print the engine's log (`[engine] …` lines) on stderr, as `RUST_LOG=harness9=info`
+    /// would.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
     /// Continue the most recent session of this working directory.
     #[arg(long = "continue", conflicts_with = "session")]
     pub continue_session: bool,

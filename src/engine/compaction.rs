@@ -114,7 +114,10 @@ impl AgentEngine {
         state: &mut RunState,
     ) -> bool {
         let before = state.prompt_estimate(tools);
-        let shrunk = match self.shrink(&state.history, tools, target, cancel).await {
+        let shrunk = match self
+            .shrink(&state.history, tools, target, false, cancel)
+            .await
+        {
             Ok(shrunk) => shrunk,
             Err(error) => {
                 tracing::warn!("{} compaction failed | error={error}", em.prefix());
@@ -155,12 +158,14 @@ impl AgentEngine {
 
     /// Works out how to shrink `history`: the configured compactor first; the token budget
     /// when it fails, or when `target` asks for less than it left. Fails only when nothing can
-    /// be done (cancelled, or a failed compactor and no window to budget against).
+    /// be done (cancelled, or a failed compactor and no window to budget against). `requested`:
+    /// the user asked (`/compact`), so everything before the last exchange is compacted.
     pub(crate) async fn shrink(
         &self,
         history: &[Message],
         tools: &[ToolDefinition],
         target: Option<u64>,
+        requested: bool,
         cancel: &CancellationToken,
     ) -> Result<Shrunk, MemoryError> {
         let mut shrunk = Shrunk {
@@ -174,17 +179,24 @@ impl AgentEngine {
             shrunk.strategy = compactor.strategy();
             // The summary is one more model call, with a deadline of its own: a stalled one
             // falls back to the token budget rather than holding the run.
-            let compacted = tokio::time::timeout(
-                SUMMARY_TIMEOUT,
-                compactor.compact(&current, self.provider().as_ref(), cancel),
-            )
-            .await
-            .unwrap_or_else(|_| {
-                Err(MemoryError::Compaction(format!(
-                    "no summary within {} s",
-                    SUMMARY_TIMEOUT.as_secs()
-                )))
-            });
+            let provider = self.provider();
+            let compacting = async {
+                if requested {
+                    compactor
+                        .compact_requested(&current, provider.as_ref(), cancel)
+                        .await
+                } else {
+                    compactor.compact(&current, provider.as_ref(), cancel).await
+                }
+            };
+            let compacted = tokio::time::timeout(SUMMARY_TIMEOUT, compacting)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(MemoryError::Compaction(format!(
+                        "no summary within {} s",
+                        SUMMARY_TIMEOUT.as_secs()
+                    )))
+                });
             match compacted {
                 Ok(step) if step.is_unchanged() => {}
                 Ok(mut step) => {
@@ -250,7 +262,7 @@ impl AgentEngine {
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionInfo>, MemoryError> {
         let before = estimate_tokens(history, tools);
-        let shrunk = self.shrink(history, tools, None, cancel).await?;
+        let shrunk = self.shrink(history, tools, None, true, cancel).await?;
         if shrunk.steps.is_empty() {
             return Ok(None);
         }
@@ -261,12 +273,11 @@ impl AgentEngine {
         }
         *history = shrunk.apply(history);
         let after = estimate_tokens(history, tools);
-        Ok(
-            ((after as f64) < before as f64 * REPORTED_SAVING).then_some(CompactionInfo {
-                before_tokens: before,
-                after_tokens: after,
-                strategy: shrunk.strategy,
-            }),
-        )
+        // Asked for: said whatever it saved.
+        Ok(Some(CompactionInfo {
+            before_tokens: before,
+            after_tokens: after,
+            strategy: shrunk.strategy,
+        }))
     }
 }

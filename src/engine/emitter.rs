@@ -192,7 +192,7 @@ impl Emitter for StreamEmitter {
         .await;
         tokio::select! {
             biased;
-            _ = cancel.cancelled() => ApprovalDecision::Deny { reason: Some("the run was interrupted".into()) },
+            _ = cancel.cancelled() => ApprovalDecision::Interrupted,
             decision = answer => decision.unwrap_or(ApprovalDecision::Deny {
                 reason: Some("the approval was abandoned".into()),
             }),

@@ -28,6 +28,9 @@ pub enum EventKind {
     ToolResult(ToolOutcome),
     /// A running call reported progress (an MCP server's `notifications/progress`).
     ToolProgress(ToolProgress),
+    /// Output of a running command as it comes (stdout and stderr interleaved, control
+    /// sequences stripped), before its result; at most a few a second per call.
+    ToolOutput(ToolOutput),
     Compaction(CompactionInfo),
     Retry(RetryInfo),
     /// Something the user should know that is not an error: auto-continue progress and why it
@@ -53,6 +56,13 @@ pub struct ToolProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+}
+
+/// A piece of a running call's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub tool_call_id: String,
+    pub chunk: String,
 }
 
 /// One event of a sub-agent, as its parent's stream carries it.
@@ -160,6 +170,10 @@ pub enum ApprovalDecision {
     /// Nobody is there to answer (a headless run): the call is refused, and the model and the
     /// log are told which flag would allow it.
     NoApprover,
+    /// The run was interrupted (Ctrl+C, Esc, an interrupt request) while the approval was open:
+    /// the call is not run, and it is recorded and told to the model as an interruption, not as
+    /// the user's refusal (issue 32 point 13).
+    Interrupted,
 }
 
 /// A tool call waiting for the user, with the means to answer it. Clones share one answer:

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::event::{
     ApprovalRequest, CompactionInfo, DoneInfo, Event, EventKind, RetryInfo, SessionInfo,
-    SubagentEvent, TokenUpdate, ToolOutcome, ToolProgress,
+    SubagentEvent, TokenUpdate, ToolOutcome, ToolOutput, ToolProgress,
 };
 use super::failure::{Failure, FailureKind};
 use crate::planning::Mode;
@@ -31,6 +31,7 @@ impl EventKind {
             EventKind::ApprovalRequired(_) => "approval_required",
             EventKind::ToolResult(_) => "tool_result",
             EventKind::ToolProgress(_) => "tool_progress",
+            EventKind::ToolOutput(_) => "tool_output",
             EventKind::Compaction(_) => "compaction",
             EventKind::Retry(_) => "retry",
             EventKind::Notice(_) => "notice",
@@ -125,6 +126,10 @@ impl Event {
                 "output": outcome.result.output,
                 "is_error": outcome.result.is_error,
                 "duration_ms": outcome.duration.as_millis() as u64,
+            }),
+            EventKind::ToolOutput(output) => json!({
+                "tool_call_id": output.tool_call_id,
+                "chunk": output.chunk,
             }),
             EventKind::ToolProgress(progress) => {
                 let mut data = json!({
@@ -257,6 +262,10 @@ impl Event {
                 },
                 duration: Duration::from_millis(number("duration_ms")?),
             }),
+            "tool_output" => EventKind::ToolOutput(ToolOutput {
+                tool_call_id: string("tool_call_id")?,
+                chunk: string("chunk")?,
+            }),
             "tool_progress" => EventKind::ToolProgress(ToolProgress {
                 tool_call_id: string("tool_call_id")?,
                 progress: data.get("progress")?.as_f64()?,
@@ -363,6 +372,10 @@ mod tests {
                     is_error: false,
                 },
                 duration: Duration::from_millis(12),
+            }),
+            EventKind::ToolOutput(ToolOutput {
+                tool_call_id: "call_1".into(),
+                chunk: "tick 1\n".into(),
             }),
             EventKind::ToolProgress(ToolProgress {
                 tool_call_id: "call_1".into(),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::tests::{
-    builder, call, calls_reply, drain, fake_bash, text_reply, tool, until, weather,
+    builder, call, calls_reply, drain, fake_bash, text_reply, tool, types, until, weather,
 };
 use super::*;
 use crate::memory::InMemorySession;
@@ -137,7 +137,7 @@ async fn cancelling_during_a_tool_gives_every_call_a_result() {
 }
 
 #[tokio::test]
-async fn cancelling_during_an_approval_counts_as_deny() {
+async fn cancelling_during_an_approval_is_an_interruption_not_a_denial() {
     let provider = Arc::new(ScriptedProvider::new([calls_reply(
         "",
         vec![call("b", "bash", r#"{"command":"rm -rf build"}"#)],
@@ -152,7 +152,14 @@ async fn cancelling_during_an_approval_counts_as_deny() {
     let EventKind::ToolResult(outcome) = result.kind else {
         unreachable!()
     };
-    assert!(outcome.result.is_error && outcome.result.output.contains("denied"));
+    // Issue 32 point 13: recorded, and told to the model, as an interruption.
+    assert!(outcome.result.is_error, "{:?}", outcome.result);
+    assert!(
+        outcome.result.output.contains("interrupted the run")
+            && !outcome.result.output.contains("denied this"),
+        "{}",
+        outcome.result.output
+    );
     until(&mut rx, "error", &mut seen).await;
 }
 
@@ -223,6 +230,48 @@ async fn approve_once_always_and_deny() {
         results[3].content.contains("denied")
             && results[3].content.contains("never delete the root")
     );
+}
+
+/// Issue 32 point 6: "allow for the rest of this session" survives the session being set again
+/// (what `/rewind` does), and is forgotten for another session.
+#[tokio::test]
+async fn session_grants_survive_setting_the_same_session_again() {
+    let make = || calls_reply("", vec![call("1", "bash", r#"{"command":"make"}"#)]);
+    let provider = Arc::new(ScriptedProvider::new([
+        make(),
+        text_reply("ok"),
+        make(),
+        text_reply("ok"),
+        make(),
+    ]));
+    let session = Arc::new(InMemorySession::new("s"));
+    let engine = Arc::new(
+        builder(&provider, vec![fake_bash()])
+            .session(session.clone())
+            .build(),
+    );
+    let mut rx = engine.run_stream("build".into(), CancellationToken::new());
+    let mut seen = Vec::new();
+    let EventKind::ApprovalRequired(asked) =
+        until(&mut rx, "approval_required", &mut seen).await.kind
+    else {
+        unreachable!()
+    };
+    asked.respond(ApprovalDecision::AllowAlways);
+    drain(rx).await;
+
+    engine.set_session(Some(session.clone()));
+    let events = drain(engine.run_stream("again".into(), CancellationToken::new())).await;
+    assert!(
+        !types(&events).contains(&"approval_required"),
+        "{:?}",
+        types(&events)
+    );
+    assert_eq!(events.last().unwrap().kind.type_name(), "done");
+
+    engine.set_session(Some(Arc::new(InMemorySession::new("t"))));
+    let mut rx = engine.run_stream("elsewhere".into(), CancellationToken::new());
+    until(&mut rx, "approval_required", &mut seen).await;
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! One tool call's run under the tool timeout: the call runs with a progress sink of its own;
 //! each report it makes is passed on as a `tool_progress` event and restarts the timeout (a tool
-//! that reports is alive), and a call silent for the whole timeout is stopped.
+//! that reports is alive), and a call silent for the whole timeout is stopped. What a command
+//! prints as it runs is passed on as `tool_output` events.
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::event::ToolProgress;
+use super::event::{EventKind, ToolOutput, ToolProgress};
 use crate::tools::ToolError;
 
 /// Runs `work` (call `call_id`), stopping it after `timeout` without a progress report.
@@ -18,19 +19,29 @@ pub async fn run(
     timeout: Option<Duration>,
     cancel: &CancellationToken,
     call_id: &str,
-    progress_tx: &mpsc::UnboundedSender<ToolProgress>,
+    progress_tx: &mpsc::UnboundedSender<EventKind>,
 ) -> Result<String, ToolError> {
     let (sink, mut reports) = mpsc::unbounded_channel();
-    let run = crate::tools::progress::scope(sink, work);
+    let (output_sink, mut outputs) = mpsc::unbounded_channel();
+    let run = crate::tools::progress::scope(
+        sink,
+        crate::tools::progress::scope_output(output_sink, work),
+    );
     tokio::pin!(run);
     let mut deadline = timeout.map(|limit| Instant::now() + limit);
     let pass_on = |report: crate::tools::progress::Progress| {
-        let _ = progress_tx.send(ToolProgress {
+        let _ = progress_tx.send(EventKind::ToolProgress(ToolProgress {
             tool_call_id: call_id.to_owned(),
             progress: report.progress,
             total: report.total,
             message: report.message,
-        });
+        }));
+    };
+    let pass_output = |chunk: String| {
+        let _ = progress_tx.send(EventKind::ToolOutput(ToolOutput {
+            tool_call_id: call_id.to_owned(),
+            chunk,
+        }));
     };
     loop {
         tokio::select! {
@@ -40,9 +51,13 @@ pub async fn run(
                 deadline = timeout.map(|limit| Instant::now() + limit);
                 pass_on(report);
             }
+            Some(chunk) = outputs.recv() => pass_output(chunk),
             outcome = &mut run => {
                 while let Ok(report) = reports.try_recv() {
                     pass_on(report);
+                }
+                while let Ok(chunk) = outputs.try_recv() {
+                    pass_output(chunk);
                 }
                 return outcome;
             }
@@ -95,7 +110,7 @@ mod tests {
         let outcome = run(work, Some(Duration::from_millis(100)), &cancel, "c1", &tx).await;
         assert_eq!(outcome.unwrap(), "done");
         let mut seen = 0;
-        while let Ok(progress) = rx.try_recv() {
+        while let Ok(EventKind::ToolProgress(progress)) = rx.try_recv() {
             assert_eq!(progress.tool_call_id, "c1");
             seen += 1;
         }

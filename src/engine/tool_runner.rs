@@ -17,9 +17,7 @@ use tracing::Instrument;
 
 use super::AgentEngine;
 use super::emitter::Emitter;
-use super::event::{
-    ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome, ToolProgress,
-};
+use super::event::{ApprovalDecision, ApprovalRequest, Event, EventKind, ToolOutcome};
 use super::subagent::{AGENT_LINK, AgentLink, ChildMessage, ChildUsage};
 use super::timed_run;
 use crate::hooks::{ChainCall, Gate, HookEvent, Passed};
@@ -55,7 +53,10 @@ impl AgentEngine {
         // Sub-agents started by `task` calls report here while they run.
         let (child_tx, mut child_rx) = mpsc::channel::<ChildMessage>(CHILD_CHANNEL_CAPACITY);
         // Progress the running calls report, shown as it comes.
-        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<ToolProgress>();
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<EventKind>();
+        // What each running call printed so far (its `tool_output`), for a call the user
+        // interrupts: the model and the transcript get it (issue 32 point 3).
+        let mut printed = PrintedSoFar::default();
         let semaphore = (self.options.max_concurrent_tools > 0)
             .then(|| Arc::new(Semaphore::new(self.options.max_concurrent_tools)));
         let mut tasks = JoinSet::new();
@@ -165,7 +166,8 @@ impl AgentEngine {
                             None
                         }
                         decision @ (ApprovalDecision::Deny { .. }
-                        | ApprovalDecision::NoApprover) => {
+                        | ApprovalDecision::NoApprover
+                        | ApprovalDecision::Interrupted) => {
                             let text = denial_text(&call.name, decision, flag);
                             tracing::warn!(
                                 "{} approval denied | name={} id={} | {text}",
@@ -249,8 +251,9 @@ impl AgentEngine {
                     }
                     continue;
                 }
-                Some(progress) = progress_rx.recv() => {
-                    em.emit(Event { turn, kind: EventKind::ToolProgress(progress) }).await;
+                Some(kind) = progress_rx.recv() => {
+                    printed.note(&kind);
+                    em.emit(Event { turn, kind }).await;
                     continue;
                 }
                 joined = tasks.join_next_with_id() => joined,
@@ -286,6 +289,10 @@ impl AgentEngine {
         // Interrupted: stop what still runs (dropping a tool's future kills its processes) and
         // give every unanswered call a result, so the history stays valid.
         tasks.abort_all();
+        while let Ok(kind) = progress_rx.try_recv() {
+            printed.note(&kind);
+            em.emit(Event { turn, kind }).await;
+        }
         let mut out = Vec::with_capacity(calls.len());
         for (index, slot) in results.into_iter().enumerate() {
             match slot {
@@ -299,10 +306,7 @@ impl AgentEngine {
                         .unwrap_or_default();
                     let finished = Finished {
                         index,
-                        result: ToolResult::error(
-                            &call.id,
-                            "cancelled: the user interrupted the run before this call finished",
-                        ),
+                        result: ToolResult::error(&call.id, printed.interrupted(&call.id)),
                         duration,
                         notices: Vec::new(),
                     };
@@ -320,7 +324,7 @@ impl AgentEngine {
         index: usize,
         mut call: ChainCall,
         passed: Passed,
-        (semaphore, progress_tx): (Option<Arc<Semaphore>>, mpsc::UnboundedSender<ToolProgress>),
+        (semaphore, progress_tx): (Option<Arc<Semaphore>>, mpsc::UnboundedSender<EventKind>),
         link: AgentLink,
     ) -> impl std::future::Future<Output = Finished> + Send + 'static {
         let cancel = call.cancel.child_token();
@@ -411,7 +415,11 @@ impl AgentEngine {
         };
         // Accepted before it is written: a rule harness9 writes for the user is no planted one.
         self.rules.accept_local_allow(rule);
-        match always_allow::add_allow(self.rules.local_file(), rule) {
+        let written = always_allow::add_allow(self.rules.local_file(), rule);
+        if let (Ok(path), Some(checkpoints)) = (&written, &self.checkpoints) {
+            checkpoints.harness9_wrote(&always_allow::files_written(path));
+        }
+        match written {
             Ok(path) if self.rules.trusted() => {
                 format!("always allowed: wrote `{rule}` to {}", path.display())
             }
@@ -515,11 +523,53 @@ fn denial_text(tool: &str, decision: ApprovalDecision, allow_flag: &str) -> Stri
              headless run, so it was not run. Work without it if you can; the user can rerun \
              with {allow_flag} to allow such calls."
         ),
+        ApprovalDecision::Interrupted => format!(
+            "This `{tool}` call was not run: the user interrupted the run while it waited for \
+             approval. It was neither approved nor denied; ask again if it is still needed."
+        ),
         ApprovalDecision::Deny {
             reason: Some(reason),
         } if !reason.trim().is_empty() => {
             format!("The user denied this `{tool}` call. They said: {reason}")
         }
         _ => format!("The user denied this `{tool}` call."),
+    }
+}
+
+/// The output each running call printed so far, its latest `PrintedSoFar::KEPT` bytes.
+#[derive(Default)]
+struct PrintedSoFar {
+    by_call: std::collections::HashMap<String, String>,
+}
+
+impl PrintedSoFar {
+    /// What is kept of a call's output: the end, where an interrupted command was.
+    const KEPT: usize = 16 * 1024;
+
+    fn note(&mut self, kind: &EventKind) {
+        let EventKind::ToolOutput(output) = kind else {
+            return;
+        };
+        let text = self.by_call.entry(output.tool_call_id.clone()).or_default();
+        text.push_str(&output.chunk);
+        if text.len() > Self::KEPT {
+            let mut from = text.len() - Self::KEPT;
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+            text.replace_range(..from, "…");
+        }
+    }
+
+    /// The result of a call the user interrupted: what it printed until then, marked so.
+    fn interrupted(&self, call_id: &str) -> String {
+        const CANCELLED: &str = "cancelled: the user interrupted the run before this call finished";
+        match self.by_call.get(call_id).filter(|text| !text.is_empty()) {
+            Some(text) => format!(
+                "{}\n{CANCELLED}; the output above is what it printed until then.",
+                text.trim_end_matches('\n')
+            ),
+            None => CANCELLED.to_owned(),
+        }
     }
 }

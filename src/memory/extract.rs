@@ -68,6 +68,23 @@ pub fn parse_facts(answer: &str) -> Vec<String> {
 }
 
 impl ExtractingSummarization {
+    /// Extracts facts from the `range` about to be folded; a failure only skips it.
+    async fn extract_from(
+        &self,
+        messages: &[Message],
+        range: Option<(usize, usize)>,
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) {
+        let Some((start, end)) = range else {
+            return;
+        };
+        match self.extract(&messages[start..end], provider, cancel).await {
+            Ok(count) => tracing::info!("[memory] extracted before compaction | facts={count}"),
+            Err(error) => tracing::warn!("[memory] extraction skipped (fail-open) | error={error}"),
+        }
+    }
+
     async fn extract(
         &self,
         folded: &[Message],
@@ -112,14 +129,21 @@ impl Compactor for ExtractingSummarization {
         provider: &dyn LlmProvider,
         cancel: &CancellationToken,
     ) -> Result<Compaction, MemoryError> {
-        if let Some((start, end)) = self.inner.folded(messages) {
-            match self.extract(&messages[start..end], provider, cancel).await {
-                Ok(count) => tracing::info!("[memory] extracted before compaction | facts={count}"),
-                Err(error) => {
-                    tracing::warn!("[memory] extraction skipped (fail-open) | error={error}")
-                }
-            }
-        }
+        self.extract_from(messages, self.inner.folded(messages), provider, cancel)
+            .await;
         self.inner.compact(messages, provider, cancel).await
+    }
+
+    async fn compact_requested(
+        &self,
+        messages: &[Message],
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) -> Result<Compaction, MemoryError> {
+        let range = self.inner.folded_requested(messages);
+        self.extract_from(messages, range, provider, cancel).await;
+        self.inner
+            .compact_requested(messages, provider, cancel)
+            .await
     }
 }

@@ -49,6 +49,64 @@ impl Summarization {
         let keep_from = cut_point(messages, suffix_within(messages, self.keep_recent_tokens));
         (keep_from > older_start).then_some((older_start, keep_from))
     }
+
+    /// The range `/compact` folds: everything after the system prompt and any previous summary,
+    /// up to the last exchange (the user's latest prompt and what followed it), if anything.
+    pub fn folded_requested(&self, messages: &[Message]) -> Option<(usize, usize)> {
+        let older_start = match messages.get(1) {
+            Some(first) if is_summary(first) => 2,
+            _ => 1,
+        };
+        let keep_from = messages
+            .iter()
+            .rposition(|m| m.role == Role::User && !m.is_tool_result() && !is_summary(m))?;
+        (keep_from > older_start).then_some((older_start, keep_from))
+    }
+
+    /// Folds `range` of `messages` into the summary (starting from a previous one).
+    async fn fold(
+        &self,
+        messages: &[Message],
+        range: Option<(usize, usize)>,
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) -> Result<Compaction, MemoryError> {
+        let previous = messages
+            .get(1)
+            .filter(|first| is_summary(first))
+            .map(|first| first.content.as_str());
+        let Some((older_start, keep_from)) = range else {
+            return Ok(Compaction::unchanged());
+        };
+        let mut request = String::new();
+        if let Some(previous) = previous {
+            let body = previous.trim_start_matches(SUMMARY_MARKER).trim();
+            request.push_str(&format!("Previous summary:\n{body}\n\n"));
+        }
+        request.push_str(&format!(
+            "Conversation to fold in:\n\n{}",
+            transcript(&messages[older_start..keep_from])
+        ));
+        let completion = provider
+            .generate(
+                &[Message::system(INSTRUCTIONS), Message::user(request)],
+                &[],
+                cancel,
+                &|_| {},
+            )
+            .await
+            .map_err(|e| MemoryError::Compaction(e.to_string()))?;
+        let text = completion.message.content.trim();
+        if text.is_empty() {
+            return Err(MemoryError::Compaction(
+                "the model returned an empty summary".into(),
+            ));
+        }
+        Ok(Compaction {
+            summary: Some(Message::user(format!("{SUMMARY_MARKER}\n{text}"))),
+            keep_from,
+        })
+    }
 }
 
 pub(super) fn is_summary(message: &Message) -> bool {
@@ -101,40 +159,17 @@ impl Compactor for Summarization {
         provider: &dyn LlmProvider,
         cancel: &CancellationToken,
     ) -> Result<Compaction, MemoryError> {
-        let previous = messages
-            .get(1)
-            .filter(|first| is_summary(first))
-            .map(|first| first.content.as_str());
-        let Some((older_start, keep_from)) = self.folded(messages) else {
-            return Ok(Compaction::unchanged());
-        };
-        let mut request = String::new();
-        if let Some(previous) = previous {
-            let body = previous.trim_start_matches(SUMMARY_MARKER).trim();
-            request.push_str(&format!("Previous summary:\n{body}\n\n"));
-        }
-        request.push_str(&format!(
-            "Conversation to fold in:\n\n{}",
-            transcript(&messages[older_start..keep_from])
-        ));
-        let completion = provider
-            .generate(
-                &[Message::system(INSTRUCTIONS), Message::user(request)],
-                &[],
-                cancel,
-                &|_| {},
-            )
+        self.fold(messages, self.folded(messages), provider, cancel)
             .await
-            .map_err(|e| MemoryError::Compaction(e.to_string()))?;
-        let text = completion.message.content.trim();
-        if text.is_empty() {
-            return Err(MemoryError::Compaction(
-                "the model returned an empty summary".into(),
-            ));
-        }
-        Ok(Compaction {
-            summary: Some(Message::user(format!("{SUMMARY_MARKER}\n{text}"))),
-            keep_from,
-        })
+    }
+
+    async fn compact_requested(
+        &self,
+        messages: &[Message],
+        provider: &dyn LlmProvider,
+        cancel: &CancellationToken,
+    ) -> Result<Compaction, MemoryError> {
+        self.fold(messages, self.folded_requested(messages), provider, cancel)
+            .await
     }
 }

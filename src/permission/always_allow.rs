@@ -78,6 +78,12 @@ fn allow_list(value: &mut Value) -> Option<&mut Vec<Value>> {
         .as_array_mut()
 }
 
+/// The files `add_allow` writes for `file`: the settings file and the `.gitignore` beside it
+/// (harness9's own writes, which `/undo` leaves alone).
+pub fn files_written(file: &Path) -> [PathBuf; 2] {
+    [file.to_owned(), file.with_file_name(GITIGNORE)]
+}
+
 /// The name of the ignore file kept next to the local settings.
 const GITIGNORE: &str = ".gitignore";
 const LOCAL_NAME: &str = "settings.local.json";

@@ -121,7 +121,7 @@ impl CommandLine {
 
 /// For `find … -delete` (its own `-delete`, not a word of a command `-exec` runs): the
 /// `rm -rf` it amounts to, naming find's starting points.
-fn find_delete(command: &SimpleCommand) -> Option<String> {
+pub(super) fn find_delete(command: &SimpleCommand) -> Option<String> {
     if command.program() != "find" {
         return None;
     }

@@ -75,7 +75,7 @@ const PATCH_OPTIONS: &[&str] = &[
 const PATCH_SHORT: &str = "puUWcmSGL";
 
 /// `git`'s subcommand in `command` and the words after it, if `command` runs git.
-fn subcommand(command: &SimpleCommand) -> Option<(&str, &[String])> {
+pub(super) fn subcommand(command: &SimpleCommand) -> Option<(&str, &[String])> {
     if command.program() != "git" {
         return None;
     }

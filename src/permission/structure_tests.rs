@@ -25,6 +25,7 @@ fn structure_decides_plainness_and_dynamic_programs() {
         patterns: Vec::new(),
         open_arguments: false,
         inputs: Vec::new(),
+        overwrites: Vec::new(),
     };
     let line = |commands: Vec<SimpleCommand>, not_plain: Option<&str>| {
         command::CommandLine::from_parsed(ParsedCommand {

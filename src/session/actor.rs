@@ -52,6 +52,8 @@ pub(crate) struct Core {
     /// Approvals of the running turn not yet answered, by id.
     approvals: HashMap<String, ApprovalRequest>,
     pub(super) queue: Vec<String>,
+    /// `/compact` asked while a turn ran: it runs once the turn has ended (issue 32 point 7).
+    compact_after_run: bool,
 }
 
 /// The next event of the running turn, or never when none is going.
@@ -77,6 +79,7 @@ impl Core {
             run: None,
             approvals: HashMap::new(),
             queue: parts.queue,
+            compact_after_run: false,
         };
         tokio::spawn(core.serve(requests));
     }
@@ -130,6 +133,17 @@ impl Core {
         self.run.is_some()
     }
 
+    /// `/compact`: off the loop, its result published when it is done.
+    fn compact(&self) {
+        let engine = Arc::clone(&self.assembly.engine);
+        let hub = Arc::clone(&self.hub);
+        let cancel = self.cancel.child_token();
+        tokio::spawn(async move {
+            let result = engine.compact_now(&cancel).await;
+            hub.publish(Update::Compacted(result.map_err(|e| Failure::from(&e))));
+        });
+    }
+
     async fn handle(&mut self, request: Request) {
         let engine = Arc::clone(&self.assembly.engine);
         let store = self.assembly.store.clone();
@@ -178,13 +192,9 @@ impl Core {
                     });
                 });
             }
-            Request::Compact => {
-                let cancel = self.cancel.child_token();
-                tokio::spawn(async move {
-                    let result = engine.compact_now(&cancel).await;
-                    hub.publish(Update::Compacted(result.map_err(|e| Failure::from(&e))));
-                });
-            }
+            // Behind a running turn it waits for the turn's end: the history is whole then.
+            Request::Compact if self.running() => self.compact_after_run = true,
+            Request::Compact => self.compact(),
             Request::RunShell { id, command } => {
                 let cancel = self.cancel.child_token();
                 tokio::spawn(async move {
@@ -453,6 +463,9 @@ impl Core {
         self.assembly.checkpoints.end();
         // Approvals of a finished run can no longer be answered.
         self.approvals.clear();
+        if std::mem::take(&mut self.compact_after_run) {
+            self.compact();
+        }
     }
 
     fn queue_changed(&self) {

@@ -325,7 +325,9 @@ async fn answer(api: &Api, id: &str, decision: ApprovalDecision) -> Result<(), F
         ApprovalDecision::AllowOnce | ApprovalDecision::AllowRule => json!({"decision": "once"}),
         ApprovalDecision::AllowAlways => json!({"decision": "session"}),
         ApprovalDecision::Deny { reason } => json!({"decision": "deny", "reason": reason}),
-        ApprovalDecision::NoApprover => json!({"decision": "deny"}),
+        ApprovalDecision::NoApprover | ApprovalDecision::Interrupted => {
+            json!({"decision": "deny"})
+        }
     };
     api.post(&["approvals", id], body).await
 }

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::config::Settings;
-use crate::engine::{ApprovalDecision, EventKind};
+use crate::engine::{ApprovalDecision, Event, EventKind};
 use crate::provider::{
     ApiKey, LlmProvider, ProviderConfig, ProviderKind, ScriptStep, ScriptedProvider,
 };
@@ -132,6 +132,28 @@ async fn until(
         Ok(Some(update)) => (update, seen),
         _ => panic!("no update {what}; saw {seen:#?}"),
     }
+}
+
+/// Waits for the next approval and answers it with `decision`; returns the updates before it.
+async fn answer_next_approval(opened: &mut Opened, decision: ApprovalDecision) -> Vec<Update> {
+    let (asked, seen) = until(
+        &mut opened.updates,
+        "an approval",
+        |u| matches!(u, Update::Engine(e) if matches!(e.kind, EventKind::ApprovalRequired(_))),
+    )
+    .await;
+    let Update::Engine(Event {
+        kind: EventKind::ApprovalRequired(request),
+        ..
+    }) = asked
+    else {
+        unreachable!()
+    };
+    opened.handle.send(Request::AnswerApproval {
+        id: request.id,
+        decision,
+    });
+    seen
 }
 
 fn run_ended(update: &Update) -> bool {
@@ -556,11 +578,14 @@ async fn a_session_in_a_worktree_names_it_on_the_status_line_and_one_elsewhere_d
 }
 
 mod children;
+mod compact;
 mod exports;
 mod failures;
 
 #[cfg(test)]
 mod memories;
+#[cfg(test)]
+mod own_writes;
 #[cfg(test)]
 mod rules;
 #[cfg(test)]

@@ -175,6 +175,8 @@ pub enum Conflicts {
 pub struct RestoreReport {
     /// Files put back as they were before.
     pub restored: Vec<PathBuf>,
+    /// Files the prompt created, removed again.
+    pub removed: Vec<PathBuf>,
     /// Files changed since the prompt left them.
     pub changed_since: Vec<PathBuf>,
     /// Nothing was written: `changed_since` waits for the user's answer.
@@ -329,6 +331,7 @@ impl From<crate::checkpoint::RestoreReport> for RestoreReport {
     fn from(report: crate::checkpoint::RestoreReport) -> Self {
         RestoreReport {
             restored: report.restored,
+            removed: report.removed,
             changed_since: report.changed_since,
             asking: report.asking,
             // A front end shows why a file could not be put back; it decides nothing from it.

@@ -150,6 +150,7 @@ impl<'s> Walker<'s> {
             command.reasons.push(reason.clone());
             command.inputs.extend(inputs.files.iter().cloned());
             command.patterns.extend(inputs.patterns.iter().cloned());
+            command.overwrites.extend(inputs.overwrites.iter().cloned());
         }
     }
 
@@ -165,6 +166,7 @@ impl<'s> Walker<'s> {
             patterns: Vec::new(),
             open_arguments: false,
             inputs: Vec::new(),
+            overwrites: Vec::new(),
         });
         self.nested(node, depth + 1);
     }
@@ -239,6 +241,7 @@ impl<'s> Walker<'s> {
             patterns,
             open_arguments,
             inputs: inputs.files,
+            overwrites: inputs.overwrites,
         });
         for script in scripts {
             self.script(script);
@@ -255,6 +258,7 @@ impl<'s> Walker<'s> {
                 patterns: Vec::new(),
                 open_arguments: true,
                 inputs: Vec::new(),
+                overwrites: Vec::new(),
             });
         }
         self.nested(node, depth + 1);
@@ -278,25 +282,35 @@ impl<'s> Walker<'s> {
     }
 }
 
-/// The files redirections read, as plain words and as patterns the shell expands.
+/// The files redirections read, as plain words and as patterns the shell expands, and the files
+/// they empty (`SimpleCommand::overwrites`).
 #[derive(Default)]
 struct Inputs {
     files: Vec<String>,
     patterns: Vec<String>,
+    overwrites: Vec<String>,
 }
 
 impl Inputs {
     /// Takes the file of `redirect` when it is read (`< FILE`, `<> FILE`). A word only known when
-    /// it runs (`< "$f"`) is left, as such arguments are.
+    /// it runs (`< "$f"`) is left, as such arguments are. The file of `> FILE` (and `>|`, `&>`)
+    /// is taken as an overwrite, as written when it is only known when it runs.
     fn add(&mut self, redirect: Node<'_>, src: &str) {
         if redirect.kind() != "file_redirect" {
             return;
         }
         let mut reads = false;
+        let mut empties = false;
         let mut cursor = redirect.walk();
         for child in redirect.children(&mut cursor) {
             if !child.is_named() {
                 reads = matches!(child.kind(), "<" | "<>");
+                empties = matches!(child.kind(), ">" | ">|" | "&>");
+            } else if empties && child.kind() != "file_descriptor" {
+                let word = words::word(child, src);
+                if word.dynamic.is_some() || word.glob || word.text != "/dev/null" {
+                    self.overwrites.push(word.text);
+                }
             } else if reads && child.kind() != "file_descriptor" {
                 let word = words::word(child, src);
                 if let Some(pattern) = word.pattern {

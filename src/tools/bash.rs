@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
+use super::live_output::LiveOutput;
 use super::output::HeadTail;
 use super::shell_process::{Spawned, spawn};
 use super::{Tool, ToolContext, ToolError};
@@ -330,6 +331,8 @@ async fn run(
         stderr,
     } = spawn(command, &ctx.workdir, sandbox, None)?;
     let spill = ctx.outputs.as_ref().map(|dir| dir.join(output_file_name()));
+    // Taken here: the reader's task does not inherit the call's task-locals.
+    let mut live = LiveOutput::new(super::progress::output());
 
     let reader = tokio::spawn(async move {
         let mut output = HeadTail::new(OUTPUT_LIMIT).spilling_to(spill);
@@ -337,17 +340,27 @@ async fn run(
         let mut err_buffer = vec![0u8; 4 * 1024];
         let (mut stdout, mut stderr) = (Some(stdout), Some(stderr));
         while stdout.is_some() || stderr.is_some() {
+            let due = live.due();
             tokio::select! {
                 read = async { stdout.as_mut()?.read(&mut out_buffer).await.ok() }, if stdout.is_some() => match read {
-                    Some(n) if n > 0 => output.push(&out_buffer[..n]),
+                    Some(n) if n > 0 => {
+                        output.push(&out_buffer[..n]);
+                        live.push(&out_buffer[..n]);
+                    }
                     _ => stdout = None,
                 },
                 read = async { stderr.as_mut()?.read(&mut err_buffer).await.ok() }, if stderr.is_some() => match read {
-                    Some(n) if n > 0 => output.push(&err_buffer[..n]),
+                    Some(n) if n > 0 => {
+                        output.push(&err_buffer[..n]);
+                        live.push(&err_buffer[..n]);
+                    }
                     _ => stderr = None,
                 },
+                () = async { tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)).await }, if due.is_some() => {}
             }
+            live.flush(false);
         }
+        live.flush(true);
         output
     });
 

@@ -28,3 +28,20 @@ pub async fn scope<F: Future>(sink: ProgressSink, work: F) -> F::Output {
 pub fn current() -> Option<ProgressSink> {
     SINK.try_with(Clone::clone).ok()
 }
+
+/// Where a running call's output goes as it comes (`tool_output` events).
+pub type OutputSink = tokio::sync::mpsc::UnboundedSender<String>;
+
+tokio::task_local! {
+    static OUTPUT: OutputSink;
+}
+
+/// Runs `work` with `sink` as the place its live output goes.
+pub async fn scope_output<F: Future>(sink: OutputSink, work: F) -> F::Output {
+    OUTPUT.scope(sink, work).await
+}
+
+/// The running call's output sink, when the engine gave it one.
+pub fn output() -> Option<OutputSink> {
+    OUTPUT.try_with(Clone::clone).ok()
+}

@@ -121,7 +121,8 @@ impl App {
                 );
             }
             Update::Compacted(Ok(None)) => {
-                self.flash = Some("nothing to compact yet: the conversation is short".into());
+                self.flash =
+                    Some("nothing to compact: nothing comes before the last exchange".into());
             }
             Update::Compacted(Err(error)) => {
                 self.flash = None;

@@ -122,7 +122,7 @@ impl App {
             }
             Action::CycleMode => {
                 self.session.mode = self.session.mode.cycle();
-                self.flash = Some(format!("mode: {} (from the next turn)", self.session.mode));
+                self.flash = Some(self.session.mode.switch_notice());
                 return vec![Effect::Request(Request::SetMode(self.session.mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),

@@ -405,16 +405,18 @@ pub(super) fn draw_help(overlay_scroll: u16, frame: &mut Frame, area: Rect) -> u
         lines.extend(wrap(&[Span::raw(*what)], text_width, &first, &rest));
     }
     lines.push(Line::default());
-    lines.extend(wrap(
-        &[Span::styled(
-            "Modes: default asks before edits and commands; auto-edit runs edits; plan only \
-             reads and plans; yolo runs everything (--mode yolo).",
-            DIM,
-        )],
-        text_width,
-        &[],
-        &[],
-    ));
+    // Each mode in its one description (yolo is entered only with --mode yolo or /mode yolo).
+    lines.extend(wrap(&[Span::styled("Modes:", DIM)], text_width, &[], &[]));
+    for mode in crate::session::Mode::ALL {
+        let text = format!("{mode}: {}", mode.behaviour());
+        let indent = [Span::raw("  ")];
+        lines.extend(wrap(
+            &[Span::styled(text, DIM)],
+            text_width,
+            &indent,
+            &indent,
+        ));
+    }
     let rect = centered(area, width, lines.len() as u16 + 2);
     boxed_scrolled(
         frame,

@@ -121,17 +121,26 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
     lines.push(Line::default());
     lines.extend(choice_lines(
         [
-        (
-            "a",
-            "run it, continuing by itself until the list is done (default mode: asks before edits and commands)".to_owned(),
-        ),
-        (
-            "e",
-            "run it, continuing by itself, in auto-edit mode (edits run; commands still ask)".to_owned(),
-        ),
-        ("s", "run it step by step: one item, then stop".to_owned()),
-        ("k", "keep planning: tell the model what to change".to_owned()),
-        ("x", "discard the plan (Esc)".to_owned()),
+            (
+                "a",
+                format!(
+                    "run it, continuing by itself until the list is done, in default mode ({})",
+                    crate::session::Mode::Default.behaviour()
+                ),
+            ),
+            (
+                "e",
+                format!(
+                    "run it, continuing by itself, in auto-edit mode ({})",
+                    crate::session::Mode::AutoEdit.behaviour()
+                ),
+            ),
+            ("s", "run it step by step: one item, then stop".to_owned()),
+            (
+                "k",
+                "keep planning: tell the model what to change".to_owned(),
+            ),
+            ("x", "discard the plan (Esc)".to_owned()),
         ],
         inner_width,
         accent,

@@ -276,24 +276,12 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
         ),
         Span::styled(format!("  {}", app.session.workdir), DIM),
     ])];
-    // What the mode will do, so yolo never promises to ask.
-    let promise = match app.session.mode {
-        crate::session::Mode::Default => {
-            "Describe a task: harness9 reads, edits and runs commands here, asking before edits and commands that change things."
-        }
-        crate::session::Mode::AutoEdit => {
-            "Describe a task: harness9 edits files here without asking, and asks before commands that change things (auto-edit)."
-        }
-        crate::session::Mode::Plan => {
-            "Describe a task: harness9 reads and makes a plan; nothing is changed until you approve it (plan)."
-        }
-        crate::session::Mode::Yolo => {
-            "Describe a task: harness9 edits and runs commands here without asking (yolo)."
-        }
-    };
+    // What the mode will do (its one description), so yolo never promises to ask.
+    let mode = app.session.mode;
+    let promise = format!("Describe a task. Mode {mode}: {}.", mode.behaviour());
     for text in [
         promise,
-        "Shift+Tab switches mode · ? shows the keys · Ctrl+C twice quits",
+        "Shift+Tab switches mode · ? shows the keys · Ctrl+C twice quits".to_owned(),
     ] {
         lines.extend(wrap(&[Span::styled(text, DIM)], width, &[], &[]));
     }

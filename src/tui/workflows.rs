@@ -203,8 +203,8 @@ impl App {
             }
             "/rename" => vec![Effect::Request(Request::Rename(rest.to_owned()))],
             "/compact" if self.running => {
-                self.flash = Some("wait for the turn to end before compacting".into());
-                Vec::new()
+                self.flash = Some("compacting once this turn ends…".into());
+                vec![Effect::Request(Request::Compact)]
             }
             "/compact" => {
                 self.flash = Some("compacting…".into());
@@ -220,7 +220,7 @@ impl App {
             "/mode" => match Mode::parse(rest) {
                 Some(mode) => {
                     self.session.mode = mode;
-                    self.flash = Some(format!("mode: {mode} (from the next turn)"));
+                    self.flash = Some(mode.switch_notice());
                     vec![Effect::Request(Request::SetMode(mode))]
                 }
                 None => {

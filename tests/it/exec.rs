@@ -159,23 +159,37 @@ fn exec_json_runs_a_two_turn_tool_round_trip() {
 }
 
 #[test]
-fn exec_text_prints_the_answer_and_logs_on_stderr() {
+fn exec_text_prints_the_answer_and_logs_on_stderr_only_with_v() {
     let mock = MockLlm::start_in_background();
     let run = Run::new();
-    mock.push(Reply::Sse {
-        body: openai_tool_sse("c1", "bash", r#"{"command":"env"}"#),
-        split: Split::Whole,
-    });
-    mock.push(Reply::Sse {
-        body: openai_text_sse("Environment listed."),
-        split: Split::Whole,
-    });
+    for _ in 0..2 {
+        mock.push(Reply::Sse {
+            body: openai_tool_sse("c1", "bash", r#"{"command":"env"}"#),
+            split: Split::Whole,
+        });
+        mock.push(Reply::Sse {
+            body: openai_text_sse("Environment listed."),
+            split: Split::Whole,
+        });
+    }
+    // By default stderr holds what matters: here only the closing line (issue 32 point 17).
     let output = run.exec(&mock, &["exec", "--mode", "yolo", "show the environment"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "Environment listed.\n"
     );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("[engine]"), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].starts_with("harness9: session "), "{stderr}");
+    // With -v the engine's log is there too.
+    let output = run.exec(
+        &mock,
+        &["exec", "-v", "--mode", "yolo", "show the environment"],
+    );
+    assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("[engine] ======== Turn 1 ========"),
@@ -307,12 +321,10 @@ fn exec_retries_are_logged_with_reason_and_wait() {
         .find(|l| l.contains("retry"))
         .expect("a retry line");
     assert!(
-        line.starts_with("[engine] retry")
-            && line.contains("attempt=2/4")
-            && line.contains("wait=")
-            && line.contains("upstream busy"),
+        line.starts_with("harness9: retry 2/4 in ") && line.contains("upstream busy"),
         "{line}"
     );
+    assert!(!stderr.contains("[engine]"), "no log without -v: {stderr}");
 }
 
 pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {

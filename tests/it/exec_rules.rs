@@ -138,3 +138,73 @@ fn output_last_message_writes_the_final_answer_only() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(std::fs::read_to_string(&answer).unwrap(), "Second.");
 }
+
+/// Issue 32 point 1: in `auto-edit`, sandboxed or not, a command that deletes files that exist
+/// asks; `exec`, where nobody answers, refuses it and says how to allow it.
+#[test]
+fn auto_edit_asks_before_a_command_that_deletes_existing_files() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::create_dir_all(run.workdir.join("build")).unwrap();
+    std::fs::write(run.workdir.join("build/keep.o"), "kept\n").unwrap();
+    call_then_answer(
+        &mock,
+        "bash",
+        r#"{"command":"rm -rf build && mkdir build"}"#,
+    );
+    let out = run.exec(
+        &mock,
+        &[
+            "exec",
+            "--json",
+            "--mode",
+            "auto-edit",
+            "--sandbox",
+            "workspace-write",
+            "rebuild from scratch",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(run.workdir.join("build/keep.o").exists(), "nothing removed");
+    let events = json_lines(&out.stdout);
+    let approval = events
+        .iter()
+        .find(|e| e["type"] == "approval_required")
+        .unwrap_or_else(|| panic!("the approval is asked: {events:?}"));
+    let reason = approval["data"]["reason"].as_str().unwrap();
+    assert!(reason.contains("deletes or overwrites"), "{reason}");
+    let result = tool_result(&events);
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["output"].as_str().unwrap().contains("--mode yolo"),
+        "{result}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mode yolo"));
+}
+
+/// Issue 32 point 17: in text mode a refused call is one stderr line with the flag that allows
+/// it, not buried in `[engine]` log lines (those come with `-v`).
+#[test]
+fn exec_text_says_a_refusal_and_its_flag_without_the_log() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    call_then_answer(&mock, "bash", r#"{"command":"touch made-it"}"#);
+    let out = run.exec(&mock, &["exec", "make a file"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!run.workdir.join("made-it").exists());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[engine]"), "{stderr}");
+    let refusal = stderr
+        .lines()
+        .find(|l| l.starts_with("harness9: refused `bash`"))
+        .unwrap_or_else(|| panic!("a refusal line: {stderr}"));
+    assert!(refusal.contains("--mode yolo"), "{refusal}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("harness9: session "),
+        "{stderr}"
+    );
+}

@@ -14,6 +14,7 @@ mod git_config;
 mod hook_events;
 mod hooks;
 mod images;
+mod live_output;
 mod llama_server;
 mod lsp;
 mod mcp;

@@ -98,7 +98,8 @@ async fn undo_puts_back_an_edited_and_a_written_file_byte_for_byte() {
 
     let restored = restore(&mut opened, Restore::Undo, Conflicts::Ask).await;
     assert!(!restored.report.asking, "{restored:?}");
-    assert_eq!(restored.report.restored.len(), 3, "{restored:?}");
+    assert_eq!(restored.report.restored.len(), 2, "{restored:?}");
+    assert_eq!(restored.report.removed, [dir.join("sub/new.txt")]);
     assert_eq!(std::fs::read(dir.join("over.bin")).unwrap(), over);
     assert_eq!(
         std::fs::read(dir.join("code.rs")).unwrap(),
@@ -140,7 +141,8 @@ async fn undo_puts_back_what_a_bash_command_changed_in_the_workdir() {
     prompt(&mut opened, "run it").await;
     assert!(!dir.join("gone.txt").exists());
     let restored = restore(&mut opened, Restore::Undo, Conflicts::Ask).await;
-    assert_eq!(restored.report.restored.len(), 3, "{restored:?}");
+    assert_eq!(restored.report.restored.len(), 2, "{restored:?}");
+    assert_eq!(restored.report.removed, [dir.join("made.txt")]);
     assert_eq!(
         std::fs::read_to_string(dir.join("kept.txt")).unwrap(),
         "kept\n"

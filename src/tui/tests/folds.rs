@@ -151,13 +151,27 @@ fn a_resumed_prompt_lists_its_attached_files_with_sizes() {
 
 #[test]
 fn the_welcome_line_matches_the_mode() {
+    // Each mode in its one description (issue 32 point 1): auto-edit says what still asks.
     for (mode, says, never) in [
-        (Mode::Default, "asking before edits", "without asking"),
-        (Mode::Yolo, "without asking (yolo)", "asking before"),
-        (Mode::Plan, "until you approve it", "without asking"),
+        (
+            Mode::Default,
+            "edits and other commands ask first",
+            "without asking",
+        ),
+        (
+            Mode::AutoEdit,
+            "delete or overwrite existing files",
+            "without asking",
+        ),
+        (
+            Mode::Yolo,
+            "Mode yolo: everything runs without asking",
+            "ask first",
+        ),
+        (Mode::Plan, "until you approve the plan", "without asking"),
     ] {
         let mut app = App::new(session(mode));
-        let text = screen(&mut app, 120, 20);
+        let text = screen(&mut app, 220, 20);
         assert!(
             text.contains(says) && !text.contains(never),
             "{mode}: {text}"

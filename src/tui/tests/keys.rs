@@ -205,7 +205,11 @@ fn the_help_and_approval_overlays_scroll_at_80x24_and_40x12() {
             seen.push_str(&screen(&mut app, w, h));
             app.handle_key(key(KeyCode::Down));
         }
-        for hint in ["interrupt the running turn", "this help", "yolo runs"] {
+        for hint in [
+            "interrupt the running turn",
+            "this help",
+            "yolo: everything",
+        ] {
             assert!(seen.contains(hint), "{w}x{h}: {hint} never shown:\n{seen}");
         }
         let mut app = self::app();
