@@ -41,7 +41,7 @@ impl App {
             Update::SessionRead {
                 session_id,
                 messages,
-            } => self.session_read(&session_id, messages.map_err(|f| f.message)),
+            } => self.session_read(&session_id, messages),
             Update::Files { files, .. } => {
                 self.files = Some(super::mentions::with_directories(Arc::unwrap_or_clone(
                     files,
@@ -50,7 +50,7 @@ impl App {
             Update::Attached(files) => self
                 .transcript
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
-            Update::PastedImage(image) => self.attach_pasted_image(image.map_err(|f| f.message)),
+            Update::PastedImage(image) => self.attach_pasted_image(image),
             Update::Images(images) => {
                 for image in &images {
                     self.transcript
@@ -73,11 +73,7 @@ impl App {
                 super::mcp_panel::servers_changed(self, servers, notices)
             }
             Update::McpPrompt { command, result } => {
-                return super::mcp_panel::prompt_fetched(
-                    self,
-                    &command,
-                    result.map_err(|f| f.message),
-                );
+                return super::mcp_panel::prompt_fetched(self, &command, result);
             }
             Update::ShellDone {
                 id,

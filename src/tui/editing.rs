@@ -200,7 +200,7 @@ impl App {
     /// path is), or why there is none.
     pub(super) fn attach_pasted_image(
         &mut self,
-        image: Result<crate::session::ClipboardImage, String>,
+        image: Result<crate::session::ClipboardImage, crate::session::Failure>,
     ) {
         match image {
             Ok(image) => {
@@ -210,7 +210,7 @@ impl App {
                 self.pastes
                     .push((placeholder, format!("@{}", image.path.display())));
             }
-            Err(why) => self.flash = Some(why),
+            Err(why) => self.flash = Some(why.message),
         }
     }
 

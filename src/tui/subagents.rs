@@ -66,7 +66,7 @@ impl App {
     pub(super) fn session_read(
         &mut self,
         session_id: &str,
-        messages: Result<Vec<Message>, String>,
+        messages: Result<Vec<Message>, crate::session::Failure>,
     ) {
         let Some(view) = self.stack.find_mut::<ChildView>() else {
             return;
