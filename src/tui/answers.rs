@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::app::{App, Effect, Scroll};
 use super::transcript::{Tone, Transcript};
-use crate::session::{ExportError, LoadedSession, Request, Update};
+use crate::session::{ExportError, LoadedSession, Update};
 
 impl App {
     /// Takes in an update of the session core. `Update::Closed` is the runner's (it ends the
@@ -87,11 +87,8 @@ impl App {
                     self.working_since = None;
                 }
                 // A prompt typed while the command ran goes now, carrying its output.
-                if !self.busy() && !self.queue.is_empty() {
-                    let next = self.queue.remove(0);
-                    let mut commands = self.start_run(next);
-                    commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
-                    return commands;
+                if let Some(started) = self.start_next_queued() {
+                    return started;
                 }
                 self.transcript.notice(
                     "the output goes to the model with your next prompt",
@@ -199,7 +196,7 @@ impl App {
                 .collect(),
         );
         self.todos = todos;
-        self.queue = queue;
+        self.queue_mut().restore(queue);
         self.turn = 0;
         // The stored conversation's size until the provider counts it at the next call.
         self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
@@ -210,7 +207,7 @@ impl App {
             ..Default::default()
         });
         self.scroll = Scroll::Follow;
-        self.flash = Some(if self.queue.is_empty() {
+        self.flash = Some(if self.queue().is_empty() {
             format!(
                 "session {}",
                 &self.session.session_id[..self.session.session_id.len().min(8)]
@@ -218,7 +215,7 @@ impl App {
         } else {
             format!(
                 "{} queued prompt(s) restored: Enter on an empty input sends the next",
-                self.queue.len()
+                self.queue().len()
             )
         });
         (problems, notices)

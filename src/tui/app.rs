@@ -10,6 +10,9 @@ use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 
+use super::queue::PromptQueue;
+pub use super::spending::Spend;
+use super::spending::Spending;
 use super::transcript::Transcript;
 use crate::engine::{ApprovalRequest, TokenUpdate};
 use crate::session::{Mode, Request, TodoItem};
@@ -49,7 +52,8 @@ pub struct SessionView {
     pub context_window: u64,
 }
 
-/// What the opened session tells the screen besides its `SessionView`.
+/// What the opened session tells the screen besides its `SessionView` (empty until it opens).
+#[derive(Debug, Default)]
 pub(super) struct Facts {
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
@@ -57,10 +61,10 @@ pub(super) struct Facts {
     pub hooks: Vec<String>,
     /// The catalogue's models for the provider, with their context windows (`/model`).
     pub models: Vec<(String, Option<u64>)>,
-    /// The commands' sandbox for the status line.
-    pub sandbox: String,
-    /// Which web search applies, for `/status`.
-    pub web_search: String,
+    /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
+    pub sandbox: Option<String>,
+    /// Which web search applies, for `/status`, once known.
+    pub web_search: Option<String>,
     /// Drawn inline in the main screen (`--no-alt-screen`).
     pub inline: bool,
 }
@@ -94,12 +98,8 @@ pub struct App {
     pub working_since: Option<Instant>,
     pub turn: u32,
     pub tokens: Option<TokenUpdate>,
-    /// The provider's counts added up since this screen opened, and their cost.
-    pub spend: Spend,
-    /// The same by model, in the order first used (`/cost` lists it when there is more than one).
-    pub spend_by_model: Vec<(String, Spend)>,
-    /// Each sub-agent's model, by task id (from its nested `SessionStarted`), for `/cost`.
-    pub child_models: std::collections::HashMap<String, String>,
+    /// What the provider's counts cost, in all and by model (`/cost`, the status line).
+    spending: Spending,
     pub retry: Option<String>,
     /// The command hook that runs now (its event and command).
     pub hook_running: Option<String>,
@@ -126,7 +126,7 @@ pub struct App {
     /// The transcript viewport's height at the last draw (a page).
     pub viewport: u16,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
-    pub queue: Vec<String>,
+    queue: PromptQueue,
     /// The highlighted entry of the completion popup.
     pub popup_selected: usize,
     /// The working directory's files, for `@` completion (loaded on the first `@`).
@@ -139,12 +139,8 @@ pub struct App {
     pub inline: bool,
     /// What the last frame settled or found (`frame.rs`).
     pub(super) frame: super::frame::FrameState,
-    /// Skills as (name, description), offered as slash commands.
-    pub skills: Vec<(String, String)>,
-    /// The configured command hooks, one line each (`/hooks`).
-    pub hooks: Vec<String>,
-    /// The catalogue's models for the provider, with their context windows (`/model`).
-    pub models: Vec<(String, Option<u64>)>,
+    /// What the opened session told besides its `SessionView` (skills, hooks, models, ...).
+    facts: Facts,
     shell_count: usize,
     /// A plan-mode run ended: review the plan once the todo list is in.
     pub review_pending: bool,
@@ -155,58 +151,12 @@ pub struct App {
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
     pub(super) dialogs: DialogGuard,
-    /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
-    pub sandbox: Option<String>,
-    /// Which web search applies (`/status`), once the session is open.
-    pub(super) web_search: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
     pub(super) stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
     pub jobs: super::jobs::JobsView,
-}
-
-/// Tokens by kind and their cost, added up from the provider's counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Spend {
-    /// Prompt tokens not read from or written to a cache.
-    pub input: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    pub output: u64,
-    pub cost_usd: f64,
-    /// Whether a call had a known cost (the model's prices are in the catalogue).
-    pub priced: bool,
-    /// Whether some call's tokens are harness9's estimate (its server sent no usage).
-    pub estimated: bool,
-}
-
-impl Spend {
-    pub fn add(&mut self, update: &TokenUpdate) {
-        if !update.counts_toward_totals() {
-            return;
-        }
-        self.estimated |= update.estimated;
-        let cached = update.cache_read_tokens + update.cache_write_tokens;
-        self.input += update.input_tokens.saturating_sub(cached);
-        self.cache_read += update.cache_read_tokens;
-        self.cache_write += update.cache_write_tokens;
-        self.output += update.output_tokens;
-        if let Some(cost) = update.cost_usd {
-            self.cost_usd += cost;
-            self.priced = true;
-        }
-    }
-
-    /// `$0.0123`, or `$1.23` from a dollar on.
-    pub fn dollars(&self) -> String {
-        if self.cost_usd >= 1.0 {
-            format!("${:.2}", self.cost_usd)
-        } else {
-            format!("${:.4}", self.cost_usd)
-        }
-    }
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -238,9 +188,7 @@ impl App {
             working_since: None,
             turn: 0,
             tokens: None,
-            spend: Spend::default(),
-            spend_by_model: Vec::new(),
-            child_models: Default::default(),
+            spending: Spending::default(),
             retry: None,
             hook_running: None,
             flash: None,
@@ -256,24 +204,20 @@ impl App {
             spinner: 0,
             should_quit: false,
             viewport: 20,
-            queue: Vec::new(),
+            queue: PromptQueue::default(),
             popup_selected: 0,
             files: None,
             pastes: Vec::new(),
             mouse_captured: true,
             inline: false,
             frame: Default::default(),
-            skills: Vec::new(),
-            hooks: Vec::new(),
-            models: Vec::new(),
+            facts: Facts::default(),
             shell_count: 0,
             review_pending: false,
             review_feedback: None,
             auto_continue: false,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
-            sandbox: None,
-            web_search: None,
             mcp: Vec::new(),
             stack: Default::default(),
             jobs: Default::default(),
@@ -317,12 +261,49 @@ impl App {
     /// The session is open: the screen shows it from now on.
     pub(super) fn show_session(&mut self, session: SessionView, facts: Facts) {
         self.session = session;
-        self.skills = facts.skills;
-        self.hooks = facts.hooks;
-        self.models = facts.models;
-        self.sandbox = Some(facts.sandbox);
-        self.web_search = Some(facts.web_search);
         self.inline = facts.inline;
+        self.facts = facts;
+    }
+
+    /// What the opened session told: skills, hooks, models, sandbox, web search.
+    pub(super) fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// The facts as a test sets them without opening a session.
+    #[cfg(test)]
+    pub(super) fn facts_mut(&mut self) -> &mut Facts {
+        &mut self.facts
+    }
+
+    /// Prompts typed while the agent worked.
+    pub(super) fn queue(&self) -> &PromptQueue {
+        &self.queue
+    }
+
+    pub(super) fn queue_mut(&mut self) -> &mut PromptQueue {
+        &mut self.queue
+    }
+
+    /// When nothing runs, starts the next queued prompt (and tells the core the queue is
+    /// shorter); `None` when there is none or a run is going on.
+    pub(super) fn start_next_queued(&mut self) -> Option<Vec<Effect>> {
+        if self.busy() {
+            return None;
+        }
+        let next = self.queue.take_next()?;
+        let mut effects = self.start_run(next);
+        effects.push(self.queue.told());
+        Some(effects)
+    }
+
+    /// What the provider's counts cost, in all and by model.
+    pub(super) fn spending(&self) -> &Spending {
+        &self.spending
+    }
+
+    pub(super) fn spending_mut(&mut self) -> &mut Spending {
+        &mut self.spending
     }
 
     /// Opens `layer` over whatever is on screen.

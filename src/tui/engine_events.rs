@@ -33,10 +33,8 @@ impl App {
                 self.flash = None;
             }
         }
-        if done && !self.queue.is_empty() && !self.busy() {
-            let next = self.queue.remove(0);
-            commands.extend(self.start_run(next));
-            commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
+        if done && let Some(started) = self.start_next_queued() {
+            commands.extend(started);
         }
         commands
     }
@@ -65,7 +63,7 @@ impl App {
             EventKind::TokenUpdate(update) => {
                 // The model the call went to: the session's, which `/model` changes.
                 let model = self.session.model.clone();
-                self.count_spend(&model, &update);
+                self.spending_mut().count(&model, &update);
                 self.tokens = Some(update);
             }
             EventKind::ThinkingDelta(delta) => {
@@ -136,12 +134,12 @@ impl App {
                 self.transcript.finish_streaming();
                 self.transcript.interrupt_running();
                 if failure.kind == FailureKind::Interrupted {
-                    let queued = if self.queue.is_empty() {
+                    let queued = if self.queue().is_empty() {
                         String::new()
                     } else {
                         format!(
                             " · {} queued prompt(s) kept: Enter on an empty input sends the next",
-                            self.queue.len()
+                            self.queue().len()
                         )
                     };
                     self.transcript.notice(

@@ -50,7 +50,7 @@ impl App {
                 } else {
                     Action::HistoryNext
                 };
-            } else if action == Action::HistoryPrev && !self.queue.is_empty() {
+            } else if action == Action::HistoryPrev && !self.queue().is_empty() {
                 action = Action::EditQueued;
             }
         }
@@ -174,13 +174,7 @@ impl App {
         let typed = self.input_text();
         if typed.trim().is_empty() {
             // Enter on an empty input sends the next queued prompt, if any.
-            if !self.busy() && !self.queue.is_empty() {
-                let next = self.queue.remove(0);
-                let mut commands = self.start_run(next);
-                commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
-                return commands;
-            }
-            return Vec::new();
+            return self.start_next_queued().unwrap_or_default();
         }
         let (shown, text) = self.expand_pastes(&typed);
         self.history.push(text.clone());
@@ -194,9 +188,9 @@ impl App {
             self.transcript.notice(missing, Tone::Warning);
         }
         if self.busy() {
-            self.queue.push(text);
+            let told = self.queue_mut().push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
-            return vec![Effect::Request(Request::SetQueue(self.queue.clone()))];
+            return vec![told];
         }
         self.start_run_shown(shown, text)
     }
@@ -204,8 +198,7 @@ impl App {
     /// Sends `text` as a prompt now, or queues it while a run is going.
     pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Effect> {
         if self.running {
-            self.queue.push(text);
-            return vec![Effect::Request(Request::SetQueue(self.queue.clone()))];
+            return vec![self.queue_mut().push(text)];
         }
         self.start_run(text)
     }

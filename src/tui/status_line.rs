@@ -154,10 +154,13 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if app.spend.priced {
+    if app.spending().total().priced {
         segments.push((
             5,
-            vec![Span::styled(format!(" · {}", app.spend.dollars()), DIM)],
+            vec![Span::styled(
+                format!(" · {}", app.spending().total().dollars()),
+                DIM,
+            )],
         ));
     }
     if let Some(jobs) = super::jobs::status_text(app) {
@@ -166,7 +169,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
     if let Some(mcp) = super::mcp_panel::status_text(app) {
         segments.push((4, vec![Span::styled(mcp, DIM)]));
     }
-    if let Some(sandbox) = &app.sandbox {
+    if let Some(sandbox) = &app.facts().sandbox {
         segments.push((4, vec![Span::styled(format!(" · {sandbox}"), DIM)]));
     }
     if app.auto_continue {
@@ -318,7 +321,7 @@ mod sandbox_tests {
             mode: Mode::AutoEdit,
             context_window: 1000,
         });
-        app.sandbox = Some("sandbox: workspace-write".into());
+        app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
         let mut terminal = Terminal::new(TestBackend::new(120, 1)).unwrap();
         terminal
             .draw(|frame| draw_status(&app, frame, frame.area()))

@@ -18,16 +18,16 @@ impl App {
         // include them (only its `done` does, and the status line does not add `done`).
         match &event.event.kind {
             crate::engine::EventKind::SessionStarted(info) => {
-                self.child_models
-                    .insert(event.task_id.clone(), info.model.clone());
+                self.spending_mut()
+                    .child_started(&event.task_id, &info.model);
             }
             crate::engine::EventKind::TokenUpdate(update) => {
                 let model = self
-                    .child_models
-                    .get(&event.task_id)
-                    .unwrap_or(&self.session.model)
-                    .clone();
-                self.count_spend(&model, update);
+                    .spending()
+                    .child_model(&event.task_id)
+                    .unwrap_or(self.session.model.as_str())
+                    .to_owned();
+                self.spending_mut().count(&model, update);
             }
             _ => {}
         }

@@ -96,7 +96,8 @@ pub fn draw(app: &App, frame: &mut Frame) {
 fn queue_lines_of(app: &App) -> Vec<Line<'static>> {
     const SHOWN: usize = 3;
     let mut lines: Vec<Line<'static>> = app
-        .queue
+        .queue()
+        .prompts()
         .iter()
         .take(SHOWN)
         .map(|prompt| {
@@ -107,11 +108,11 @@ fn queue_lines_of(app: &App) -> Vec<Line<'static>> {
             ])
         })
         .collect();
-    if app.queue.len() > SHOWN {
+    if app.queue().len() > SHOWN {
         lines.push(Line::styled(
             format!(
                 "  … and {} more queued (Up edits the last)",
-                app.queue.len() - SHOWN
+                app.queue().len() - SHOWN
             ),
             DIM,
         ));

@@ -35,8 +35,8 @@ impl Runner {
                 skills: facts.skills,
                 hooks: facts.hooks,
                 models: facts.models,
-                sandbox: status_label,
-                web_search: facts.web_search,
+                sandbox: Some(status_label),
+                web_search: Some(facts.web_search),
                 inline: !self.display.alt_screen,
             },
         );

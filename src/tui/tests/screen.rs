@@ -15,7 +15,7 @@ fn status(app: &mut App, width: u16) -> String {
 fn long_home_app() -> App {
     let mut app = app();
     app.session.workdir = "/home/someone/projects/client-work/harness9-checkout".into();
-    app.sandbox = Some("sandbox: workspace-write".into());
+    app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
     app.tokens = Some(TokenUpdate {
         input_tokens: 120_000,
         output_tokens: 4_000,

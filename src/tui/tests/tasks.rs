@@ -445,11 +445,12 @@ fn a_childs_token_updates_count_once_in_the_spend() {
             ..DoneInfo::default()
         }),
     ));
-    assert_eq!(app.spend.input, 4_200);
-    assert_eq!(app.spend.output, 420);
-    assert!((app.spend.cost_usd - 0.035).abs() < 1e-9);
+    assert_eq!(app.spending().total().input, 4_200);
+    assert_eq!(app.spending().total().output, 420);
+    assert!((app.spending().total().cost_usd - 0.035).abs() < 1e-9);
     let models: Vec<(&str, u64)> = app
-        .spend_by_model
+        .spending()
+        .by_model()
         .iter()
         .map(|(model, spend)| (model.as_str(), spend.input))
         .collect();

@@ -24,7 +24,7 @@ fn app() -> App {
         mode: Mode::Default,
         context_window: 128_000,
     });
-    app.skills = vec![("deploy".into(), "ship to staging".into())];
+    app.facts_mut().skills = vec![("deploy".into(), "ship to staging".into())];
     app
 }
 
@@ -92,9 +92,9 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     // Up takes the last one back to edit; Enter queues it again.
     app.handle_key(key(KeyCode::Up));
     assert_eq!(app.input_text(), "third");
-    assert_eq!(app.queue, ["second"]);
+    assert_eq!(app.queue().prompts(), ["second"]);
     app.handle_key(key(KeyCode::Enter));
-    assert_eq!(app.queue, ["second", "third"]);
+    assert_eq!(app.queue().prompts(), ["second", "third"]);
     // The turn ends: the next one goes out by itself.
     let commands = app.handle_engine(done());
     assert_eq!(
@@ -113,7 +113,7 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
             "interrupted",
         )),
     });
-    assert_eq!(app.queue, ["third"]);
+    assert_eq!(app.queue().prompts(), ["third"]);
     assert!(screen(&mut app).contains("1 queued prompt(s) kept"));
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
