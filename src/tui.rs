@@ -40,6 +40,7 @@ mod plan_review;
 mod queue;
 mod restore_question;
 mod rewind;
+mod run_state;
 mod runner;
 mod slash;
 mod spending;

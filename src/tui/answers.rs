@@ -84,7 +84,7 @@ impl App {
                 result.tool_call_id = id;
                 self.transcript.tool_finished(&result, Some(duration));
                 if !self.busy() {
-                    self.working_since = None;
+                    self.run_mut().working_since = None;
                 }
                 // A prompt typed while the command ran goes now, carrying its output.
                 if let Some(started) = self.start_next_queued() {
@@ -197,9 +197,9 @@ impl App {
         );
         self.todos = todos;
         self.queue_mut().restore(queue);
-        self.turn = 0;
+        self.run_mut().turn = 0;
         // The stored conversation's size until the provider counts it at the next call.
-        self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
+        self.run_mut().tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
             input_tokens: crate::session::text::estimate_tokens(messages, &[]),
             output_tokens: 0,
             context_window: self.session.context_window,

@@ -11,10 +11,11 @@ use ratatui_textarea::TextArea;
 use super::dialog_guard::{Clock, DialogGuard};
 
 use super::queue::PromptQueue;
+use super::run_state::RunState;
 pub use super::spending::Spend;
 use super::spending::Spending;
 use super::transcript::Transcript;
-use crate::engine::{ApprovalRequest, TokenUpdate};
+use crate::engine::ApprovalRequest;
 use crate::session::{Mode, Request, TodoItem};
 
 /// What the app wants done after a key, a paste or an update: a request to the session core
@@ -94,15 +95,10 @@ pub struct App {
     pub pending_scroll: i64,
     pub pending_top: bool,
     pub expanded: bool,
-    pub running: bool,
-    pub working_since: Option<Instant>,
-    pub turn: u32,
-    pub tokens: Option<TokenUpdate>,
     /// What the provider's counts cost, in all and by model (`/cost`, the status line).
     spending: Spending,
-    pub retry: Option<String>,
-    /// The command hook that runs now (its event and command).
-    pub hook_running: Option<String>,
+    /// The run going on: its turn, tokens, retry, the hook that runs.
+    run: RunState,
     pub flash: Option<String>,
     /// When the flash goes away by itself (the Ctrl+C hint lives for its second).
     pub(super) flash_until: Option<Instant>,
@@ -113,12 +109,6 @@ pub struct App {
     pub(super) popup_closed: bool,
     /// How far the approval overlay is scrolled when it does not fit.
     pub overlay_scroll: u16,
-    /// When the model was last heard from in this run (deltas, tools, any event).
-    pub(super) last_heard: Option<Instant>,
-    /// Retries seen since the model last answered: numbers the next attempt.
-    pub(super) retry_streak: u32,
-    /// Tools of the run started and not finished (the model is not what is waited for).
-    pub(super) tools_running: usize,
     /// The session's name, once known (`/rename`).
     pub session_name: Option<String>,
     pub spinner: usize,
@@ -184,22 +174,14 @@ impl App {
             pending_scroll: 0,
             pending_top: false,
             expanded: false,
-            running: false,
-            working_since: None,
-            turn: 0,
-            tokens: None,
             spending: Spending::default(),
-            retry: None,
-            hook_running: None,
+            run: RunState::default(),
             flash: None,
             flash_until: None,
             last_ctrl_c: None,
             shells: Vec::new(),
             popup_closed: false,
             overlay_scroll: 0,
-            last_heard: None,
-            retry_streak: 0,
-            tools_running: 0,
             session_name: None,
             spinner: 0,
             should_quit: false,
@@ -255,7 +237,7 @@ impl App {
 
     /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
     pub fn busy(&self) -> bool {
-        self.running || !self.shells.is_empty()
+        self.run.running || !self.shells.is_empty()
     }
 
     /// The session is open: the screen shows it from now on.
@@ -274,6 +256,27 @@ impl App {
     #[cfg(test)]
     pub(super) fn facts_mut(&mut self) -> &mut Facts {
         &mut self.facts
+    }
+
+    /// The run going on (or the last one), as the status line shows it.
+    pub(super) fn run(&self) -> &RunState {
+        &self.run
+    }
+
+    pub(super) fn run_mut(&mut self) -> &mut RunState {
+        &mut self.run
+    }
+
+    /// Whether the agent runs a turn now.
+    pub fn running(&self) -> bool {
+        self.run.running
+    }
+
+    /// Marks a run as going on without starting one (the spinner turns): for benchmarks that
+    /// measure the frames of a streaming screen.
+    #[doc(hidden)]
+    pub fn set_running(&mut self, running: bool) {
+        self.run.running = running;
     }
 
     /// Prompts typed while the agent worked.

@@ -74,7 +74,7 @@ impl App {
             .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
-        let context = match self.tokens {
+        let context = match self.run().tokens {
             Some(t) if s.context_window > 0 || t.context_window > 0 => {
                 let window = if t.context_window > 0 {
                     t.context_window

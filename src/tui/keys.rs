@@ -163,7 +163,7 @@ impl App {
     pub(super) fn quit(&mut self) -> Vec<Effect> {
         self.should_quit = true;
         let mut commands = Vec::new();
-        if self.running {
+        if self.run().running {
             commands.push(Effect::Request(Request::Interrupt));
         }
         commands.push(Effect::Quit);
@@ -197,7 +197,7 @@ impl App {
 
     /// Sends `text` as a prompt now, or queues it while a run is going.
     pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Effect> {
-        if self.running {
+        if self.run().running {
             return vec![self.queue_mut().push(text)];
         }
         self.start_run(text)
@@ -212,11 +212,11 @@ impl App {
     /// skill's command, a collapsed paste).
     pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Effect> {
         self.transcript.push(EntryKind::User(shown));
-        self.running = true;
-        self.working_since = Some(Instant::now());
-        self.last_heard = Some(self.clock.now());
-        self.retry = None;
-        self.retry_streak = 0;
+        self.run_mut().running = true;
+        self.run_mut().working_since = Some(Instant::now());
+        self.run_mut().last_heard = Some(self.clock.now());
+        self.run_mut().retry = None;
+        self.run_mut().retry_streak = 0;
         self.flash = None;
         self.scroll = Scroll::Follow;
         vec![Effect::Request(Request::Submit(text))]

@@ -17,7 +17,7 @@ impl App {
     /// The layers on screen, bottom to top; the last one has the focus.
     pub fn layers(&self) -> Vec<Focus> {
         let mut stack = vec![Focus::Main];
-        if self.plan_ready() && self.approvals.is_empty() && !self.running {
+        if self.plan_ready() && self.approvals.is_empty() && !self.run().running {
             stack.push(Focus::PlanReview);
         }
         // The layers the app opened, in the order it opened them.
@@ -53,7 +53,7 @@ impl App {
             clock: &self.clock,
             viewport: self.viewport,
             session_id: &self.session.session_id,
-            running: self.running,
+            running: self.run().running,
         }
     }
 

@@ -237,8 +237,8 @@ fn snapshot_approval_overlays_for_bash_and_edit_file() {
 fn snapshot_status_line_in_each_mode() {
     for mode in Mode::ALL {
         let mut app = App::new(session(mode));
-        app.turn = 3;
-        app.tokens = Some(TokenUpdate {
+        app.run_mut().turn = 3;
+        app.run_mut().tokens = Some(TokenUpdate {
             input_tokens: 120_000,
             output_tokens: 4_000,
             context_window: 200_000,
@@ -311,7 +311,7 @@ fn reading_older_text_is_not_yanked_by_streaming() {
         app.transcript
             .push(EntryKind::User(format!("question {i}")));
     }
-    app.running = true;
+    app.run_mut().running = true;
     screen(&mut app, 80, 24);
     app.handle_key(key(KeyCode::PageUp));
     let before = screen(&mut app, 80, 24);

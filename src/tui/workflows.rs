@@ -167,7 +167,8 @@ impl App {
             }
             let id = self.next_shell_id();
             self.shells.push(id.clone());
-            self.working_since
+            self.run_mut()
+                .working_since
                 .get_or_insert_with(std::time::Instant::now);
             self.transcript.push(EntryKind::User(text.to_owned()));
             self.transcript.tool_started(ToolCall {
@@ -203,7 +204,7 @@ impl App {
                 Vec::new()
             }
             "/rename" => vec![Effect::Request(Request::Rename(rest.to_owned()))],
-            "/compact" if self.running => {
+            "/compact" if self.run_mut().running => {
                 self.flash = Some("wait for the turn to end before compacting".into());
                 Vec::new()
             }
@@ -278,7 +279,7 @@ impl App {
             "/quit" | "/exit" => {
                 self.should_quit = true;
                 let mut commands = Vec::new();
-                if self.running {
+                if self.run().running {
                     commands.push(Effect::Request(Request::Interrupt));
                 }
                 commands.push(Effect::Quit);

@@ -15,7 +15,7 @@ fn clear_starts_a_new_session() {
         [Effect::Request(Request::NewSession)]
     );
     assert!(app.flash.as_deref().unwrap().contains("--resume 01234567"));
-    app.running = true;
+    app.run_mut().running = true;
     assert!(
         send(&mut app, "/clear").is_empty(),
         "not in the middle of a run"
@@ -94,7 +94,7 @@ fn status_says_which_web_search_applies() {
 fn status_shows_provider_model_session_sandbox_and_context() {
     let mut app = app();
     app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
-    app.tokens = Some(TokenUpdate {
+    app.run_mut().tokens = Some(TokenUpdate {
         input_tokens: 50_000,
         output_tokens: 0,
         context_window: 200_000,

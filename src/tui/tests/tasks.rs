@@ -359,7 +359,7 @@ fn tasks_lists_a_running_background_task_until_its_done() {
     app.handle_engine(child_started("t9", "explore", "s9"));
     app.handle_engine(result("t9", "started task t9 in the background", false, 0));
     app.handle_engine(event(1, EventKind::Done(DoneInfo::default())));
-    assert!(!app.running);
+    assert!(!app.run().running);
     app.handle_engine(grep_start("t9", "explore", "TODO"));
     later(&now, 65);
     assert!(app.is_animating(), "its clock runs after the turn");

@@ -104,7 +104,7 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
             Effect::Request(Request::SetQueue(vec!["third".into()]))
         ]
     );
-    assert!(app.running);
+    assert!(app.run().running);
     // Esc keeps what is queued; Enter on an empty input sends it.
     app.handle_engine(Event {
         turn: 2,
@@ -357,7 +357,7 @@ fn a_shell_command_runs_without_the_model_and_shows_its_output() {
         panic!("{commands:?}")
     };
     assert_eq!(command, "echo hi");
-    assert!(!app.running, "no model run");
+    assert!(!app.run().running, "no model run");
     app.take_update(Update::ShellDone {
         id: id.clone(),
         result: ToolResult::ok("x", "hi\nexit status: 0"),
