@@ -12,6 +12,7 @@
 
 mod answers;
 mod app;
+mod approval_state;
 mod child_view;
 mod commands;
 mod compositor;
@@ -37,6 +38,7 @@ mod notify;
 mod overlays;
 mod picker;
 mod plan_review;
+mod plan_state;
 mod queue;
 mod restore_question;
 mod rewind;
@@ -52,6 +54,7 @@ mod terminal;
 pub mod theme;
 mod tool_view;
 mod transcript;
+mod transcript_view;
 mod trust_question;
 mod view;
 mod workflows;

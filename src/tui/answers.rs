@@ -16,7 +16,7 @@ impl App {
         match update {
             Update::Engine(event) => return self.handle_engine(event),
             Update::Loaded(loaded) => return self.load(Arc::unwrap_or_clone(loaded)),
-            Update::Todos(todos) => self.todos = todos,
+            Update::Todos(todos) => self.plan_mut().todos = todos,
             // The app keeps the queue and sends the next prompt itself.
             Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
             Update::Renamed(name) => {
@@ -195,7 +195,7 @@ impl App {
                 })
                 .collect(),
         );
-        self.todos = todos;
+        self.plan_mut().todos = todos;
         self.queue_mut().restore(queue);
         self.run_mut().turn = 0;
         // The stored conversation's size until the provider counts it at the next call.
@@ -206,7 +206,7 @@ impl App {
             estimated: true,
             ..Default::default()
         });
-        self.scroll = Scroll::Follow;
+        self.view_mut().scroll = Scroll::Follow;
         self.flash = Some(if self.queue().is_empty() {
             format!(
                 "session {}",

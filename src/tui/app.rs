@@ -2,7 +2,6 @@
 //! what the app wants done comes out (`Effect`: the session's `Request`s, and the few effects of
 //! the terminal itself). No I/O happens here, so the whole app can be driven in tests.
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use ratatui::style::{Color, Style};
@@ -10,13 +9,15 @@ use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 
+use super::approval_state::ApprovalState;
+use super::plan_state::PlanState;
 use super::queue::PromptQueue;
 use super::run_state::RunState;
 pub use super::spending::Spend;
 use super::spending::Spending;
 use super::transcript::Transcript;
-use crate::engine::ApprovalRequest;
-use crate::session::{Mode, Request, TodoItem};
+use super::transcript_view::TranscriptView;
+use crate::session::{Mode, Request};
 
 /// What the app wants done after a key, a paste or an update: a request to the session core
 /// (sent as it is), or one of the few effects on the terminal and the start that the runner
@@ -86,19 +87,16 @@ pub struct App {
     pub input: TextArea<'static>,
     pub(super) history: Vec<String>,
     pub(super) history_index: Option<usize>,
-    pub approvals: VecDeque<ApprovalRequest>,
-    pub deny_reason: Option<TextArea<'static>>,
-    pub show_todos: bool,
-    pub todos: Vec<TodoItem>,
-    pub scroll: Scroll,
-    /// Lines to move the view by at the next draw (negative is up), and a jump to the top.
-    pub pending_scroll: i64,
-    pub pending_top: bool,
-    pub expanded: bool,
     /// What the provider's counts cost, in all and by model (`/cost`, the status line).
     spending: Spending,
     /// The run going on: its turn, tokens, retry, the hook that runs.
     run: RunState,
+    /// Tool calls waiting for the user's answer.
+    approvals: ApprovalState,
+    /// The todo list, the plan's review, auto-continue.
+    plan: PlanState,
+    /// Where the transcript view is, and whether tool output is expanded.
+    view: TranscriptView,
     pub flash: Option<String>,
     /// When the flash goes away by itself (the Ctrl+C hint lives for its second).
     pub(super) flash_until: Option<Instant>,
@@ -107,14 +105,10 @@ pub struct App {
     pub shells: Vec<String>,
     /// The completion popup was closed with Esc (until the input changes).
     pub(super) popup_closed: bool,
-    /// How far the approval overlay is scrolled when it does not fit.
-    pub overlay_scroll: u16,
     /// The session's name, once known (`/rename`).
     pub session_name: Option<String>,
     pub spinner: usize,
     pub should_quit: bool,
-    /// The transcript viewport's height at the last draw (a page).
-    pub viewport: u16,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     queue: PromptQueue,
     /// The highlighted entry of the completion popup.
@@ -132,11 +126,6 @@ pub struct App {
     /// What the opened session told besides its `SessionView` (skills, hooks, models, ...).
     facts: Facts,
     shell_count: usize,
-    /// A plan-mode run ended: review the plan once the todo list is in.
-    pub review_pending: bool,
-    /// Feedback typed after choosing "keep planning".
-    pub review_feedback: Option<TextArea<'static>>,
-    pub auto_continue: bool,
     /// The time keys are read at (tests set it).
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
@@ -166,26 +155,19 @@ impl App {
             input: new_input(),
             history: Vec::new(),
             history_index: None,
-            approvals: VecDeque::new(),
-            deny_reason: None,
-            show_todos: false,
-            todos: Vec::new(),
-            scroll: Scroll::Follow,
-            pending_scroll: 0,
-            pending_top: false,
-            expanded: false,
             spending: Spending::default(),
             run: RunState::default(),
+            approvals: ApprovalState::default(),
+            plan: PlanState::default(),
+            view: TranscriptView::default(),
             flash: None,
             flash_until: None,
             last_ctrl_c: None,
             shells: Vec::new(),
             popup_closed: false,
-            overlay_scroll: 0,
             session_name: None,
             spinner: 0,
             should_quit: false,
-            viewport: 20,
             queue: PromptQueue::default(),
             popup_selected: 0,
             files: None,
@@ -195,9 +177,6 @@ impl App {
             frame: Default::default(),
             facts: Facts::default(),
             shell_count: 0,
-            review_pending: false,
-            review_feedback: None,
-            auto_continue: false,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
             mcp: Vec::new(),
@@ -265,6 +244,33 @@ impl App {
 
     pub(super) fn run_mut(&mut self) -> &mut RunState {
         &mut self.run
+    }
+
+    /// Tool calls waiting for the user's answer, first shown first.
+    pub(super) fn approvals(&self) -> &ApprovalState {
+        &self.approvals
+    }
+
+    pub(super) fn approvals_mut(&mut self) -> &mut ApprovalState {
+        &mut self.approvals
+    }
+
+    /// Plan mode on screen: todos, the plan's review, auto-continue.
+    pub(super) fn plan(&self) -> &PlanState {
+        &self.plan
+    }
+
+    pub(super) fn plan_mut(&mut self) -> &mut PlanState {
+        &mut self.plan
+    }
+
+    /// Where the transcript view is (scroll, page height) and whether tool output is expanded.
+    pub(super) fn view(&self) -> &TranscriptView {
+        &self.view
+    }
+
+    pub(super) fn view_mut(&mut self) -> &mut TranscriptView {
+        &mut self.view
     }
 
     /// Whether the agent runs a turn now.

@@ -15,15 +15,15 @@ impl App {
         let failed = matches!(event.kind, EventKind::Error(_));
         self.apply_engine_event(event);
         let mut commands = Vec::new();
-        if failed && self.auto_continue {
+        if failed && self.plan().auto_continue {
             // Nothing carries on by itself after an error; the status line says so.
-            self.auto_continue = false;
+            self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             self.flash = Some("auto-continue off: the run ended with an error".into());
         }
-        if done && self.auto_continue {
+        if done && self.plan().auto_continue {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
-            self.auto_continue = false;
+            self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             if self
                 .flash
@@ -83,7 +83,9 @@ impl App {
                 self.run_mut().tools_running += 1;
                 self.transcript.tool_started(call)
             }
-            EventKind::ApprovalRequired(request) => self.approvals.push_back(request),
+            EventKind::ApprovalRequired(request) => {
+                self.approvals_mut().requests.push_back(request)
+            }
             EventKind::ToolResult(outcome) => {
                 self.run_mut().tools_running = self.run().tools_running.saturating_sub(1);
                 self.transcript
@@ -127,7 +129,7 @@ impl App {
                 self.transcript.notice(text, Tone::Quiet);
             }
             EventKind::Done(_) => {
-                self.review_pending = self.session.mode == Mode::Plan;
+                self.plan_mut().review_pending = self.session.mode == Mode::Plan;
                 self.finish_run();
             }
             EventKind::Error(failure) => {
@@ -169,10 +171,10 @@ impl App {
             self.flash = None;
         }
         // Approvals of a finished run can no longer be answered.
-        for request in self.approvals.drain(..) {
+        for request in self.approvals_mut().requests.drain(..) {
             request.respond(ApprovalDecision::Deny { reason: None });
         }
-        self.deny_reason = None;
+        self.approvals_mut().deny_reason = None;
     }
 }
 
@@ -180,7 +182,10 @@ impl App {
     /// How long a request has gone unanswered, once that is `WAITING` or more: the model is
     /// being waited for (no tool runs, no approval is open) and has said nothing.
     pub fn waiting_for_model(&self) -> Option<std::time::Duration> {
-        if !self.run().running || self.run().tools_running > 0 || !self.approvals.is_empty() {
+        if !self.run().running
+            || self.run().tools_running > 0
+            || !self.approvals().requests.is_empty()
+        {
             return None;
         }
         let waited = self.clock.now().duration_since(self.run().last_heard?);

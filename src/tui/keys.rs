@@ -96,29 +96,39 @@ impl App {
             Action::HistoryPrev => self.recall(-1),
             Action::HistoryNext => self.recall(1),
             Action::ScrollUp(n) if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_sub(n)
+                self.approvals_mut().overlay_scroll =
+                    self.approvals().overlay_scroll.saturating_sub(n)
             }
             Action::ScrollDown(n) if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_add(n)
+                self.approvals_mut().overlay_scroll =
+                    self.approvals().overlay_scroll.saturating_add(n)
             }
             Action::PageUp if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_sub(self.viewport / 2)
+                self.approvals_mut().overlay_scroll = self
+                    .approvals()
+                    .overlay_scroll
+                    .saturating_sub(self.view().viewport / 2)
             }
             Action::PageDown if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_add(self.viewport / 2)
+                self.approvals_mut().overlay_scroll = self
+                    .approvals()
+                    .overlay_scroll
+                    .saturating_add(self.view().viewport / 2)
             }
-            Action::ScrollUp(n) => self.pending_scroll -= i64::from(n),
-            Action::ScrollDown(n) => self.pending_scroll += i64::from(n),
+            Action::ScrollUp(n) => self.view_mut().pending_scroll -= i64::from(n),
+            Action::ScrollDown(n) => self.view_mut().pending_scroll += i64::from(n),
             Action::PageUp => {
-                self.pending_scroll -= i64::from(self.viewport.saturating_sub(2).max(1))
+                self.view_mut().pending_scroll -=
+                    i64::from(self.view().viewport.saturating_sub(2).max(1))
             }
             Action::PageDown => {
-                self.pending_scroll += i64::from(self.viewport.saturating_sub(2).max(1))
+                self.view_mut().pending_scroll +=
+                    i64::from(self.view().viewport.saturating_sub(2).max(1))
             }
-            Action::Top => self.pending_top = true,
+            Action::Top => self.view_mut().pending_top = true,
             Action::Bottom => {
-                self.scroll = Scroll::Follow;
-                self.pending_scroll = 0;
+                self.view_mut().scroll = Scroll::Follow;
+                self.view_mut().pending_scroll = 0;
             }
             Action::CycleMode => {
                 self.session.mode = self.session.mode.cycle();
@@ -126,8 +136,8 @@ impl App {
                 return vec![Effect::Request(Request::SetMode(self.session.mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),
-            Action::ToggleTodos => self.show_todos = !self.show_todos,
-            Action::ToggleExpand => self.expanded = !self.expanded,
+            Action::ToggleTodos => self.plan_mut().show_todos = !self.plan().show_todos,
+            Action::ToggleExpand => self.view_mut().expanded = !self.view().expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
             Action::ApproveAlways => self.answer(ApprovalDecision::AllowAlways),
             Action::ApproveRule => self.answer(ApprovalDecision::AllowRule),
@@ -135,10 +145,11 @@ impl App {
             Action::DenyWithReason => {
                 let mut reason = new_input();
                 reason.set_placeholder_text("Tell the model what to do instead, then Enter");
-                self.deny_reason = Some(reason);
+                self.approvals_mut().deny_reason = Some(reason);
             }
             Action::SendDenyReason => {
                 let text = self
+                    .approvals_mut()
                     .deny_reason
                     .take()
                     .map(|r| r.lines().join("\n"))
@@ -146,8 +157,8 @@ impl App {
                 let reason = (!text.trim().is_empty()).then_some(text);
                 self.answer(ApprovalDecision::Deny { reason });
             }
-            Action::Close => self.deny_reason = None,
-            Action::Edit(key) => match &mut self.deny_reason {
+            Action::Close => self.approvals_mut().deny_reason = None,
+            Action::Edit(key) => match &mut self.approvals_mut().deny_reason {
                 Some(reason) => super::editing::edit(reason, key),
                 None => {
                     super::editing::edit(&mut self.input, key);
@@ -218,13 +229,13 @@ impl App {
         self.run_mut().retry = None;
         self.run_mut().retry_streak = 0;
         self.flash = None;
-        self.scroll = Scroll::Follow;
+        self.view_mut().scroll = Scroll::Follow;
         vec![Effect::Request(Request::Submit(text))]
     }
 
     fn answer(&mut self, decision: ApprovalDecision) {
-        self.overlay_scroll = 0;
-        if let Some(request) = self.approvals.pop_front() {
+        self.approvals_mut().overlay_scroll = 0;
+        if let Some(request) = self.approvals_mut().requests.pop_front() {
             if let ApprovalDecision::Deny {
                 reason: Some(reason),
             } = &decision

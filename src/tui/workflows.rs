@@ -176,7 +176,7 @@ impl App {
                 name: "bash".into(),
                 arguments: serde_json::json!({ "command": command }).to_string(),
             });
-            self.scroll = Scroll::Follow;
+            self.view_mut().scroll = Scroll::Follow;
             return Some(vec![Effect::Request(Request::RunShell {
                 id,
                 command: command.to_owned(),
@@ -262,7 +262,7 @@ impl App {
                 commands
             }
             "/todos" => {
-                self.show_todos = !self.show_todos;
+                self.plan_mut().show_todos = !self.plan().show_todos;
                 Vec::new()
             }
             "/hooks" => {

@@ -288,7 +288,7 @@ fn a_childs_approval_names_the_agent_and_the_answer_reaches_it() {
     later(&now, 1);
     app.handle_key(key(KeyCode::Char('y')));
     assert_eq!(answer.try_recv().unwrap(), ApprovalDecision::AllowOnce);
-    assert!(app.approvals.is_empty());
+    assert!(app.approvals().requests.is_empty());
 }
 
 #[test]
@@ -306,7 +306,7 @@ fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     let (mut app, _now) = running_app();
     // Before any task block, Ctrl+O folds and unfolds as it always did.
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert!(app.expanded);
+    assert!(app.view().expanded);
     app.handle_key(ctrl('o'));
     app.handle_engine(event(
         1,
@@ -397,7 +397,7 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
     assert!(text.contains("│ One caller."), "{text}");
     // No child session is known for it: Ctrl+O folds and unfolds.
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert!(app.expanded);
+    assert!(app.view().expanded);
     assert_eq!(app.layer(), Focus::Main);
 }
 

@@ -147,7 +147,7 @@ fn slash_commands_do_what_they_say() {
         send(&mut app, "/new"),
         [Effect::Request(Request::NewSession)]
     );
-    assert!(send(&mut app, "/todos").is_empty() && app.show_todos);
+    assert!(send(&mut app, "/todos").is_empty() && app.plan().show_todos);
     send(&mut app, "/help");
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Help);
     app.handle_key(key(KeyCode::Esc));
@@ -409,7 +409,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     let mut app = app();
     app.session.mode = Mode::Plan;
     send(&mut app, "plan the fix");
-    app.todos = plan.clone();
+    app.plan_mut().todos = plan.clone();
     app.handle_engine(done());
     let text = screen(&mut app);
     assert!(
@@ -445,7 +445,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 
     let mut app = self::app();
     app.session.mode = Mode::Plan;
-    app.todos = plan.clone();
+    app.plan_mut().todos = plan.clone();
     app.handle_engine(done());
     app.handle_key(key(KeyCode::Char('k')));
     type_text(&mut app, "split the fix in two");
@@ -463,7 +463,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 
     let mut app = self::app();
     app.session.mode = Mode::Plan;
-    app.todos = plan;
+    app.plan_mut().todos = plan;
     app.handle_engine(done());
     assert_eq!(
         app.handle_key(key(KeyCode::Char('s')))[..2],
@@ -474,7 +474,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     );
     let mut app = self::app();
     app.session.mode = Mode::Plan;
-    app.todos = vec![TodoItem {
+    app.plan_mut().todos = vec![TodoItem {
         content: "x".into(),
         status: TodoStatus::Pending,
     }];
