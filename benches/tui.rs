@@ -52,7 +52,7 @@ fn app_with_history(entries: usize) -> App {
             tone: tui::Tone::Quiet,
         });
     }
-    app.running = true;
+    app.set_running(true);
     app
 }
 

@@ -17,6 +17,8 @@ mod commands;
 mod git;
 mod options;
 
+pub use options::ArgumentRefusal;
+
 use crate::shell::{self, AnalysedCommand, Reason};
 
 /// Why a command line is not accepted as read-only. Its Display is a clause written for the
@@ -61,10 +63,13 @@ pub enum NotReadOnly {
     ByPath { path: String },
     #[error("`{program}` is not on the list of read-only commands")]
     NotListed { program: String },
-    /// The program is listed, but these arguments or options are not read-only: the clause is
+    /// The program is listed, but these arguments or options are not read-only: the refusal is
     /// its allowlist's explanation.
-    #[error("{clause}")]
-    Arguments { program: String, clause: String },
+    #[error("{refusal}")]
+    Arguments {
+        program: String,
+        refusal: ArgumentRefusal,
+    },
 }
 
 /// `Ok` when `command` only reads; otherwise why not.
@@ -159,9 +164,9 @@ fn check_command(part: &AnalysedCommand) -> Result<(), NotReadOnly> {
             }
         },
     };
-    checked.map_err(|clause| NotReadOnly::Arguments {
+    checked.map_err(|refusal| NotReadOnly::Arguments {
         program: program.to_owned(),
-        clause,
+        refusal,
     })
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::app::{App, Effect, Scroll};
 use super::transcript::{Tone, Transcript};
-use crate::session::{ExportError, LoadedSession, Request, Update};
+use crate::session::{ExportError, LoadedSession, Update};
 
 impl App {
     /// Takes in an update of the session core. `Update::Closed` is the runner's (it ends the
@@ -16,7 +16,7 @@ impl App {
         match update {
             Update::Engine(event) => return self.handle_engine(event),
             Update::Loaded(loaded) => return self.load(Arc::unwrap_or_clone(loaded)),
-            Update::Todos(todos) => self.todos = todos,
+            Update::Todos(todos) => self.plan_mut().todos = todos,
             // The app keeps the queue and sends the next prompt itself.
             Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
             Update::Renamed(name) => {
@@ -49,7 +49,7 @@ impl App {
             Update::SessionRead {
                 session_id,
                 messages,
-            } => self.session_read(&session_id, messages.map_err(|f| f.message)),
+            } => self.session_read(&session_id, messages),
             Update::Files { files, .. } => {
                 self.files = Some(super::mentions::with_directories(Arc::unwrap_or_clone(
                     files,
@@ -58,7 +58,7 @@ impl App {
             Update::Attached(files) => self
                 .transcript
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
-            Update::PastedImage(image) => self.attach_pasted_image(image.map_err(|f| f.message)),
+            Update::PastedImage(image) => self.attach_pasted_image(image),
             Update::Images(images) => {
                 for image in &images {
                     self.transcript
@@ -81,11 +81,7 @@ impl App {
                 super::mcp_panel::servers_changed(self, servers, notices)
             }
             Update::McpPrompt { command, result } => {
-                return super::mcp_panel::prompt_fetched(
-                    self,
-                    &command,
-                    result.map_err(|f| f.message),
-                );
+                return super::mcp_panel::prompt_fetched(self, &command, result);
             }
             Update::ShellDone {
                 id,
@@ -96,14 +92,11 @@ impl App {
                 result.tool_call_id = id;
                 self.transcript.tool_finished(&result, Some(duration));
                 if !self.busy() {
-                    self.working_since = None;
+                    self.run_mut().working_since = None;
                 }
                 // A prompt typed while the command ran goes now, carrying its output.
-                if !self.busy() && !self.queue.is_empty() {
-                    let next = self.queue.remove(0);
-                    let mut commands = self.start_run(next);
-                    commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
-                    return commands;
+                if let Some(started) = self.start_next_queued() {
+                    return started;
                 }
                 self.transcript.notice(
                     "the output goes to the model with your next prompt",
@@ -211,19 +204,19 @@ impl App {
                 })
                 .collect(),
         );
-        self.todos = todos;
-        self.queue = queue;
-        self.turn = 0;
+        self.plan_mut().todos = todos;
+        self.queue_mut().restore(queue);
+        self.run_mut().turn = 0;
         // The stored conversation's size until the provider counts it at the next call.
-        self.tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
+        self.run_mut().tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
             input_tokens: crate::session::text::estimate_tokens(messages, &[]),
             output_tokens: 0,
             context_window: self.session.context_window,
             estimated: true,
             ..Default::default()
         });
-        self.scroll = Scroll::Follow;
-        self.flash = Some(if self.queue.is_empty() {
+        self.view_mut().scroll = Scroll::Follow;
+        self.flash = Some(if self.queue().is_empty() {
             format!(
                 "session {}",
                 &self.session.session_id[..self.session.session_id.len().min(8)]
@@ -231,7 +224,7 @@ impl App {
         } else {
             format!(
                 "{} queued prompt(s) restored: Enter on an empty input sends the next",
-                self.queue.len()
+                self.queue().len()
             )
         });
         (problems, notices)

@@ -2,7 +2,6 @@
 //! what the app wants done comes out (`Effect`: the session's `Request`s, and the few effects of
 //! the terminal itself). No I/O happens here, so the whole app can be driven in tests.
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use ratatui::style::{Color, Style};
@@ -10,9 +9,15 @@ use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 
+use super::approval_state::ApprovalState;
+use super::plan_state::PlanState;
+use super::queue::PromptQueue;
+use super::run_state::RunState;
+pub use super::spending::Spend;
+use super::spending::Spending;
 use super::transcript::Transcript;
-use crate::engine::{ApprovalRequest, TokenUpdate};
-use crate::session::{Mode, Request, TodoItem};
+use super::transcript_view::TranscriptView;
+use crate::session::{Mode, Request};
 
 /// What the app wants done after a key, a paste or an update: a request to the session core
 /// (sent as it is), or one of the few effects on the terminal and the start that the runner
@@ -49,7 +54,8 @@ pub struct SessionView {
     pub context_window: u64,
 }
 
-/// What the opened session tells the screen besides its `SessionView`.
+/// What the opened session tells the screen besides its `SessionView` (empty until it opens).
+#[derive(Debug, Default)]
 pub(super) struct Facts {
     /// Skills as (name, description), offered as slash commands.
     pub skills: Vec<(String, String)>,
@@ -57,10 +63,10 @@ pub(super) struct Facts {
     pub hooks: Vec<String>,
     /// The catalogue's models for the provider, with their context windows (`/model`).
     pub models: Vec<(String, Option<u64>)>,
-    /// The commands' sandbox for the status line.
-    pub sandbox: String,
-    /// Which web search applies, for `/status`.
-    pub web_search: String,
+    /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
+    pub sandbox: Option<String>,
+    /// Which web search applies, for `/status`, once known.
+    pub web_search: Option<String>,
     /// Drawn inline in the main screen (`--no-alt-screen`).
     pub inline: bool,
 }
@@ -81,28 +87,16 @@ pub struct App {
     pub input: TextArea<'static>,
     pub(super) history: Vec<String>,
     pub(super) history_index: Option<usize>,
-    pub approvals: VecDeque<ApprovalRequest>,
-    pub deny_reason: Option<TextArea<'static>>,
-    pub show_todos: bool,
-    pub todos: Vec<TodoItem>,
-    pub scroll: Scroll,
-    /// Lines to move the view by at the next draw (negative is up), and a jump to the top.
-    pub pending_scroll: i64,
-    pub pending_top: bool,
-    pub expanded: bool,
-    pub running: bool,
-    pub working_since: Option<Instant>,
-    pub turn: u32,
-    pub tokens: Option<TokenUpdate>,
-    /// The provider's counts added up since this screen opened, and their cost.
-    pub spend: Spend,
-    /// The same by model, in the order first used (`/cost` lists it when there is more than one).
-    pub spend_by_model: Vec<(String, Spend)>,
-    /// Each sub-agent's model, by task id (from its nested `SessionStarted`), for `/cost`.
-    pub child_models: std::collections::HashMap<String, String>,
-    pub retry: Option<String>,
-    /// The command hook that runs now (its event and command).
-    pub hook_running: Option<String>,
+    /// What the provider's counts cost, in all and by model (`/cost`, the status line).
+    spending: Spending,
+    /// The run going on: its turn, tokens, retry, the hook that runs.
+    run: RunState,
+    /// Tool calls waiting for the user's answer.
+    approvals: ApprovalState,
+    /// The todo list, the plan's review, auto-continue.
+    plan: PlanState,
+    /// Where the transcript view is, and whether tool output is expanded.
+    view: TranscriptView,
     pub flash: Option<String>,
     /// When the flash goes away by itself (the Ctrl+C hint lives for its second).
     pub(super) flash_until: Option<Instant>,
@@ -111,22 +105,12 @@ pub struct App {
     pub shells: Vec<String>,
     /// The completion popup was closed with Esc (until the input changes).
     pub(super) popup_closed: bool,
-    /// How far the approval overlay is scrolled when it does not fit.
-    pub overlay_scroll: u16,
-    /// When the model was last heard from in this run (deltas, tools, any event).
-    pub(super) last_heard: Option<Instant>,
-    /// Retries seen since the model last answered: numbers the next attempt.
-    pub(super) retry_streak: u32,
-    /// Tools of the run started and not finished (the model is not what is waited for).
-    pub(super) tools_running: usize,
     /// The session's name, once known (`/rename`).
     pub session_name: Option<String>,
     pub spinner: usize,
     pub should_quit: bool,
-    /// The transcript viewport's height at the last draw (a page).
-    pub viewport: u16,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
-    pub queue: Vec<String>,
+    queue: PromptQueue,
     /// The highlighted entry of the completion popup.
     pub popup_selected: usize,
     /// The working directory's files, for `@` completion (loaded on the first `@`).
@@ -139,74 +123,19 @@ pub struct App {
     pub inline: bool,
     /// What the last frame settled or found (`frame.rs`).
     pub(super) frame: super::frame::FrameState,
-    /// Skills as (name, description), offered as slash commands.
-    pub skills: Vec<(String, String)>,
-    /// The configured command hooks, one line each (`/hooks`).
-    pub hooks: Vec<String>,
-    /// The catalogue's models for the provider, with their context windows (`/model`).
-    pub models: Vec<(String, Option<u64>)>,
+    /// What the opened session told besides its `SessionView` (skills, hooks, models, ...).
+    facts: Facts,
     shell_count: usize,
-    /// A plan-mode run ended: review the plan once the todo list is in.
-    pub review_pending: bool,
-    /// Feedback typed after choosing "keep planning".
-    pub review_feedback: Option<TextArea<'static>>,
-    pub auto_continue: bool,
     /// The time keys are read at (tests set it).
     pub clock: Clock,
     /// How long the dialog on top has been on screen.
     pub(super) dialogs: DialogGuard,
-    /// The commands' sandbox for the status line (`sandbox: workspace-write`), once known.
-    pub sandbox: Option<String>,
-    /// Which web search applies (`/status`), once the session is open.
-    pub(super) web_search: Option<String>,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
     pub mcp: Vec<super::mcp_panel::McpView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
     pub(super) stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
     pub jobs: super::jobs::JobsView,
-}
-
-/// Tokens by kind and their cost, added up from the provider's counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Spend {
-    /// Prompt tokens not read from or written to a cache.
-    pub input: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    pub output: u64,
-    pub cost_usd: f64,
-    /// Whether a call had a known cost (the model's prices are in the catalogue).
-    pub priced: bool,
-    /// Whether some call's tokens are harness9's estimate (its server sent no usage).
-    pub estimated: bool,
-}
-
-impl Spend {
-    pub fn add(&mut self, update: &TokenUpdate) {
-        if !update.counts_toward_totals() {
-            return;
-        }
-        self.estimated |= update.estimated;
-        let cached = update.cache_read_tokens + update.cache_write_tokens;
-        self.input += update.input_tokens.saturating_sub(cached);
-        self.cache_read += update.cache_read_tokens;
-        self.cache_write += update.cache_write_tokens;
-        self.output += update.output_tokens;
-        if let Some(cost) = update.cost_usd {
-            self.cost_usd += cost;
-            self.priced = true;
-        }
-    }
-
-    /// `$0.0123`, or `$1.23` from a dollar on.
-    pub fn dollars(&self) -> String {
-        if self.cost_usd >= 1.0 {
-            format!("${:.2}", self.cost_usd)
-        } else {
-            format!("${:.4}", self.cost_usd)
-        }
-    }
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -226,54 +155,30 @@ impl App {
             input: new_input(),
             history: Vec::new(),
             history_index: None,
-            approvals: VecDeque::new(),
-            deny_reason: None,
-            show_todos: false,
-            todos: Vec::new(),
-            scroll: Scroll::Follow,
-            pending_scroll: 0,
-            pending_top: false,
-            expanded: false,
-            running: false,
-            working_since: None,
-            turn: 0,
-            tokens: None,
-            spend: Spend::default(),
-            spend_by_model: Vec::new(),
-            child_models: Default::default(),
-            retry: None,
-            hook_running: None,
+            spending: Spending::default(),
+            run: RunState::default(),
+            approvals: ApprovalState::default(),
+            plan: PlanState::default(),
+            view: TranscriptView::default(),
             flash: None,
             flash_until: None,
             last_ctrl_c: None,
             shells: Vec::new(),
             popup_closed: false,
-            overlay_scroll: 0,
-            last_heard: None,
-            retry_streak: 0,
-            tools_running: 0,
             session_name: None,
             spinner: 0,
             should_quit: false,
-            viewport: 20,
-            queue: Vec::new(),
+            queue: PromptQueue::default(),
             popup_selected: 0,
             files: None,
             pastes: Vec::new(),
             mouse_captured: true,
             inline: false,
             frame: Default::default(),
-            skills: Vec::new(),
-            hooks: Vec::new(),
-            models: Vec::new(),
+            facts: Facts::default(),
             shell_count: 0,
-            review_pending: false,
-            review_feedback: None,
-            auto_continue: false,
             clock: Clock::system(),
             dialogs: DialogGuard::default(),
-            sandbox: None,
-            web_search: None,
             mcp: Vec::new(),
             stack: Default::default(),
             jobs: Default::default(),
@@ -311,18 +216,103 @@ impl App {
 
     /// Whether a run or a `!` command is going on (Esc stops it; prompts are queued).
     pub fn busy(&self) -> bool {
-        self.running || !self.shells.is_empty()
+        self.run.running || !self.shells.is_empty()
     }
 
     /// The session is open: the screen shows it from now on.
     pub(super) fn show_session(&mut self, session: SessionView, facts: Facts) {
         self.session = session;
-        self.skills = facts.skills;
-        self.hooks = facts.hooks;
-        self.models = facts.models;
-        self.sandbox = Some(facts.sandbox);
-        self.web_search = Some(facts.web_search);
         self.inline = facts.inline;
+        self.facts = facts;
+    }
+
+    /// What the opened session told: skills, hooks, models, sandbox, web search.
+    pub(super) fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// The facts as a test sets them without opening a session.
+    #[cfg(test)]
+    pub(super) fn facts_mut(&mut self) -> &mut Facts {
+        &mut self.facts
+    }
+
+    /// The run going on (or the last one), as the status line shows it.
+    pub(super) fn run(&self) -> &RunState {
+        &self.run
+    }
+
+    pub(super) fn run_mut(&mut self) -> &mut RunState {
+        &mut self.run
+    }
+
+    /// Tool calls waiting for the user's answer, first shown first.
+    pub(super) fn approvals(&self) -> &ApprovalState {
+        &self.approvals
+    }
+
+    pub(super) fn approvals_mut(&mut self) -> &mut ApprovalState {
+        &mut self.approvals
+    }
+
+    /// Plan mode on screen: todos, the plan's review, auto-continue.
+    pub(super) fn plan(&self) -> &PlanState {
+        &self.plan
+    }
+
+    pub(super) fn plan_mut(&mut self) -> &mut PlanState {
+        &mut self.plan
+    }
+
+    /// Where the transcript view is (scroll, page height) and whether tool output is expanded.
+    pub(super) fn view(&self) -> &TranscriptView {
+        &self.view
+    }
+
+    pub(super) fn view_mut(&mut self) -> &mut TranscriptView {
+        &mut self.view
+    }
+
+    /// Whether the agent runs a turn now.
+    pub fn running(&self) -> bool {
+        self.run.running
+    }
+
+    /// Marks a run as going on without starting one (the spinner turns): for benchmarks that
+    /// measure the frames of a streaming screen.
+    #[doc(hidden)]
+    pub fn set_running(&mut self, running: bool) {
+        self.run.running = running;
+    }
+
+    /// Prompts typed while the agent worked.
+    pub(super) fn queue(&self) -> &PromptQueue {
+        &self.queue
+    }
+
+    pub(super) fn queue_mut(&mut self) -> &mut PromptQueue {
+        &mut self.queue
+    }
+
+    /// When nothing runs, starts the next queued prompt (and tells the core the queue is
+    /// shorter); `None` when there is none or a run is going on.
+    pub(super) fn start_next_queued(&mut self) -> Option<Vec<Effect>> {
+        if self.busy() {
+            return None;
+        }
+        let next = self.queue.take_next()?;
+        let mut effects = self.start_run(next);
+        effects.push(self.queue.told());
+        Some(effects)
+    }
+
+    /// What the provider's counts cost, in all and by model.
+    pub(super) fn spending(&self) -> &Spending {
+        &self.spending
+    }
+
+    pub(super) fn spending_mut(&mut self) -> &mut Spending {
+        &mut self.spending
     }
 
     /// Opens `layer` over whatever is on screen.

@@ -85,7 +85,7 @@ impl ChildView {
     pub fn read(
         &mut self,
         session_id: &str,
-        messages: Result<Vec<Message>, String>,
+        messages: Result<Vec<Message>, crate::session::Failure>,
         running: bool,
     ) {
         if self.session_id != session_id {
@@ -99,7 +99,7 @@ impl ChildView {
                 }
                 self.transcript = Some(transcript);
             }
-            Err(problem) => self.problem = Some(problem),
+            Err(problem) => self.problem = Some(problem.message),
         }
     }
 

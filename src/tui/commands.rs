@@ -79,8 +79,7 @@ impl App {
                 Vec::new()
             }
             "/init" if self.busy() => {
-                self.queue.push(INIT_PROMPT.into());
-                vec![Effect::Request(Request::SetQueue(self.queue.clone()))]
+                vec![self.queue_mut().push(INIT_PROMPT.into())]
             }
             "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
             "/undo" => self.undo(),
@@ -107,7 +106,7 @@ impl App {
             .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
-        let context = match self.tokens {
+        let context = match self.run().tokens {
             Some(t) if s.context_window > 0 || t.context_window > 0 => {
                 let window = if t.context_window > 0 {
                     t.context_window
@@ -129,8 +128,14 @@ impl App {
             s.model,
             s.session_id,
             s.mode,
-            self.sandbox.as_deref().unwrap_or("sandbox: unknown"),
-            self.web_search.as_deref().unwrap_or("web search: unknown"),
+            self.facts()
+                .sandbox
+                .as_deref()
+                .unwrap_or("sandbox: unknown"),
+            self.facts()
+                .web_search
+                .as_deref()
+                .unwrap_or("web search: unknown"),
             s.workdir,
             self.cost_text()
         )
@@ -155,15 +160,16 @@ impl App {
                 spend.input, spend.cache_read, spend.cache_write, spend.output
             )
         };
-        if self.spend_by_model.len() < 2 {
+        let spending = self.spending();
+        if spending.by_model().len() < 2 {
             return format!(
                 "cost since this screen opened: {} ({})",
-                spent(&self.spend),
+                spent(spending.total()),
                 self.session.model
             );
         }
-        let mut text = format!("cost since this screen opened: {}", spent(&self.spend));
-        for (model, spend) in &self.spend_by_model {
+        let mut text = format!("cost since this screen opened: {}", spent(spending.total()));
+        for (model, spend) in spending.by_model() {
             text.push_str(&format!("\n  {model}: {}", spent(spend)));
         }
         text
@@ -238,31 +244,4 @@ fn fence_for(text: &str) -> String {
 
 fn short_id(id: &str) -> &str {
     &id[..id.len().min(8)]
-}
-
-impl super::app::App {
-    /// Counts a provider's token update: in the session's spend and in `model`'s entry of the
-    /// spend by model (a new entry for a new model).
-    pub(super) fn count_spend(&mut self, model: &str, update: &crate::engine::TokenUpdate) {
-        self.spend.add(update);
-        add_by_model(&mut self.spend_by_model, model, update);
-    }
-}
-
-fn add_by_model(
-    by_model: &mut Vec<(String, super::app::Spend)>,
-    model: &str,
-    update: &crate::engine::TokenUpdate,
-) {
-    if !update.counts_toward_totals() {
-        return;
-    }
-    match by_model.iter_mut().find(|(name, _)| name == model) {
-        Some((_, spend)) => spend.add(update),
-        None => {
-            let mut spend = super::app::Spend::default();
-            spend.add(update);
-            by_model.push((model.to_owned(), spend));
-        }
-    }
 }

@@ -13,7 +13,8 @@ impl App {
         }
         match self.layer() {
             Focus::Approval => self
-                .approvals
+                .approvals()
+                .requests
                 .front()
                 .map(|request| format!("approval:{}", request.id)),
             _ => None,

@@ -87,8 +87,8 @@ impl App {
         self.flash = Some("interrupting…".into());
         self.flash_until = None;
         let mut commands = vec![Effect::Request(Request::Interrupt)];
-        if self.auto_continue {
-            self.auto_continue = false;
+        if self.plan().auto_continue {
+            self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
         }
         commands
@@ -109,7 +109,7 @@ impl App {
             return self.quit();
         }
         self.last_ctrl_c = Some(now);
-        if let Some(reason) = &mut self.deny_reason {
+        if let Some(reason) = &mut self.approvals_mut().deny_reason {
             *reason = new_input();
         } else {
             self.set_input("");
@@ -167,17 +167,18 @@ impl App {
     /// A paste from the terminal. An empty one is what a terminal sends when the clipboard holds
     /// an image and no text: the clipboard is then asked for the image.
     pub fn handle_paste(&mut self, text: &str) -> Vec<Effect> {
-        if text.is_empty() && self.deny_reason.is_none() {
+        if text.is_empty() && self.approvals().deny_reason.is_none() {
             return vec![Effect::Request(Request::PasteImage)];
         }
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
-        match &mut self.deny_reason {
+        let page = usize::from(self.view().viewport.max(4));
+        match &mut self.approvals_mut().deny_reason {
             Some(reason) => {
                 reason.insert_str(&text);
             }
             // A paste longer than the screen is shown as one line and sent whole.
-            None if lines > usize::from(self.viewport.max(4)) => {
+            None if lines > page => {
                 let placeholder = format!("[pasted {lines} lines #{}]", self.pastes.len() + 1);
                 self.input.insert_str(&placeholder);
                 self.pastes.push((placeholder, text));
@@ -200,7 +201,7 @@ impl App {
     /// path is), or why there is none.
     pub(super) fn attach_pasted_image(
         &mut self,
-        image: Result<crate::session::ClipboardImage, String>,
+        image: Result<crate::session::ClipboardImage, crate::session::Failure>,
     ) {
         match image {
             Ok(image) => {
@@ -210,7 +211,7 @@ impl App {
                 self.pastes
                     .push((placeholder, format!("@{}", image.path.display())));
             }
-            Err(why) => self.flash = Some(why),
+            Err(why) => self.flash = Some(why.message),
         }
     }
 

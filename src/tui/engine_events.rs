@@ -15,15 +15,15 @@ impl App {
         let failed = matches!(event.kind, EventKind::Error(_));
         self.apply_engine_event(event);
         let mut commands = Vec::new();
-        if failed && self.auto_continue {
+        if failed && self.plan().auto_continue {
             // Nothing carries on by itself after an error; the status line says so.
-            self.auto_continue = false;
+            self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             self.flash = Some("auto-continue off: the run ended with an error".into());
         }
-        if done && self.auto_continue {
+        if done && self.plan().auto_continue {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
-            self.auto_continue = false;
+            self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             if self
                 .flash
@@ -33,19 +33,17 @@ impl App {
                 self.flash = None;
             }
         }
-        if done && !self.queue.is_empty() && !self.busy() {
-            let next = self.queue.remove(0);
-            commands.extend(self.start_run(next));
-            commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
+        if done && let Some(started) = self.start_next_queued() {
+            commands.extend(started);
         }
         commands
     }
 
     fn apply_engine_event(&mut self, event: Event) {
         if event.turn > 0 {
-            self.turn = event.turn;
+            self.run_mut().turn = event.turn;
         }
-        self.last_heard = Some(self.clock.now());
+        self.run_mut().last_heard = Some(self.clock.now());
         if matches!(
             event.kind,
             EventKind::ToolStart(_)
@@ -55,7 +53,7 @@ impl App {
         ) {
             // A model call that got as far as a tool call (or the end) closes the failure
             // streak its retries were numbered in.
-            self.retry_streak = 0;
+            self.run_mut().retry_streak = 0;
         }
         match event.kind {
             EventKind::SessionStarted(info) => {
@@ -65,29 +63,31 @@ impl App {
             EventKind::TokenUpdate(update) => {
                 // The model the call went to: the session's, which `/model` changes.
                 let model = self.session.model.clone();
-                self.count_spend(&model, &update);
-                self.tokens = Some(update);
+                self.spending_mut().count(&model, &update);
+                self.run_mut().tokens = Some(update);
             }
             EventKind::ThinkingDelta(delta) => {
-                self.retry = None;
+                self.run_mut().retry = None;
                 self.transcript.append_thinking(&delta);
             }
             EventKind::ActionDelta(delta) => {
-                self.retry = None;
+                self.run_mut().retry = None;
                 self.transcript.append_text(&delta);
             }
             EventKind::ToolStart(call) if call.name == super::task_view::TASK_TOOL => {
-                self.tools_running += 1;
+                self.run_mut().tools_running += 1;
                 let now = self.clock.now();
                 self.transcript.task_started(call, now)
             }
             EventKind::ToolStart(call) => {
-                self.tools_running += 1;
+                self.run_mut().tools_running += 1;
                 self.transcript.tool_started(call)
             }
-            EventKind::ApprovalRequired(request) => self.approvals.push_back(request),
+            EventKind::ApprovalRequired(request) => {
+                self.approvals_mut().requests.push_back(request)
+            }
             EventKind::ToolResult(outcome) => {
-                self.tools_running = self.tools_running.saturating_sub(1);
+                self.run_mut().tools_running = self.run().tools_running.saturating_sub(1);
                 self.transcript
                     .tool_finished(&outcome.result, Some(outcome.duration))
             }
@@ -102,8 +102,8 @@ impl App {
                 self.transcript.discard_streaming();
                 // The provider's retries and the restart of a cut stream count separately;
                 // the user sees one count per failure streak.
-                self.retry_streak += 1;
-                let attempt = info.attempt.max(self.retry_streak + 1);
+                self.run_mut().retry_streak += 1;
+                let attempt = info.attempt.max(self.run().retry_streak + 1);
                 let of = if attempt <= info.max_attempts {
                     format!("attempt {attempt}/{}", info.max_attempts)
                 } else {
@@ -117,9 +117,9 @@ impl App {
                     ),
                     Tone::Quiet,
                 );
-                self.retry = Some(info.reason);
+                self.run_mut().retry = Some(info.reason);
             }
-            EventKind::HookRunning(label) => self.hook_running = label,
+            EventKind::HookRunning(label) => self.run_mut().hook_running = label,
             // Not drawn in the tool's block yet (issue 30): `exec --json` and `serve` carry it.
             EventKind::ToolProgress(_) | EventKind::ToolOutput(_) => {}
             // A child's events go to its task block, never into the parent's own entries.
@@ -129,19 +129,19 @@ impl App {
                 self.transcript.notice(text, Tone::Quiet);
             }
             EventKind::Done(_) => {
-                self.review_pending = self.session.mode == Mode::Plan;
+                self.plan_mut().review_pending = self.session.mode == Mode::Plan;
                 self.finish_run();
             }
             EventKind::Error(failure) => {
                 self.transcript.finish_streaming();
                 self.transcript.interrupt_running();
                 if failure.kind == FailureKind::Interrupted {
-                    let queued = if self.queue.is_empty() {
+                    let queued = if self.queue().is_empty() {
                         String::new()
                     } else {
                         format!(
                             " · {} queued prompt(s) kept: Enter on an empty input sends the next",
-                            self.queue.len()
+                            self.queue().len()
                         )
                     };
                     self.transcript.notice(
@@ -161,20 +161,20 @@ impl App {
     }
 
     pub(super) fn finish_run(&mut self) {
-        self.tools_running = 0;
+        self.run_mut().tools_running = 0;
         self.transcript.finish_streaming();
-        self.running = false;
-        self.working_since = None;
-        self.retry = None;
-        self.hook_running = None;
+        self.run_mut().running = false;
+        self.run_mut().working_since = None;
+        self.run_mut().retry = None;
+        self.run_mut().hook_running = None;
         if self.flash.as_deref() == Some("interrupting…") {
             self.flash = None;
         }
         // Approvals of a finished run can no longer be answered.
-        for request in self.approvals.drain(..) {
+        for request in self.approvals_mut().requests.drain(..) {
             request.respond(ApprovalDecision::Deny { reason: None });
         }
-        self.deny_reason = None;
+        self.approvals_mut().deny_reason = None;
     }
 }
 
@@ -182,10 +182,13 @@ impl App {
     /// How long a request has gone unanswered, once that is `WAITING` or more: the model is
     /// being waited for (no tool runs, no approval is open) and has said nothing.
     pub fn waiting_for_model(&self) -> Option<std::time::Duration> {
-        if !self.running || self.tools_running > 0 || !self.approvals.is_empty() {
+        if !self.run().running
+            || self.run().tools_running > 0
+            || !self.approvals().requests.is_empty()
+        {
             return None;
         }
-        let waited = self.clock.now().duration_since(self.last_heard?);
+        let waited = self.clock.now().duration_since(self.run().last_heard?);
         (waited >= WAITING).then_some(waited)
     }
 }

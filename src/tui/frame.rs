@@ -14,36 +14,37 @@ impl App {
         let (areas, _) = super::view::areas(self, area);
         let width = areas.transcript.width.saturating_sub(1).max(1);
         let height = areas.transcript.height as usize;
-        self.viewport = areas.transcript.height;
+        self.view_mut().viewport = areas.transcript.height;
         self.frame.offset = 0;
         // Inline, the terminal scrolls, not the view.
         if self.inline {
-            self.scroll = Scroll::Follow;
-            self.pending_scroll = 0;
-            self.pending_top = false;
+            self.view_mut().scroll = Scroll::Follow;
+            self.view_mut().pending_scroll = 0;
+            self.view_mut().pending_top = false;
             return;
         }
-        if self.pending_top {
-            self.pending_top = false;
-            self.scroll = Scroll::Anchored { top: 0 };
+        if self.view().pending_top {
+            self.view_mut().pending_top = false;
+            self.view_mut().scroll = Scroll::Anchored { top: 0 };
         }
         // Only a view that is (or is about to be) away from the bottom needs the total height;
         // it is measured once per frame.
-        if self.pending_scroll != 0 || matches!(self.scroll, Scroll::Anchored { .. }) {
+        if self.view().pending_scroll != 0 || matches!(self.view().scroll, Scroll::Anchored { .. })
+        {
             let total = self
                 .transcript
-                .total_height(width, self.expanded, self.spinner);
+                .total_height(width, self.view().expanded, self.spinner);
             let bottom_top = total.saturating_sub(height);
-            let top = match self.scroll {
+            let top = match self.view().scroll {
                 Scroll::Follow => bottom_top,
                 Scroll::Anchored { top } => top.min(bottom_top),
             } as i64;
-            let top = (top + self.pending_scroll).clamp(0, bottom_top as i64) as usize;
-            self.pending_scroll = 0;
+            let top = (top + self.view().pending_scroll).clamp(0, bottom_top as i64) as usize;
+            self.view_mut().pending_scroll = 0;
             if top >= bottom_top {
-                self.scroll = Scroll::Follow;
+                self.view_mut().scroll = Scroll::Follow;
             } else {
-                self.scroll = Scroll::Anchored { top };
+                self.view_mut().scroll = Scroll::Anchored { top };
                 self.frame.offset = total.saturating_sub(top + height);
             }
         }
@@ -52,7 +53,7 @@ impl App {
     /// Takes in what the frame just drawn showed.
     pub(super) fn drawn(&mut self) {
         if let Some(most) = self.frame.overlay_most.take() {
-            self.overlay_scroll = self.overlay_scroll.min(most);
+            self.approvals_mut().overlay_scroll = self.approvals().overlay_scroll.min(most);
         }
         self.stack.drawn();
         // What this frame shows is on screen from now: a dialog's keys count from its first

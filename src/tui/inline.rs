@@ -86,7 +86,7 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
     app.transcript.interrupt_running();
     let lines = app.transcript.take_rest(
         super::view::transcript_width(app, size.width),
-        app.expanded,
+        app.view().expanded,
         app.spinner,
     );
     screen.write(term, &lines)?;
@@ -115,7 +115,7 @@ impl Screen {
         if !dialog {
             let lines = app.transcript.take_finished(
                 super::view::transcript_width(app, size.width),
-                app.expanded,
+                app.view().expanded,
                 app.spinner,
             );
             if !lines.is_empty() {

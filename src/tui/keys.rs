@@ -50,7 +50,7 @@ impl App {
                 } else {
                     Action::HistoryNext
                 };
-            } else if action == Action::HistoryPrev && !self.queue.is_empty() {
+            } else if action == Action::HistoryPrev && !self.queue().is_empty() {
                 action = Action::EditQueued;
             }
         }
@@ -96,29 +96,39 @@ impl App {
             Action::HistoryPrev => self.recall(-1),
             Action::HistoryNext => self.recall(1),
             Action::ScrollUp(n) if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_sub(n)
+                self.approvals_mut().overlay_scroll =
+                    self.approvals().overlay_scroll.saturating_sub(n)
             }
             Action::ScrollDown(n) if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_add(n)
+                self.approvals_mut().overlay_scroll =
+                    self.approvals().overlay_scroll.saturating_add(n)
             }
             Action::PageUp if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_sub(self.viewport / 2)
+                self.approvals_mut().overlay_scroll = self
+                    .approvals()
+                    .overlay_scroll
+                    .saturating_sub(self.view().viewport / 2)
             }
             Action::PageDown if self.overlay_scrolls() => {
-                self.overlay_scroll = self.overlay_scroll.saturating_add(self.viewport / 2)
+                self.approvals_mut().overlay_scroll = self
+                    .approvals()
+                    .overlay_scroll
+                    .saturating_add(self.view().viewport / 2)
             }
-            Action::ScrollUp(n) => self.pending_scroll -= i64::from(n),
-            Action::ScrollDown(n) => self.pending_scroll += i64::from(n),
+            Action::ScrollUp(n) => self.view_mut().pending_scroll -= i64::from(n),
+            Action::ScrollDown(n) => self.view_mut().pending_scroll += i64::from(n),
             Action::PageUp => {
-                self.pending_scroll -= i64::from(self.viewport.saturating_sub(2).max(1))
+                self.view_mut().pending_scroll -=
+                    i64::from(self.view().viewport.saturating_sub(2).max(1))
             }
             Action::PageDown => {
-                self.pending_scroll += i64::from(self.viewport.saturating_sub(2).max(1))
+                self.view_mut().pending_scroll +=
+                    i64::from(self.view().viewport.saturating_sub(2).max(1))
             }
-            Action::Top => self.pending_top = true,
+            Action::Top => self.view_mut().pending_top = true,
             Action::Bottom => {
-                self.scroll = Scroll::Follow;
-                self.pending_scroll = 0;
+                self.view_mut().scroll = Scroll::Follow;
+                self.view_mut().pending_scroll = 0;
             }
             Action::CycleMode => {
                 self.session.mode = self.session.mode.cycle();
@@ -126,8 +136,8 @@ impl App {
                 return vec![Effect::Request(Request::SetMode(self.session.mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),
-            Action::ToggleTodos => self.show_todos = !self.show_todos,
-            Action::ToggleExpand => self.expanded = !self.expanded,
+            Action::ToggleTodos => self.plan_mut().show_todos = !self.plan().show_todos,
+            Action::ToggleExpand => self.view_mut().expanded = !self.view().expanded,
             Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
             Action::ApproveAlways => self.answer(ApprovalDecision::AllowAlways),
             Action::ApproveRule => self.answer(ApprovalDecision::AllowRule),
@@ -135,10 +145,11 @@ impl App {
             Action::DenyWithReason => {
                 let mut reason = new_input();
                 reason.set_placeholder_text("Tell the model what to do instead, then Enter");
-                self.deny_reason = Some(reason);
+                self.approvals_mut().deny_reason = Some(reason);
             }
             Action::SendDenyReason => {
                 let text = self
+                    .approvals_mut()
                     .deny_reason
                     .take()
                     .map(|r| r.lines().join("\n"))
@@ -146,8 +157,8 @@ impl App {
                 let reason = (!text.trim().is_empty()).then_some(text);
                 self.answer(ApprovalDecision::Deny { reason });
             }
-            Action::Close => self.deny_reason = None,
-            Action::Edit(key) => match &mut self.deny_reason {
+            Action::Close => self.approvals_mut().deny_reason = None,
+            Action::Edit(key) => match &mut self.approvals_mut().deny_reason {
                 Some(reason) => super::editing::edit(reason, key),
                 None => {
                     super::editing::edit(&mut self.input, key);
@@ -163,7 +174,7 @@ impl App {
     pub(super) fn quit(&mut self) -> Vec<Effect> {
         self.should_quit = true;
         let mut commands = Vec::new();
-        if self.running {
+        if self.run().running {
             commands.push(Effect::Request(Request::Interrupt));
         }
         commands.push(Effect::Quit);
@@ -174,13 +185,7 @@ impl App {
         let typed = self.input_text();
         if typed.trim().is_empty() {
             // Enter on an empty input sends the next queued prompt, if any.
-            if !self.busy() && !self.queue.is_empty() {
-                let next = self.queue.remove(0);
-                let mut commands = self.start_run(next);
-                commands.push(Effect::Request(Request::SetQueue(self.queue.clone())));
-                return commands;
-            }
-            return Vec::new();
+            return self.start_next_queued().unwrap_or_default();
         }
         let (shown, text) = self.expand_pastes(&typed);
         self.history.push(text.clone());
@@ -194,18 +199,17 @@ impl App {
             self.transcript.notice(missing, Tone::Warning);
         }
         if self.busy() {
-            self.queue.push(text);
+            let told = self.queue_mut().push(text);
             self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
-            return vec![Effect::Request(Request::SetQueue(self.queue.clone()))];
+            return vec![told];
         }
         self.start_run_shown(shown, text)
     }
 
     /// Sends `text` as a prompt now, or queues it while a run is going.
     pub(super) fn send_or_queue(&mut self, text: String) -> Vec<Effect> {
-        if self.running {
-            self.queue.push(text);
-            return vec![Effect::Request(Request::SetQueue(self.queue.clone()))];
+        if self.run().running {
+            return vec![self.queue_mut().push(text)];
         }
         self.start_run(text)
     }
@@ -219,19 +223,19 @@ impl App {
     /// skill's command, a collapsed paste).
     pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Effect> {
         self.transcript.push(EntryKind::User(shown));
-        self.running = true;
-        self.working_since = Some(Instant::now());
-        self.last_heard = Some(self.clock.now());
-        self.retry = None;
-        self.retry_streak = 0;
+        self.run_mut().running = true;
+        self.run_mut().working_since = Some(Instant::now());
+        self.run_mut().last_heard = Some(self.clock.now());
+        self.run_mut().retry = None;
+        self.run_mut().retry_streak = 0;
         self.flash = None;
-        self.scroll = Scroll::Follow;
+        self.view_mut().scroll = Scroll::Follow;
         vec![Effect::Request(Request::Submit(text))]
     }
 
     fn answer(&mut self, decision: ApprovalDecision) {
-        self.overlay_scroll = 0;
-        if let Some(request) = self.approvals.pop_front() {
+        self.approvals_mut().overlay_scroll = 0;
+        if let Some(request) = self.approvals_mut().requests.pop_front() {
             if let ApprovalDecision::Deny {
                 reason: Some(reason),
             } = &decision

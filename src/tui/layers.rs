@@ -17,14 +17,14 @@ impl App {
     /// The layers on screen, bottom to top; the last one has the focus.
     pub fn layers(&self) -> Vec<Focus> {
         let mut stack = vec![Focus::Main];
-        if self.plan_ready() && self.approvals.is_empty() && !self.running {
+        if self.plan_ready() && self.approvals().requests.is_empty() && !self.run().running {
             stack.push(Focus::PlanReview);
         }
         // The layers the app opened, in the order it opened them.
         stack.extend(self.stack.focuses());
-        if !self.approvals.is_empty() {
+        if !self.approvals().requests.is_empty() {
             stack.push(Focus::Approval);
-            if self.deny_reason.is_some() {
+            if self.approvals().deny_reason.is_some() {
                 stack.push(Focus::DenyReason);
             }
         }
@@ -48,12 +48,12 @@ impl App {
         Shared {
             mcp: &self.mcp,
             transcript: &self.transcript,
-            expanded: self.expanded,
+            expanded: self.view().expanded,
             spinner: self.spinner,
             clock: &self.clock,
-            viewport: self.viewport,
+            viewport: self.view().viewport,
             session_id: &self.session.session_id,
-            running: self.running,
+            running: self.run().running,
         }
     }
 
@@ -92,7 +92,7 @@ impl App {
 pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
     let mut opened_drawn = false;
     // How far the overlays are scrolled: each one drawn may find the end nearer.
-    let mut scroll = app.overlay_scroll;
+    let mut scroll = app.approvals().overlay_scroll;
     let mut overlay_drawn = false;
     for layer in app.layers() {
         match layer {
@@ -103,7 +103,7 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
             }
             Focus::PlanReview => super::plan_review::draw(app, frame, body),
             Focus::Approval => {
-                if let Some(request) = app.approvals.front() {
+                if let Some(request) = app.approvals().requests.front() {
                     let most = super::overlays::draw_approval(app, request, scroll, frame, body);
                     scroll = scroll.min(most);
                     overlay_drawn = true;

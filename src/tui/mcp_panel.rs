@@ -133,12 +133,16 @@ pub fn fetch_prompt(app: &mut App, typed: &str, args: &str) -> Vec<Effect> {
 
 /// A fetched prompt: sent as the user's prompt (or queued behind a running turn); a failure
 /// is a notice.
-pub fn prompt_fetched(app: &mut App, command: &str, result: Result<String, String>) -> Vec<Effect> {
+pub fn prompt_fetched(
+    app: &mut App,
+    command: &str,
+    result: Result<String, crate::session::Failure>,
+) -> Vec<Effect> {
     app.flash = None;
     match result {
         Ok(text) => app.send_or_queue(text),
         Err(error) => {
-            let notice = sanitize(&format!("/{command}: {error}"));
+            let notice = sanitize(&format!("/{command}: {}", error.message));
             app.flash = Some(notice.clone());
             app.transcript.notice(notice, Tone::Warning);
             Vec::new()

@@ -316,7 +316,7 @@ pub(super) fn draw_approval(
         );
     }
     lines.extend(choice_lines(choices, inner_width, key));
-    if let Some(reason) = &app.deny_reason {
+    if let Some(reason) = &app.approvals().deny_reason {
         lines.push(Line::default());
         lines.push(Line::styled(
             "What should the model do instead? (Enter sends, Esc goes back)",
@@ -329,7 +329,7 @@ pub(super) fn draw_approval(
             ]));
         }
     }
-    let pending = app.approvals.len();
+    let pending = app.approvals().requests.len();
     let asks = match &request.agent {
         Some(agent) => format!(" for {agent}"),
         None => String::new(),

@@ -23,24 +23,29 @@ then stop and report what you did.";
 impl App {
     /// A plan to review: a plan-mode run ended and the todo list has open items.
     pub fn plan_ready(&self) -> bool {
-        self.review_pending && self.todos.iter().any(|t| t.status != TodoStatus::Completed)
+        self.plan().review_pending
+            && self
+                .plan()
+                .todos
+                .iter()
+                .any(|t| t.status != TodoStatus::Completed)
     }
 
     /// Keys while the feedback box is open; `None` when it is not.
     pub(super) fn review_feedback_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
-        let feedback = self.review_feedback.as_mut()?;
+        let feedback = self.plan_mut().review_feedback.as_mut()?;
         Some(match key.code {
             KeyCode::Esc => {
-                self.review_feedback = None;
+                self.plan_mut().review_feedback = None;
                 Vec::new()
             }
             KeyCode::Enter if key.modifiers.is_empty() => {
                 let text = feedback.lines().join("\n");
-                self.review_feedback = None;
+                self.plan_mut().review_feedback = None;
                 if text.trim().is_empty() {
                     return Some(Vec::new());
                 }
-                self.review_pending = false;
+                self.plan_mut().review_pending = false;
                 self.start_run(text)
             }
             _ => {
@@ -58,9 +63,9 @@ impl App {
                 } else {
                     Mode::Default
                 };
-                self.review_pending = false;
+                self.plan_mut().review_pending = false;
                 self.session.mode = mode;
-                self.auto_continue = true;
+                self.plan_mut().auto_continue = true;
                 let mut commands = vec![
                     Effect::Request(Request::SetMode(mode)),
                     Effect::Request(Request::SetAutoContinue(true)),
@@ -69,9 +74,9 @@ impl App {
                 commands
             }
             Action::PlanStep => {
-                self.review_pending = false;
+                self.plan_mut().review_pending = false;
                 self.session.mode = Mode::Default;
-                self.auto_continue = false;
+                self.plan_mut().auto_continue = false;
                 let mut commands = vec![
                     Effect::Request(Request::SetMode(Mode::Default)),
                     Effect::Request(Request::SetAutoContinue(false)),
@@ -84,11 +89,11 @@ impl App {
                 input.set_placeholder_text(
                     "What should change in the plan? Enter sends, Esc goes back",
                 );
-                self.review_feedback = Some(input);
+                self.plan_mut().review_feedback = Some(input);
                 Vec::new()
             }
             Action::PlanDiscard => {
-                self.review_pending = false;
+                self.plan_mut().review_pending = false;
                 self.flash = Some("plan discarded; still in plan mode".into());
                 vec![Effect::Request(Request::ClearTodos)]
             }
@@ -105,7 +110,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         .fg(super::theme::accent())
         .add_modifier(Modifier::BOLD);
     let mut lines = Vec::new();
-    for todo in &app.todos {
+    for todo in &app.plan().todos {
         let mark = match todo.status {
             TodoStatus::Completed => "✓ ",
             TodoStatus::InProgress => "▶ ",
@@ -145,7 +150,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         inner_width,
         accent,
     ));
-    if let Some(feedback) = &app.review_feedback {
+    if let Some(feedback) = &app.plan().review_feedback {
         lines.push(Line::default());
         lines.push(Line::styled(
             "What should change? (Enter sends, Esc goes back)",

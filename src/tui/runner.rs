@@ -193,7 +193,7 @@ impl Runner {
     fn apply(&mut self, app: &mut App, update: Update) -> Vec<Effect> {
         match &update {
             Update::Engine(event) => {
-                let ran = app.working_since.map(|since| since.elapsed());
+                let ran = app.run().working_since.map(|since| since.elapsed());
                 if let Some(text) = self.notify.decide(&event.kind, ran) {
                     let mut stdout = std::io::stdout();
                     let _ =

@@ -51,11 +51,13 @@ fn short_path(path: &str, max: usize) -> String {
 
 fn gauge(app: &App) -> Vec<Span<'static>> {
     let window = app
+        .run()
         .tokens
         .map(|t| t.context_window)
         .filter(|w| *w > 0)
         .unwrap_or(app.session.context_window);
     let used = app
+        .run()
         .tokens
         .map(|t| t.input_tokens + t.output_tokens)
         .unwrap_or(0);
@@ -72,7 +74,7 @@ fn gauge(app: &App) -> Vec<Span<'static>> {
     };
     let cells = 10usize;
     let filled = ((share * cells as f64).round() as usize).min(cells);
-    let estimated = app.tokens.is_some_and(|t| t.estimated);
+    let estimated = app.run().tokens.is_some_and(|t| t.estimated);
     vec![
         Span::styled("█".repeat(filled), Style::new().fg(color)),
         Span::styled("░".repeat(cells - filled), DIM),
@@ -114,10 +116,13 @@ fn short_gauge(app: &App) -> Vec<Span<'static>> {
 /// of servers) with the priority it deserves.
 fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
     let mut segments: Vec<(u8, Vec<Span<'static>>)> = Vec::new();
-    if app.turn > 0 {
-        segments.push((2, vec![Span::styled(format!(" · turn {}", app.turn), DIM)]));
+    if app.run().turn > 0 {
+        segments.push((
+            2,
+            vec![Span::styled(format!(" · turn {}", app.run().turn), DIM)],
+        ));
     }
-    if let Some(since) = app.working_since {
+    if let Some(since) = app.run().working_since {
         let elapsed = format_duration(std::time::Duration::from_secs(since.elapsed().as_secs()));
         segments.push((
             8,
@@ -136,7 +141,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if let Some(hook) = &app.hook_running {
+    if let Some(hook) = &app.run().hook_running {
         segments.push((
             8,
             vec![Span::styled(
@@ -145,7 +150,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if let Some(reason) = &app.retry {
+    if let Some(reason) = &app.run().retry {
         segments.push((
             7,
             vec![Span::styled(
@@ -154,10 +159,13 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if app.spend.priced {
+    if app.spending().total().priced {
         segments.push((
             5,
-            vec![Span::styled(format!(" · {}", app.spend.dollars()), DIM)],
+            vec![Span::styled(
+                format!(" · {}", app.spending().total().dollars()),
+                DIM,
+            )],
         ));
     }
     if let Some(jobs) = super::jobs::status_text(app) {
@@ -166,10 +174,10 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
     if let Some(mcp) = super::mcp_panel::status_text(app) {
         segments.push((4, vec![Span::styled(mcp, DIM)]));
     }
-    if let Some(sandbox) = &app.sandbox {
+    if let Some(sandbox) = &app.facts().sandbox {
         segments.push((4, vec![Span::styled(format!(" · {sandbox}"), DIM)]));
     }
-    if app.auto_continue {
+    if app.plan().auto_continue {
         segments.push((
             7,
             vec![Span::styled(
@@ -318,7 +326,7 @@ mod sandbox_tests {
             mode: Mode::AutoEdit,
             context_window: 1000,
         });
-        app.sandbox = Some("sandbox: workspace-write".into());
+        app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
         let mut terminal = Terminal::new(TestBackend::new(120, 1)).unwrap();
         terminal
             .draw(|frame| draw_status(&app, frame, frame.area()))

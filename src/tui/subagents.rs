@@ -18,16 +18,16 @@ impl App {
         // include them (only its `done` does, and the status line does not add `done`).
         match &event.event.kind {
             crate::engine::EventKind::SessionStarted(info) => {
-                self.child_models
-                    .insert(event.task_id.clone(), info.model.clone());
+                self.spending_mut()
+                    .child_started(&event.task_id, &info.model);
             }
             crate::engine::EventKind::TokenUpdate(update) => {
                 let model = self
-                    .child_models
-                    .get(&event.task_id)
-                    .unwrap_or(&self.session.model)
-                    .clone();
-                self.count_spend(&model, update);
+                    .spending()
+                    .child_model(&event.task_id)
+                    .unwrap_or(self.session.model.as_str())
+                    .to_owned();
+                self.spending_mut().count(&model, update);
             }
             _ => {}
         }
@@ -66,7 +66,7 @@ impl App {
     pub(super) fn session_read(
         &mut self,
         session_id: &str,
-        messages: Result<Vec<Message>, String>,
+        messages: Result<Vec<Message>, crate::session::Failure>,
     ) {
         let Some(view) = self.stack.find_mut::<ChildView>() else {
             return;

@@ -187,7 +187,7 @@ fn snapshot_tool_blocks_running_ok_error_and_a_diff() {
             &ToolResult::ok("3", "Edited src/parse.rs: 1 replacement.\n--- a/src/parse.rs\n+++ b/src/parse.rs\n@@ -1,3 +1,3 @@\n fn split(line: &str) -> Vec<&str> {\n-    line.split(',').collect()\n+    line.split(',').map(str::trim).collect()\n }"),
             Some(Duration::from_millis(5)),
         );
-        app.expanded = true;
+        app.view_mut().expanded = true;
         app.transcript
             .tool_started(call("4", "grep", r#"{"pattern":"fn split"}"#));
         app
@@ -237,8 +237,8 @@ fn snapshot_approval_overlays_for_bash_and_edit_file() {
 fn snapshot_status_line_in_each_mode() {
     for mode in Mode::ALL {
         let mut app = App::new(session(mode));
-        app.turn = 3;
-        app.tokens = Some(TokenUpdate {
+        app.run_mut().turn = 3;
+        app.run_mut().tokens = Some(TokenUpdate {
             input_tokens: 120_000,
             output_tokens: 4_000,
             context_window: 200_000,
@@ -297,7 +297,7 @@ fn queued_approvals_are_asked_one_after_another() {
             reason: Some("use make check".into())
         }
     );
-    assert!(app.approvals.is_empty());
+    assert!(app.approvals().requests.is_empty());
     assert!(
         app.input_text().is_empty(),
         "the denial text never landed in the prompt"
@@ -311,11 +311,11 @@ fn reading_older_text_is_not_yanked_by_streaming() {
         app.transcript
             .push(EntryKind::User(format!("question {i}")));
     }
-    app.running = true;
+    app.run_mut().running = true;
     screen(&mut app, 80, 24);
     app.handle_key(key(KeyCode::PageUp));
     let before = screen(&mut app, 80, 24);
-    assert!(matches!(app.scroll, Scroll::Anchored { .. }));
+    assert!(matches!(app.view().scroll, Scroll::Anchored { .. }));
     for i in 0..30 {
         app.handle_engine(event(
             1,
@@ -340,7 +340,7 @@ fn reading_older_text_is_not_yanked_by_streaming() {
         modifiers: KeyModifiers::NONE,
     });
     screen(&mut app, 80, 24);
-    assert!(matches!(app.scroll, Scroll::Anchored { .. }));
+    assert!(matches!(app.view().scroll, Scroll::Anchored { .. }));
 }
 
 #[test]
@@ -365,7 +365,7 @@ fn keys_for_modes_help_todos_and_quitting() {
     app.handle_key(key(KeyCode::Char('?')));
     assert!(screen(&mut app, 80, 24).contains("Keys · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
-    app.todos = vec![
+    app.plan_mut().todos = vec![
         TodoItem {
             content: "read the parser".into(),
             status: TodoStatus::Completed,
@@ -492,8 +492,8 @@ fn no_state_panics_at_tiny_sizes() {
         }),
         Box::new(|| {
             let mut app = app();
-            app.show_todos = true;
-            app.todos = vec![TodoItem {
+            app.plan_mut().show_todos = true;
+            app.plan_mut().todos = vec![TodoItem {
                 content: "a long todo item ".repeat(5),
                 status: TodoStatus::InProgress,
             }];
@@ -513,7 +513,7 @@ fn no_state_panics_at_tiny_sizes() {
         Box::new(|| {
             let mut app = app();
             app.session.mode = Mode::Plan;
-            app.todos = vec![TodoItem {
+            app.plan_mut().todos = vec![TodoItem {
                 content: "step".into(),
                 status: TodoStatus::Pending,
             }];

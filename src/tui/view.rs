@@ -51,7 +51,7 @@ pub(super) fn areas(app: &App, area: Rect) -> (Areas, Vec<Line<'static>>) {
         Constraint::Length(1),
     ])
     .areas(area);
-    let (transcript, todo) = if app.show_todos && body.width >= 100 {
+    let (transcript, todo) = if app.plan().show_todos && body.width >= 100 {
         let [left, right] =
             Layout::horizontal([Constraint::Min(40), Constraint::Length(TODO_PANEL)]).areas(body);
         (left, Some(right))
@@ -78,9 +78,9 @@ pub fn draw(app: &App, frame: &mut Frame) {
     draw_transcript(app, frame, areas.transcript);
     if let Some(todo_area) = areas.todo {
         draw_todos(app, frame, todo_area);
-    } else if app.show_todos {
+    } else if app.plan().show_todos {
         let width = TODO_PANEL.min(body.width);
-        let height = (app.todos.len() as u16 + 2).max(3).min(body.height);
+        let height = (app.plan().todos.len() as u16 + 2).max(3).min(body.height);
         let overlay =
             Rect::new(body.right().saturating_sub(width), body.y, width, height).intersection(body);
         frame.render_widget(Clear, overlay);
@@ -96,7 +96,8 @@ pub fn draw(app: &App, frame: &mut Frame) {
 fn queue_lines_of(app: &App) -> Vec<Line<'static>> {
     const SHOWN: usize = 3;
     let mut lines: Vec<Line<'static>> = app
-        .queue
+        .queue()
+        .prompts()
         .iter()
         .take(SHOWN)
         .map(|prompt| {
@@ -107,11 +108,11 @@ fn queue_lines_of(app: &App) -> Vec<Line<'static>> {
             ])
         })
         .collect();
-    if app.queue.len() > SHOWN {
+    if app.queue().len() > SHOWN {
         lines.push(Line::styled(
             format!(
                 "  … and {} more queued (Up edits the last)",
-                app.queue.len() - SHOWN
+                app.queue().len() - SHOWN
             ),
             DIM,
         ));
@@ -174,7 +175,7 @@ pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
 fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(1).max(1);
     let height = area.height as usize;
-    let (expanded, spinner) = (app.expanded, app.spinner);
+    let (expanded, spinner) = (app.view().expanded, app.spinner);
     app.transcript.set_now(app.clock.now());
     if app.inline {
         return draw_live(app, frame, Rect { width, ..area });
@@ -214,7 +215,7 @@ fn draw_live(app: &App, frame: &mut Frame, area: Rect) {
     let lines = if app.transcript.is_empty() {
         welcome(app, area.width)
     } else {
-        let (expanded, spinner) = (app.expanded, app.spinner);
+        let (expanded, spinner) = (app.view().expanded, app.spinner);
         app.transcript
             .live_window(area.width, area.height as usize, expanded, spinner)
     };
@@ -232,7 +233,7 @@ fn draw_live(app: &App, frame: &mut Frame, area: Rect) {
 /// the inline live area and what inline mode writes above it all lay out at this width, so an
 /// entry's cached layout is made once per frame.
 pub(super) fn transcript_width(app: &App, width: u16) -> u16 {
-    let part = if app.show_todos && width >= 100 {
+    let part = if app.plan().show_todos && width >= 100 {
         width.saturating_sub(TODO_PANEL)
     } else {
         width
@@ -250,7 +251,7 @@ pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
     let body = if app.transcript.is_empty() {
         welcome(app, text_width).len()
     } else {
-        let (expanded, spinner) = (app.expanded, app.spinner);
+        let (expanded, spinner) = (app.view().expanded, app.spinner);
         app.transcript.live_height(text_width, expanded, spinner)
     }
     .max(1);
@@ -259,8 +260,8 @@ pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
     if popup > 0 {
         wanted = wanted.max(popup.min(super::workflows::POPUP_ROWS) + 2);
     }
-    if app.show_todos {
-        wanted = wanted.max(app.todos.len().max(1) + 2);
+    if app.plan().show_todos {
+        wanted = wanted.max(app.plan().todos.len().max(1) + 2);
     }
     let clamp = |n: usize| n.min(usize::from(rows)) as u16;
     (clamp(fixed + body), clamp(fixed + wanted))
@@ -329,6 +330,7 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
 
 fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {
     let done = app
+        .plan()
         .todos
         .iter()
         .filter(|t| t.status == TodoStatus::Completed)
@@ -336,14 +338,17 @@ fn draw_todos(app: &App, frame: &mut Frame, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(DIM)
-        .title(format!(" todos {done}/{} · Ctrl+T ", app.todos.len()));
+        .title(format!(
+            " todos {done}/{} · Ctrl+T ",
+            app.plan().todos.len()
+        ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let mut lines = Vec::new();
-    if app.todos.is_empty() {
+    if app.plan().todos.is_empty() {
         lines.push(Line::styled("no todo list yet", DIM));
     }
-    for todo in &app.todos {
+    for todo in &app.plan().todos {
         let (mark, style) = match todo.status {
             TodoStatus::Completed => (
                 "✓ ",

@@ -24,7 +24,7 @@ impl App {
         }
         let text = self.input_text();
         if text.starts_with('/') {
-            let mut list = slash::completions(&text, &self.skills);
+            let mut list = slash::completions(&text, &self.facts().skills);
             list.extend(super::mcp_panel::prompt_completions(self, &text));
             return list;
         }
@@ -78,13 +78,13 @@ impl App {
                 vec![Effect::SetMouseCapture(self.mouse_captured)]
             }
             Action::EditQueued => {
-                let Some(last) = self.queue.pop() else {
+                let Some(last) = self.queue_mut().pop_last() else {
                     return Some(Vec::new());
                 };
                 self.set_input(&last);
                 self.flash =
                     Some("editing a queued prompt: Enter queues it again, Ctrl+C drops it".into());
-                vec![Effect::Request(Request::SetQueue(self.queue.clone()))]
+                vec![self.queue().told()]
             }
             Action::PopupUp => {
                 self.popup_selected = self.popup_selected.saturating_sub(1);
@@ -138,6 +138,7 @@ impl App {
                 .iter()
                 .any(|c| c.name == choice.insert && !c.args.is_empty())
                 || self
+                    .facts()
                     .skills
                     .iter()
                     .any(|(n, _)| format!("/{n}") == choice.insert);
@@ -166,7 +167,8 @@ impl App {
             }
             let id = self.next_shell_id();
             self.shells.push(id.clone());
-            self.working_since
+            self.run_mut()
+                .working_since
                 .get_or_insert_with(std::time::Instant::now);
             self.transcript.push(EntryKind::User(text.to_owned()));
             self.transcript.tool_started(ToolCall {
@@ -174,7 +176,7 @@ impl App {
                 name: "bash".into(),
                 arguments: serde_json::json!({ "command": command }).to_string(),
             });
-            self.scroll = Scroll::Follow;
+            self.view_mut().scroll = Scroll::Follow;
             return Some(vec![Effect::Request(Request::RunShell {
                 id,
                 command: command.to_owned(),
@@ -202,7 +204,7 @@ impl App {
                 Vec::new()
             }
             "/rename" => vec![Effect::Request(Request::Rename(rest.to_owned()))],
-            "/compact" if self.running => {
+            "/compact" if self.run_mut().running => {
                 self.flash = Some("compacting once this turn ends…".into());
                 vec![Effect::Request(Request::Compact)]
             }
@@ -232,11 +234,11 @@ impl App {
             },
             "/model" if rest.is_empty() => {
                 let mut text = format!("model: {} (/model NAME switches)", self.session.model);
-                if !self.models.is_empty() {
+                if !self.facts().models.is_empty() {
                     text.push_str(
                         "\nknown models of this provider (a name starting with one matches):",
                     );
-                    for (name, window) in &self.models {
+                    for (name, window) in &self.facts().models {
                         let window = window.map(|w| format!(", {w} tokens")).unwrap_or_default();
                         text.push_str(&format!("\n  {name}{window}"));
                     }
@@ -260,15 +262,15 @@ impl App {
                 commands
             }
             "/todos" => {
-                self.show_todos = !self.show_todos;
+                self.plan_mut().show_todos = !self.plan().show_todos;
                 Vec::new()
             }
             "/hooks" => {
-                let text = if self.hooks.is_empty() {
+                let text = if self.facts().hooks.is_empty() {
                     "no hooks are configured (settings.json \"hooks\"; see docs/REFERENCE.md)"
                         .to_owned()
                 } else {
-                    format!("hooks:\n{}", self.hooks.join("\n"))
+                    format!("hooks:\n{}", self.facts().hooks.join("\n"))
                 };
                 self.transcript.notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
@@ -277,7 +279,7 @@ impl App {
             "/quit" | "/exit" => {
                 self.should_quit = true;
                 let mut commands = Vec::new();
-                if self.running {
+                if self.run().running {
                     commands.push(Effect::Request(Request::Interrupt));
                 }
                 commands.push(Effect::Quit);
@@ -288,7 +290,7 @@ impl App {
             }
             other => {
                 let skill = other.trim_start_matches('/');
-                if self.skills.iter().any(|(n, _)| n == skill) {
+                if self.facts().skills.iter().any(|(n, _)| n == skill) {
                     let task = if rest.is_empty() {
                         "the task at hand".to_owned()
                     } else {
@@ -298,13 +300,12 @@ impl App {
                         "Use the `{skill}` skill: call use_skill with name \"{skill}\", then follow it for this task: {task}"
                     );
                     if self.busy() {
-                        self.queue.push(prompt);
-                        return Some(vec![Effect::Request(Request::SetQueue(self.queue.clone()))]);
+                        return Some(vec![self.queue_mut().push(prompt)]);
                     }
                     // The transcript shows what the user typed; the model gets the request.
                     return Some(self.start_run_shown(text.to_owned(), prompt));
                 }
-                self.flash = Some(match slash::nearest(other, &self.skills) {
+                self.flash = Some(match slash::nearest(other, &self.facts().skills) {
                     Some(near) => {
                         format!("unknown command {other}: did you mean {near}? (/help lists them)")
                     }

@@ -1,13 +1,12 @@
 //! Failures are data: no signature visible outside its module returns a `String` (or a boxed
 //! `dyn Error`) as its error. A front end decides on a typed error's kind, never on its words.
 //!
-//! The scan reads `src/` as text: every `pub`, `pub(crate)` or `pub(in ...)` function, `pub type`
-//! alias and `pub` field whose type is `Result<_, String>` or `Result<_, Box<dyn Error>>` fails the
-//! test, named by file and line. Functions private to their file (and `pub(super)` helpers that stay
-//! inside one module's own files) may keep text errors; nothing is allow-listed. The session
-//! protocol's enum variants (`Update::McpPrompt`'s result, the prompt text an MCP server sends or
-//! its refusal as the server worded it) are payloads carried to a screen, not signatures, and are
-//! not read by this scan.
+//! The scan reads the whole of `src/` as text: every `pub`, `pub(crate)`, `pub(super)` or
+//! `pub(in ...)` function that returns or takes (as an argument of its own, not a callback's) a
+//! `Result<_, String>` or `Result<_, Box<dyn Error>>`, and every such `pub type` alias and `pub`
+//! field, fails the test, named by file and line. Only functions private to their file may keep
+//! text errors; nothing is allow-listed. The session protocol's enum variants are payloads, not
+//! signatures; they carry `Failure`, and a front end passes that on rather than its words.
 
 use std::path::{Path, PathBuf};
 
@@ -72,11 +71,46 @@ fn text_error(ty: &str) -> bool {
     })
 }
 
-/// Whether a line opens an item visible beyond its module's files.
+/// Whether a line opens an item visible beyond its own file (`pub(super)` reaches the parent
+/// module's file).
 fn crosses(line: &str) -> bool {
-    let line = line.trim_start();
-    (line.starts_with("pub ") || line.starts_with("pub(crate)") || line.starts_with("pub(in "))
-        && !line.starts_with("pub(super)")
+    line.trim_start().starts_with("pub ") || line.trim_start().starts_with("pub(")
+}
+
+/// The types of a function's own arguments (`self` has none), split at top-level commas.
+fn argument_types(signature: &str) -> Vec<String> {
+    let Some(open) = signature
+        .find("fn ")
+        .and_then(|at| signature[at..].find('(').map(|open| at + open))
+    else {
+        return Vec::new();
+    };
+    let text = signature[open + 1..].replace("->", "→");
+    let mut depth = 0usize;
+    let mut current = String::new();
+    let mut arguments = Vec::new();
+    for c in text.chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            ')' if depth == 0 => break,
+            '>' | ')' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                arguments.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    arguments.push(current);
+    arguments
+        .iter()
+        .filter_map(|argument| {
+            argument
+                .split_once(": ")
+                .map(|(_, ty)| ty.trim().to_string())
+        })
+        .collect()
 }
 
 /// What follows the `->` after a function's argument list (up to a `where`), or nothing.
@@ -129,8 +163,15 @@ fn offenders(text: &str) -> Vec<String> {
             }
         }
         let ty = if is_fn {
-            // Only the return type: arguments may take a callback that returns text.
-            return_type(&signature)
+            // The return type and the arguments that are results themselves: an argument may
+            // still take a callback that returns text (`impl Fn() -> Result<_, String>`).
+            let mut types = vec![return_type(&signature)];
+            types.extend(
+                argument_types(&signature)
+                    .into_iter()
+                    .filter(|ty| ty.starts_with("Result<") || ty.starts_with("std::result::")),
+            );
+            types.join(" ")
         } else if signature.starts_with("pub type") || signature.contains(':') {
             signature.clone()
         } else {
@@ -179,11 +220,13 @@ fn the_scan_sees_what_it_is_meant_to() {
     let bad = "pub fn a() -> Result<(), String> {\n\
                pub(crate) async fn b(\n    x: u8,\n) -> Result<Vec<u8>, String> {\n\
                pub type F = Arc<dyn Fn(&str) -> Result<u8, String> + Send>;\n\
-               pub c: Result<u8, Box<dyn std::error::Error>>,\n";
-    assert_eq!(offenders(bad).len(), 4, "{:?}", offenders(bad));
+               pub c: Result<u8, Box<dyn std::error::Error>>,\n\
+               pub(super) fn d() -> Result<(), String> {\n\
+               pub fn e(app: &mut App, result: Result<String, String>) -> Vec<u8> {\n";
+    assert_eq!(offenders(bad).len(), 6, "{:?}", offenders(bad));
     let fine = "fn a() -> Result<(), String> {\n\
-                pub(super) fn b() -> Result<(), String> {\n\
                 pub fn c(f: impl Fn() -> Result<(), String>) -> Result<String, MyError> {\n\
-                pub fn d() -> std::io::Result<String> {\n";
+                pub fn d() -> std::io::Result<String> {\n\
+                pub fn e(&self, result: Result<String, Failure>) {\n";
     assert!(offenders(fine).is_empty(), "{:?}", offenders(fine));
 }

@@ -11,7 +11,10 @@ use super::error_types::sources;
 #[test]
 fn no_message_carries_a_continuation_lines_indentation() {
     let mut files = Vec::new();
-    sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
     assert!(files.len() > 100, "the scan sees src/");
     let mut found = Vec::new();
     for file in &files {

@@ -1,10 +1,10 @@
 //! The allowlist: each read-only program with the options it may be given. What is not listed is
 //! refused; options that write a file or run a program are listed in `refused` only to explain.
 
-use super::options::{Allowed, listed, operands};
+use super::options::{Allowed, ArgumentRefusal, listed, operands};
 
 /// A command's own check of its arguments.
-type Check = fn(&[String]) -> Result<(), String>;
+type Check = fn(&[String]) -> Result<(), ArgumentRefusal>;
 
 pub(super) struct Spec {
     pub name: &'static str,
@@ -420,7 +420,7 @@ pub(super) fn lookup(program: &str) -> Option<&'static Spec> {
     SPECS.iter().find(|s| s.name == program)
 }
 
-pub(super) fn check_with(spec: &Spec, args: &[String]) -> Result<(), String> {
+pub(super) fn check_with(spec: &Spec, args: &[String]) -> Result<(), ArgumentRefusal> {
     if let Some(check) = spec.special {
         return check(args);
     }
@@ -429,28 +429,28 @@ pub(super) fn check_with(spec: &Spec, args: &[String]) -> Result<(), String> {
         && operands.len() > max
     {
         return Err(match spec.name {
-            "uniq" => "`uniq` with two file arguments writes the second".into(),
-            "xxd" => "`xxd` with two file arguments writes the second".into(),
-            name => format!("`{name}` takes at most {max} argument(s) here"),
+            "uniq" => ArgumentRefusal::Listed("`uniq` with two file arguments writes the second"),
+            "xxd" => ArgumentRefusal::Listed("`xxd` with two file arguments writes the second"),
+            name => ArgumentRefusal::Form(format!("`{name}` takes at most {max} argument(s) here")),
         });
     }
     Ok(())
 }
 
-fn check_printf(args: &[String]) -> Result<(), String> {
+fn check_printf(args: &[String]) -> Result<(), ArgumentRefusal> {
     match args.first() {
-        Some(first) if first.starts_with("-v") => {
-            Err("`printf -v` assigns a shell variable".into())
-        }
-        Some(first) if first.starts_with('-') && first != "--" => {
-            Err(format!("`printf {first}` is not understood"))
-        }
+        Some(first) if first.starts_with("-v") => Err(ArgumentRefusal::Listed(
+            "`printf -v` assigns a shell variable",
+        )),
+        Some(first) if first.starts_with('-') && first != "--" => Err(ArgumentRefusal::Form(
+            format!("`printf {first}` is not understood"),
+        )),
         _ => Ok(()),
     }
 }
 
 /// `date` prints; with `-s`/`--set` or an operand other than `+FORMAT` it sets the clock.
-fn check_date(args: &[String]) -> Result<(), String> {
+fn check_date(args: &[String]) -> Result<(), ArgumentRefusal> {
     let allowed = Allowed {
         flags: "-u -R --utc --universal --rfc-email --debug",
         valued: "-d -r --date --reference --rfc-3339",
@@ -472,16 +472,16 @@ fn check_date(args: &[String]) -> Result<(), String> {
         .collect();
     for operand in operands("date", &allowed, &args)? {
         if !operand.starts_with('+') {
-            return Err(format!(
+            return Err(ArgumentRefusal::Form(format!(
                 "`date {operand}` would set the clock; only `+FORMAT` operands are accepted"
-            ));
+            )));
         }
     }
     Ok(())
 }
 
 /// `jq FILTER [FILES]`: no module search paths, no filter files from elsewhere.
-fn check_jq(args: &[String]) -> Result<(), String> {
+fn check_jq(args: &[String]) -> Result<(), ArgumentRefusal> {
     let allowed = Allowed {
         flags: "-r -c -e -s -n -S -j -a -C -M -R --raw-output --compact-output --exit-status \
             --slurp --null-input --sort-keys --join-output --ascii-output --color-output \
@@ -508,7 +508,7 @@ fn check_jq(args: &[String]) -> Result<(), String> {
 
 /// `find PATHS EXPRESSION`: only tests and printing actions; nothing that runs, deletes or
 /// writes a file.
-pub(super) fn check_find(args: &[String]) -> Result<(), String> {
+pub(super) fn check_find(args: &[String]) -> Result<(), ArgumentRefusal> {
     const TESTS_WITH_VALUE: &str = "-name -iname -path -ipath -wholename -iwholename -regex \
         -iregex -type -xtype -size -mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer \
         -perm -user -group -uid -gid -links -inum -samefile -maxdepth -mindepth -regextype \
@@ -532,7 +532,7 @@ pub(super) fn check_find(args: &[String]) -> Result<(), String> {
         at += 1;
         let arg = arg.as_str();
         if let Some((_, why)) = WRITES.iter().find(|(name, _)| *name == arg) {
-            return Err((*why).to_owned());
+            return Err(ArgumentRefusal::Listed(why));
         }
         if listed(TESTS, arg) {
             continue;
@@ -541,15 +541,18 @@ pub(super) fn check_find(args: &[String]) -> Result<(), String> {
         let newer = arg.len() == 8 && arg.starts_with("-newer");
         if listed(TESTS_WITH_VALUE, arg) || newer {
             if args.get(at).is_none() {
-                return Err(format!("`find {arg}` lacks its value"));
+                return Err(ArgumentRefusal::LacksValue {
+                    program: "find".into(),
+                    option: arg.to_owned(),
+                });
             }
             at += 1;
             continue;
         }
         if arg.starts_with('-') {
-            return Err(format!(
+            return Err(ArgumentRefusal::Form(format!(
                 "`find {arg}` is not a test or action known to only read"
-            ));
+            )));
         }
         // A starting path (or a stray operand, which `find` itself refuses).
     }

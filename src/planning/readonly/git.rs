@@ -3,7 +3,7 @@
 //! `--exec-path`) are refused: configuration can run programs (`core.fsmonitor`,
 //! `diff.external`, `core.pager`), and another directory brings its own configuration.
 
-use super::options::{Allowed, listed, operands};
+use super::options::{Allowed, ArgumentRefusal, listed, operands};
 
 /// Options of `git log`, `git show`, `git diff` and their kin: formatting, limiting and diff
 /// options. `--output`, `--ext-diff` and `--textconv` are not among them. `git diff --no-index`
@@ -275,7 +275,7 @@ const GLOBAL_FLAGS: &str = "--no-pager -P --no-optional-locks --literal-pathspec
 const SHORTLOG_FLAGS: &str = "-e --email -s -n -sn -ns -sne -nse --summary --numbered";
 
 /// `args` are the words after `git`.
-pub(super) fn check(args: &[String]) -> Result<(), String> {
+pub(super) fn check(args: &[String]) -> Result<(), ArgumentRefusal> {
     let mut at = 0;
     while let Some(arg) = args.get(at) {
         let arg = arg.as_str();
@@ -284,10 +284,10 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
         } else if (arg == "--version" || arg == "version") && at + 1 == args.len() {
             return Ok(());
         } else if arg.starts_with("-c") || arg.starts_with("--config-env") {
-            return Err(format!(
+            return Err(ArgumentRefusal::Form(format!(
                 "`git {arg}` sets configuration, which can run programs \
                  (core.fsmonitor, diff.external, core.pager)"
-            ));
+            )));
         } else if listed(
             "-C --git-dir --work-tree --namespace --exec-path --bare",
             arg,
@@ -295,20 +295,20 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
             || arg.starts_with("--work-tree=")
             || arg.starts_with("--exec-path=")
         {
-            return Err(format!(
+            return Err(ArgumentRefusal::Form(format!(
                 "`git {arg}` points git at another directory, whose own configuration can run \
                  programs"
-            ));
+            )));
         } else if arg.starts_with('-') {
-            return Err(format!(
+            return Err(ArgumentRefusal::Form(format!(
                 "`git {arg}` is not a global option known to only read"
-            ));
+            )));
         } else {
             break;
         }
     }
     let Some(sub) = args.get(at) else {
-        return Err("`git` without a subcommand".into());
+        return Err(ArgumentRefusal::Listed("`git` without a subcommand"));
     };
     let rest = &args[at + 1..];
     let program = format!("git {sub}");
@@ -329,37 +329,40 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
         "tag" => listing(p, rest, &TAG),
         // Remote URLs can embed credentials (`https://user:token@host/…`): names only.
         "remote" if rest.is_empty() => Ok(()),
-        "remote" => Err("`git remote` is accepted alone only: remote URLs can hold \
-                         credentials, and the other forms change remotes or contact a server"
-            .into()),
+        "remote" => Err(ArgumentRefusal::Listed(
+            "`git remote` is accepted alone only: remote URLs can hold credentials, and the \
+             other forms change remotes or contact a server",
+        )),
         "stash" => match rest.first().map(String::as_str) {
             Some("list") => operands("git stash list", &LOG, &rest[1..]).map(|_| ()),
             Some("show") => operands("git stash show", &LOG, &rest[1..]).map(|_| ()),
-            _ => Err(
+            _ => Err(ArgumentRefusal::Listed(
                 "`git stash` changes the working tree; only `git stash list` and \
-                      `git stash show` are accepted"
-                    .into(),
-            ),
+                 `git stash show` are accepted",
+            )),
         },
         "worktree" => match rest {
             [list] if list == "list" => Ok(()),
             [list, opt] if list == "list" && (opt == "--porcelain" || opt == "-v") => Ok(()),
-            _ => Err("only `git worktree list` is accepted".into()),
+            _ => Err(ArgumentRefusal::Listed(
+                "only `git worktree list` is accepted",
+            )),
         },
-        "config" => Err(
-            "`git config` is not accepted: configuration can hold credentials, \
-                         and most of its forms write"
-                .into(),
-        ),
+        "config" => Err(ArgumentRefusal::Listed(
+            "`git config` is not accepted: configuration can hold credentials, and most of its \
+             forms write",
+        )),
         other => match SUBCOMMANDS.iter().find(|(names, _)| listed(names, other)) {
             Some((_, allowed)) => operands(p, allowed, rest).map(|_| ()),
-            None => Err(format!("`git {other}` is not a read-only git command")),
+            None => Err(ArgumentRefusal::Form(format!(
+                "`git {other}` is not a read-only git command"
+            ))),
         },
     }
 }
 
 /// `git branch`/`git tag`: listing forms only. A name without `--list` creates one.
-fn listing(p: &str, rest: &[String], allowed: &Allowed) -> Result<(), String> {
+fn listing(p: &str, rest: &[String], allowed: &Allowed) -> Result<(), ArgumentRefusal> {
     let list = rest.iter().any(|a| a == "-l" || a == "--list");
     let without_list: Vec<String> = rest
         .iter()
@@ -376,22 +379,22 @@ fn listing(p: &str, rest: &[String], allowed: &Allowed) -> Result<(), String> {
         .collect();
     let operands = operands(p, allowed, &without_n)?;
     if !operands.is_empty() && !list {
-        return Err(format!(
+        return Err(ArgumentRefusal::Form(format!(
             "`{p}` with a name creates one; list with `{p} --list PATTERN`"
-        ));
+        )));
     }
     Ok(())
 }
 
 /// `git reflog` shows; `expire`, `delete` and the rest change the reflog.
-fn reflog(rest: &[String]) -> Result<(), String> {
+fn reflog(rest: &[String]) -> Result<(), ArgumentRefusal> {
     match rest.first().map(String::as_str) {
         None => Ok(()),
         Some("show") => operands("git reflog show", &LOG, &rest[1..]).map(|_| ()),
         Some(first) if first.starts_with('-') => operands("git reflog", &LOG, rest).map(|_| ()),
-        Some(other) => Err(format!(
+        Some(other) => Err(ArgumentRefusal::Form(format!(
             "`git reflog {other}` is not accepted (`expire` and `delete` rewrite history); \
              use `git reflog show {other}`"
-        )),
+        ))),
     }
 }

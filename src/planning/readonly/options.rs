@@ -21,6 +21,26 @@ pub(super) struct Allowed {
     pub refused: &'static [(&'static str, &'static str)],
 }
 
+/// Why a listed command's arguments are not read-only. Its Display is a clause for the model,
+/// read after "because" (`NotReadOnly::Arguments`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentRefusal {
+    /// A valued option is the last word: what follows it would be read as its value.
+    #[error("`{program} {option}` lacks its value")]
+    LacksValue { program: String, option: String },
+    #[error(
+        "`{program} {option}` is not an option known to only read (only listed read-only \
+         options are accepted)"
+    )]
+    UnknownOption { program: String, option: String },
+    /// The allowlist's own reason for refusing an option (`date -s` sets the system clock).
+    #[error("{0}")]
+    Listed(&'static str),
+    /// A form of the command its own check refuses, in that check's words.
+    #[error("{0}")]
+    Form(String),
+}
+
 impl Allowed {
     pub(super) const NONE: Allowed = Allowed {
         flags: "",
@@ -38,7 +58,7 @@ pub(super) fn operands<'a>(
     program: &str,
     allowed: &Allowed,
     args: &'a [String],
-) -> Result<Vec<&'a str>, String> {
+) -> Result<Vec<&'a str>, ArgumentRefusal> {
     let mut operands = Vec::new();
     let mut at = 0;
     let mut only_operands = false;
@@ -61,7 +81,10 @@ pub(super) fn operands<'a>(
             let known = if listed(allowed.valued, name) {
                 if value.is_none() {
                     if args.get(at).is_none() {
-                        return Err(format!("`{program} {name}` lacks its value"));
+                        return Err(ArgumentRefusal::LacksValue {
+                            program: program.to_owned(),
+                            option: name.to_owned(),
+                        });
                     }
                     at += 1;
                 }
@@ -94,7 +117,10 @@ pub(super) fn operands<'a>(
             if listed(allowed.valued, short.as_str()) {
                 if i + c.len_utf8() == arg.len() {
                     if args.get(at).is_none() {
-                        return Err(format!("`{program} {short}` lacks its value"));
+                        return Err(ArgumentRefusal::LacksValue {
+                            program: program.to_owned(),
+                            option: short,
+                        });
                     }
                     at += 1;
                 }
@@ -106,13 +132,13 @@ pub(super) fn operands<'a>(
     Ok(operands)
 }
 
-fn refusal(program: &str, option: &str, allowed: &Allowed) -> String {
+fn refusal(program: &str, option: &str, allowed: &Allowed) -> ArgumentRefusal {
     match allowed.refused.iter().find(|(name, _)| *name == option) {
-        Some((_, why)) => (*why).to_owned(),
-        None => format!(
-            "`{program} {option}` is not an option known to only read (only listed read-only \
-             options are accepted)"
-        ),
+        Some((_, why)) => ArgumentRefusal::Listed(why),
+        None => ArgumentRefusal::UnknownOption {
+            program: program.to_owned(),
+            option: option.to_owned(),
+        },
     }
 }
 

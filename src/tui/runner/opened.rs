@@ -35,8 +35,12 @@ impl Runner {
                 skills: facts.skills,
                 hooks: facts.hooks,
                 models: facts.models,
-                sandbox: status_label,
-                web_search: format!("{}\n{}", facts.web_search, facts.language_servers),
+                sandbox: Some(status_label),
+                web_search: Some(format!(
+                    "{}
+{}",
+                    facts.web_search, facts.language_servers
+                )),
                 inline: !self.display.alt_screen,
             },
         );

@@ -15,7 +15,7 @@ fn clear_starts_a_new_session() {
         [Effect::Request(Request::NewSession)]
     );
     assert!(app.flash.as_deref().unwrap().contains("--resume 01234567"));
-    app.running = true;
+    app.run_mut().running = true;
     assert!(
         send(&mut app, "/clear").is_empty(),
         "not in the middle of a run"
@@ -77,8 +77,8 @@ fn status_says_which_web_search_applies() {
             skills: Vec::new(),
             hooks: Vec::new(),
             models: Vec::new(),
-            sandbox: "sandbox: off".into(),
-            web_search: label.into(),
+            sandbox: Some("sandbox: off".into()),
+            web_search: Some(label.into()),
             inline: false,
         },
     );
@@ -93,8 +93,8 @@ fn status_says_which_web_search_applies() {
 #[test]
 fn status_shows_provider_model_session_sandbox_and_context() {
     let mut app = app();
-    app.sandbox = Some("sandbox: workspace-write".into());
-    app.tokens = Some(TokenUpdate {
+    app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
+    app.run_mut().tokens = Some(TokenUpdate {
         input_tokens: 50_000,
         output_tokens: 0,
         context_window: 200_000,
@@ -128,7 +128,7 @@ fn init_and_skills_send_the_request_but_show_what_was_typed() {
         "{text}"
     );
     let mut app = self::app();
-    app.skills = vec![("deploy".into(), "ship it".into())];
+    app.facts_mut().skills = vec![("deploy".into(), "ship it".into())];
     let commands = send(&mut app, "/deploy to staging");
     assert!(
         matches!(&commands[..], [Effect::Request(Request::Submit(p))] if p.contains("use_skill"))
@@ -245,7 +245,7 @@ fn cost_breaks_the_spend_down_by_model_when_more_than_one_answered() {
 #[test]
 fn model_without_a_name_lists_the_catalogues_models() {
     let mut app = app();
-    app.models = vec![
+    app.facts_mut().models = vec![
         ("claude-sonnet-4".into(), Some(200_000)),
         ("claude-opus-4".into(), Some(200_000)),
     ];

@@ -122,7 +122,7 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
     let [Effect::Request(Request::RunShell { id, .. })] = &commands[..] else {
         panic!("{commands:?}")
     };
-    assert!(app.busy() && !app.running);
+    assert!(app.busy() && !app.run().running);
     type_text(&mut app, "what did it print?");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
@@ -147,7 +147,7 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
             Effect::Request(Request::SetQueue(Vec::new()))
         ]
     );
-    assert!(app.running && app.shells.is_empty());
+    assert!(app.run().running && app.shells.is_empty());
 }
 
 /// What the open picker's query holds.
@@ -169,7 +169,7 @@ fn an_approval_drawn_over_the_picker_takes_the_keys() {
         "--mode yolo",
         None,
     );
-    app.running = true;
+    app.run_mut().running = true;
     app.handle_engine(event(1, EventKind::ApprovalRequired(request)));
     let text = screen(&mut app, 100, 30);
     assert!(text.contains("Approve bash?"), "{text}");

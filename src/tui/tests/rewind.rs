@@ -46,7 +46,7 @@ fn undo_asks_the_core_and_shows_what_it_restored() {
         text: "undid the file changes of “fix it”; restored src/lib.rs".into(),
     })));
     assert!(screen(&mut app, 100, 20).contains("restored src/lib.rs"));
-    app.running = true;
+    app.run_mut().running = true;
     assert!(send(&mut app, "/undo").is_empty(), "not during a run");
 }
 

@@ -13,7 +13,7 @@ fn submitting_streams_and_finishes_a_run() {
         commands,
         [Effect::Request(Request::Submit("fix the parser".into()))]
     );
-    assert!(app.running && app.input_text().is_empty());
+    assert!(app.run().running && app.input_text().is_empty());
     for word in ["Reading ", "the ", "**parser**"] {
         app.handle_engine(event(1, EventKind::ActionDelta(word.into())));
     }
@@ -31,7 +31,7 @@ fn submitting_streams_and_finishes_a_run() {
             ..DoneInfo::default()
         }),
     ));
-    assert!(!app.running);
+    assert!(!app.run().running);
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn esc_interrupts_and_the_transcript_says_so() {
     ));
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("interrupted · type a new prompt"), "{text}");
-    assert!(!app.running);
+    assert!(!app.run().running);
     // Up brings the interrupted prompt back to edit.
     app.handle_key(key(KeyCode::Up));
     assert_eq!(app.input_text(), "long task");
@@ -112,7 +112,7 @@ fn a_retry_discards_the_partial_answer_and_says_why() {
 fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
     let mut app = app();
     app.session.mode = Mode::Plan;
-    app.todos = vec![
+    app.plan_mut().todos = vec![
         TodoItem {
             content: "read the parser".into(),
             status: TodoStatus::Pending,

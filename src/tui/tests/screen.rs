@@ -15,8 +15,8 @@ fn status(app: &mut App, width: u16) -> String {
 fn long_home_app() -> App {
     let mut app = app();
     app.session.workdir = "/home/someone/projects/client-work/harness9-checkout".into();
-    app.sandbox = Some("sandbox: workspace-write".into());
-    app.tokens = Some(TokenUpdate {
+    app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
+    app.run_mut().tokens = Some(TokenUpdate {
         input_tokens: 120_000,
         output_tokens: 4_000,
         context_window: 200_000,
@@ -34,17 +34,17 @@ fn snapshot_the_status_line_at_40_80_200_in_each_state() {
         (
             "working",
             Box::new(|app| {
-                app.running = true;
-                app.turn = 4;
-                app.working_since = Some(std::time::Instant::now());
+                app.run_mut().running = true;
+                app.run_mut().turn = 4;
+                app.run_mut().working_since = Some(std::time::Instant::now());
             }),
         ),
         (
             "retrying",
             Box::new(|app| {
-                app.running = true;
-                app.working_since = Some(std::time::Instant::now());
-                app.retry = Some("overloaded (529), the provider is busy".into());
+                app.run_mut().running = true;
+                app.run_mut().working_since = Some(std::time::Instant::now());
+                app.run_mut().retry = Some("overloaded (529), the provider is busy".into());
             }),
         ),
         (
@@ -186,7 +186,7 @@ fn snapshot_both_themes_with_only_readable_colours() {
             &ToolResult::ok("1", "running 3 tests\nexit status: 0"),
             Some(Duration::from_millis(900)),
         );
-        app.retry = Some("overloaded".into());
+        app.run_mut().retry = Some("overloaded".into());
         let map = colours(&mut app, 100, 20);
         theme::set(Theme::Dark);
         // Yellow, cyan, grey or white text cannot be read on a light background; black text

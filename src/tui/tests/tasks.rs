@@ -288,7 +288,7 @@ fn a_childs_approval_names_the_agent_and_the_answer_reaches_it() {
     later(&now, 1);
     app.handle_key(key(KeyCode::Char('y')));
     assert_eq!(answer.try_recv().unwrap(), ApprovalDecision::AllowOnce);
-    assert!(app.approvals.is_empty());
+    assert!(app.approvals().requests.is_empty());
 }
 
 #[test]
@@ -306,7 +306,7 @@ fn ctrl_o_opens_a_childs_stored_transcript_and_esc_closes_it() {
     let (mut app, _now) = running_app();
     // Before any task block, Ctrl+O folds and unfolds as it always did.
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert!(app.expanded);
+    assert!(app.view().expanded);
     app.handle_key(ctrl('o'));
     app.handle_engine(event(
         1,
@@ -359,7 +359,7 @@ fn tasks_lists_a_running_background_task_until_its_done() {
     app.handle_engine(child_started("t9", "explore", "s9"));
     app.handle_engine(result("t9", "started task t9 in the background", false, 0));
     app.handle_engine(event(1, EventKind::Done(DoneInfo::default())));
-    assert!(!app.running);
+    assert!(!app.run().running);
     app.handle_engine(grep_start("t9", "explore", "TODO"));
     later(&now, 65);
     assert!(app.is_animating(), "its clock runs after the turn");
@@ -397,7 +397,7 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
     assert!(text.contains("│ One caller."), "{text}");
     // No child session is known for it: Ctrl+O folds and unfolds.
     assert!(app.handle_key(ctrl('o')).is_empty());
-    assert!(app.expanded);
+    assert!(app.view().expanded);
     assert_eq!(app.layer(), Focus::Main);
 }
 
@@ -445,11 +445,12 @@ fn a_childs_token_updates_count_once_in_the_spend() {
             ..DoneInfo::default()
         }),
     ));
-    assert_eq!(app.spend.input, 4_200);
-    assert_eq!(app.spend.output, 420);
-    assert!((app.spend.cost_usd - 0.035).abs() < 1e-9);
+    assert_eq!(app.spending().total().input, 4_200);
+    assert_eq!(app.spending().total().output, 420);
+    assert!((app.spending().total().cost_usd - 0.035).abs() < 1e-9);
     let models: Vec<(&str, u64)> = app
-        .spend_by_model
+        .spending()
+        .by_model()
         .iter()
         .map(|(model, spend)| (model.as_str(), spend.input))
         .collect();

@@ -24,7 +24,7 @@ fn app() -> App {
         mode: Mode::Default,
         context_window: 128_000,
     });
-    app.skills = vec![("deploy".into(), "ship to staging".into())];
+    app.facts_mut().skills = vec![("deploy".into(), "ship to staging".into())];
     app
 }
 
@@ -92,9 +92,9 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
     // Up takes the last one back to edit; Enter queues it again.
     app.handle_key(key(KeyCode::Up));
     assert_eq!(app.input_text(), "third");
-    assert_eq!(app.queue, ["second"]);
+    assert_eq!(app.queue().prompts(), ["second"]);
     app.handle_key(key(KeyCode::Enter));
-    assert_eq!(app.queue, ["second", "third"]);
+    assert_eq!(app.queue().prompts(), ["second", "third"]);
     // The turn ends: the next one goes out by itself.
     let commands = app.handle_engine(done());
     assert_eq!(
@@ -104,7 +104,7 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
             Effect::Request(Request::SetQueue(vec!["third".into()]))
         ]
     );
-    assert!(app.running);
+    assert!(app.run().running);
     // Esc keeps what is queued; Enter on an empty input sends it.
     app.handle_engine(Event {
         turn: 2,
@@ -113,7 +113,7 @@ fn prompts_typed_while_working_are_queued_and_sent_in_order() {
             "interrupted",
         )),
     });
-    assert_eq!(app.queue, ["third"]);
+    assert_eq!(app.queue().prompts(), ["third"]);
     assert!(screen(&mut app).contains("1 queued prompt(s) kept"));
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
@@ -147,7 +147,7 @@ fn slash_commands_do_what_they_say() {
         send(&mut app, "/new"),
         [Effect::Request(Request::NewSession)]
     );
-    assert!(send(&mut app, "/todos").is_empty() && app.show_todos);
+    assert!(send(&mut app, "/todos").is_empty() && app.plan().show_todos);
     send(&mut app, "/help");
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Help);
     app.handle_key(key(KeyCode::Esc));
@@ -357,7 +357,7 @@ fn a_shell_command_runs_without_the_model_and_shows_its_output() {
         panic!("{commands:?}")
     };
     assert_eq!(command, "echo hi");
-    assert!(!app.running, "no model run");
+    assert!(!app.run().running, "no model run");
     app.take_update(Update::ShellDone {
         id: id.clone(),
         result: ToolResult::ok("x", "hi\nexit status: 0"),
@@ -409,7 +409,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     let mut app = app();
     app.session.mode = Mode::Plan;
     send(&mut app, "plan the fix");
-    app.todos = plan.clone();
+    app.plan_mut().todos = plan.clone();
     app.handle_engine(done());
     let text = screen(&mut app);
     assert!(
@@ -445,7 +445,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 
     let mut app = self::app();
     app.session.mode = Mode::Plan;
-    app.todos = plan.clone();
+    app.plan_mut().todos = plan.clone();
     app.handle_engine(done());
     app.handle_key(key(KeyCode::Char('k')));
     type_text(&mut app, "split the fix in two");
@@ -463,7 +463,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 
     let mut app = self::app();
     app.session.mode = Mode::Plan;
-    app.todos = plan;
+    app.plan_mut().todos = plan;
     app.handle_engine(done());
     assert_eq!(
         app.handle_key(key(KeyCode::Char('s')))[..2],
@@ -474,7 +474,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     );
     let mut app = self::app();
     app.session.mode = Mode::Plan;
-    app.todos = vec![TodoItem {
+    app.plan_mut().todos = vec![TodoItem {
         content: "x".into(),
         status: TodoStatus::Pending,
     }];
