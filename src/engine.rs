@@ -158,6 +158,8 @@ pub struct AgentEngine {
     background: Arc<background::BackgroundTasks>,
     /// The editor's file I/O (ACP's fs methods), when the front end has an editor that offers it.
     editor_files: RwLock<Option<Arc<dyn crate::tools::EditorFiles>>>,
+    /// The editor's terminal for `bash` (ACP), when the front end has one the user chose.
+    editor_terminal: RwLock<Option<Arc<dyn crate::tools::EditorTerminal>>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -309,6 +311,7 @@ impl AgentEngineBuilder {
             notifications: Mutex::new(tokio::task::JoinSet::new()),
             background: Arc::default(),
             editor_files: RwLock::new(None),
+            editor_terminal: RwLock::new(None),
         }
     }
 }
@@ -452,6 +455,20 @@ impl AgentEngine {
         self.editor_files.read().ok().and_then(|slot| slot.clone())
     }
 
+    /// `bash` runs foreground commands in `terminal` (the editor's, ACP) from now on.
+    pub fn set_editor_terminal(&self, terminal: Option<Arc<dyn crate::tools::EditorTerminal>>) {
+        if let Ok(mut slot) = self.editor_terminal.write() {
+            *slot = terminal;
+        }
+    }
+
+    pub(crate) fn editor_terminal(&self) -> Option<Arc<dyn crate::tools::EditorTerminal>> {
+        self.editor_terminal
+            .read()
+            .ok()
+            .and_then(|slot| slot.clone())
+    }
+
     /// Switches the provider (another model) from the next run on.
     pub fn set_provider(&self, provider: Arc<dyn LlmProvider>) {
         if let Ok(mut slot) = self.provider.write() {
@@ -480,6 +497,7 @@ impl AgentEngine {
             read_guard: Default::default(),
             outputs: self.outputs_dir(),
             editor_files: None,
+            editor_terminal: None,
         };
         let result = self.registry.execute(&call, &ctx).await;
         if let Ok(mut pending) = self.user_context.lock() {
