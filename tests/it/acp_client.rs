@@ -86,7 +86,7 @@ fn editor_side_script(mock: &MockLlm) {
 /// editor passes in session/new are started and used, and a server's form is asked through
 /// elicitation/create, and a command runs in the editor's terminal (points 1, 3, 4 and 5).
 #[test]
-fn acp_file_tools_read_and_write_through_the_editor() {
+fn acp_the_editors_side_through_the_typescript_client() {
     let mock = MockLlm::start_in_background();
     editor_side_script(&mock);
     let run = Run::new();
