@@ -138,6 +138,7 @@ fn call_latencies() -> (Vec<f64>, String) {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         };
         let call = ToolCall {
             id: "c".into(),

@@ -68,6 +68,7 @@ fn setup(kind: Kind, folders: usize) -> Setup {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         },
         _dir: dir,
     }

@@ -77,6 +77,7 @@ fn setup_in(workdir: &Path) -> Setup {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         },
     }
 }

@@ -19,6 +19,7 @@ mod permission;
 mod plan_review;
 mod replay;
 mod sessions;
+mod terminal;
 mod tools;
 mod turn;
 

@@ -162,6 +162,8 @@ pub struct AgentEngine {
     editor_files: RwLock<Option<Arc<dyn crate::tools::EditorFiles>>>,
     /// The session core's checkpoints, told of the files harness9 writes itself (a rule).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The editor's terminal for `bash` (ACP), when the front end has one the user chose.
+    editor_terminal: RwLock<Option<Arc<dyn crate::tools::EditorTerminal>>>,
 }
 
 /// Builds an `AgentEngine`; every option has its design default.
@@ -322,6 +324,7 @@ impl AgentEngineBuilder {
             language_servers: self.language_servers,
             editor_files: RwLock::new(None),
             checkpoints: self.checkpoints,
+            editor_terminal: RwLock::new(None),
         }
     }
 }
@@ -470,6 +473,20 @@ impl AgentEngine {
         self.editor_files.read().ok().and_then(|slot| slot.clone())
     }
 
+    /// `bash` runs foreground commands in `terminal` (the editor's, ACP) from now on.
+    pub fn set_editor_terminal(&self, terminal: Option<Arc<dyn crate::tools::EditorTerminal>>) {
+        if let Ok(mut slot) = self.editor_terminal.write() {
+            *slot = terminal;
+        }
+    }
+
+    pub(crate) fn editor_terminal(&self) -> Option<Arc<dyn crate::tools::EditorTerminal>> {
+        self.editor_terminal
+            .read()
+            .ok()
+            .and_then(|slot| slot.clone())
+    }
+
     /// Switches the provider (another model) from the next run on.
     pub fn set_provider(&self, provider: Arc<dyn LlmProvider>) {
         if let Ok(mut slot) = self.provider.write() {
@@ -498,6 +515,7 @@ impl AgentEngine {
             read_guard: Default::default(),
             outputs: self.outputs_dir(),
             editor_files: None,
+            editor_terminal: None,
         };
         let result = self.registry.execute(&call, &ctx).await;
         if let Ok(mut pending) = self.user_context.lock() {

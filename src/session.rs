@@ -162,10 +162,11 @@ pub async fn open(
 }
 
 /// What an editor front end (`acp`) lends the session it opens: the editor's file I/O, which
-/// the file tools use once a path is judged.
+/// the file tools use once a path is judged, and its terminal, where `bash` runs commands.
 #[derive(Default, Clone)]
 pub struct EditorSide {
     pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
+    pub terminal: Option<Arc<dyn crate::tools::EditorTerminal>>,
 }
 
 /// `open` for a front end that has an editor on its other side (`acp`).
@@ -219,6 +220,7 @@ async fn open_full(
     }
 
     assembly.engine.set_editor_files(editor.files);
+    assembly.engine.set_editor_terminal(editor.terminal);
     let mode: Mode = assembly.engine.mode();
     let loaded = switching::load_current(&assembly, mode, options.load_transcript).await;
     let facts = SessionFacts {

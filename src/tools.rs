@@ -8,6 +8,7 @@ mod bash;
 mod diff;
 mod edit_file;
 mod editor_files;
+mod editor_terminal;
 mod glob;
 mod grep;
 mod list_dir;
@@ -30,6 +31,7 @@ pub use background::{JobSummary, Jobs};
 pub use bash::Bash;
 pub use edit_file::EditFile;
 pub use editor_files::{EditorFileError, EditorFiles};
+pub use editor_terminal::{EditorTerminal, EditorTerminalError, TerminalRun};
 pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;
@@ -66,6 +68,9 @@ pub struct ToolContext {
     /// The editor's file I/O (ACP), when it offers it: the file tools read and write through
     /// it once the path is judged; `None`: their own I/O.
     pub editor_files: Option<Arc<dyn EditorFiles>>,
+    /// The editor's terminal (ACP, where the user chose it): `bash` runs a foreground command
+    /// there; `None`: in harness9's own sandboxed process.
+    pub editor_terminal: Option<Arc<dyn EditorTerminal>>,
 }
 
 /// A failed tool call, worded for the model: what went wrong and how to call it better.

@@ -141,6 +141,12 @@ async fn open(
     let id = Arc::new(OnceLock::new());
     let editor = crate::session::EditorSide {
         files: super::fs::EditorFs::offered(cx, &fs, Arc::clone(&id)),
+        terminal: super::terminal::EditorTerminals::offered(
+            cx,
+            client.terminal,
+            &state.context.home,
+            Arc::clone(&id),
+        ),
     };
     let (servers, notices) = super::mcp_servers::from_editor(servers);
     let mut opened = state

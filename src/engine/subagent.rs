@@ -278,6 +278,10 @@ impl SubagentRunner for SubagentLauncher {
             .await?;
         let engine = self.child_engine(agent, provider, ctx.mode, session);
         engine.inherit_grants(&link.grants);
+        // The editor's side (ACP) is the child's too: the same editor holds its files and runs
+        // its commands.
+        engine.set_editor_files(ctx.editor_files.clone());
+        engine.set_editor_terminal(ctx.editor_terminal.clone());
         let agent_name = agent.name.clone();
         if request.background {
             let slot = link.background.start();

@@ -336,6 +336,7 @@ impl AgentEngine {
             read_guard: permission::read_guard(Arc::clone(&self.rules), self.workdir.clone()),
             outputs: self.outputs_dir(),
             editor_files: self.editor_files(),
+            editor_terminal: self.editor_terminal(),
         };
         let timeout = if call.tool.has_own_time_limit() {
             None

@@ -218,6 +218,13 @@ impl Tool for Bash {
                 "`command` is empty: give the command line to run.",
             ));
         }
+        // The user chose the editor's terminal (ACP): a foreground command runs there, judged
+        // as every call is before it ran.
+        if let Some(terminal) = ctx.editor_terminal.as_deref().filter(|_| !args.background) {
+            let run_for = self.deadline(args.timeout_secs).map(|l| l.run_for);
+            let (command, cwd) = (&args.command, &ctx.workdir);
+            return super::editor_terminal::run(terminal, command, cwd, run_for, &ctx.cancel).await;
+        }
         let prepared = self.sandbox.prepare(sandbox_mode);
         if args.background {
             return self.jobs.start(
@@ -470,6 +477,7 @@ mod tests {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         };
         let error = bash
             .execute(
@@ -542,6 +550,7 @@ mod tests {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         };
         for command in [
             "cd evil && git status",

@@ -237,6 +237,7 @@ mod tests {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         };
         let registry = builtin_registry();
         for (name, arguments) in [
@@ -289,6 +290,7 @@ mod tests {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         };
         let registry = builtin_registry();
         const EDITS: usize = 24;

@@ -297,6 +297,7 @@ mod tests {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         }
     }
 

@@ -47,6 +47,7 @@ fn ctx(mode: Mode) -> ToolContext {
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     }
 }
 
@@ -167,6 +168,7 @@ async fn use_skill_returns_the_body_on_demand() {
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     };
     let call = |args: &str| ToolCall {
         id: "u".into(),

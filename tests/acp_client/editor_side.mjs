@@ -2,7 +2,8 @@
 // fs/read_text_file and fs/write_text_file holds an unsaved buffer the agent reads and edits, and
 // takes the agent's writes; a secret file still asks first, and denied, the editor is never asked;
 // an MCP server the editor passes is started and its tool used, and a server's form is asked in
-// the editor (elicitation/create).
+// the editor (elicitation/create); with `acp.terminal` chosen, a command runs in the editor's
+// terminal (terminal/create, wait_for_exit, output, release).
 // Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
 //
 //   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
@@ -12,6 +13,7 @@
 //
 // Prints one "ok STEP" line per step that held, and exits non-zero on the first that did not.
 
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { check, kinds, loadSdk, start } from "./connect.mjs";
@@ -25,6 +27,9 @@ const buffers = new Map([[join(workdir, "buffer.txt"), "unsaved buffer\n"]]);
 const reads = [];
 const writes = [];
 const forms = [];
+// The editor's terminals: each a real `bash` this script runs, its output kept.
+const terminals = new Map();
+const released = [];
 const updates = [];
 const asked = [];
 const editor = start(
@@ -49,6 +54,33 @@ const editor = start(
         buffers.set(params.path, params.content);
         return {};
       })
+      .onRequest(methods.client.terminal.create, ({ params }) => {
+        const id = `term-${terminals.size + 1}`;
+        const child = spawn(params.command, params.args, { cwd: params.cwd });
+        const terminal = { params, output: "", child };
+        terminal.exited = new Promise((resolve) =>
+          child.on("exit", (code, signal) => resolve({ exitCode: code, signal })),
+        );
+        child.stdout.on("data", (data) => (terminal.output += data));
+        child.stderr.on("data", (data) => (terminal.output += data));
+        terminals.set(id, terminal);
+        return { terminalId: id };
+      })
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) =>
+        terminals.get(params.terminalId).exited,
+      )
+      .onRequest(methods.client.terminal.output, async ({ params }) => {
+        const terminal = terminals.get(params.terminalId);
+        return { output: terminal.output, truncated: false };
+      })
+      .onRequest(methods.client.terminal.kill, ({ params }) => {
+        terminals.get(params.terminalId).child.kill();
+        return {};
+      })
+      .onRequest(methods.client.terminal.release, ({ params }) => {
+        released.push(params.terminalId);
+        return {};
+      })
       .onRequest(methods.client.elicitation.create, ({ params }) => {
         forms.push(params);
         return { action: "accept", content: { name: "Grace", age: 85 } };
@@ -61,6 +93,7 @@ await editor.app.connectWith(editor.stream, async (agent) => {
     clientCapabilities: {
       fs: { readTextFile: true, writeTextFile: true },
       elicitation: { form: {} },
+      terminal: true,
     },
     clientInfo: { name: "harness9-test-editor", version: "1" },
   });
@@ -123,6 +156,22 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   const answered = result.content[0].content.text;
   check(answered.includes('"action":"accept"') && answered.includes("Grace"), "answer", result);
   console.log("ok elicitation through the editor");
+
+  // 7: the user chose the editor's terminal: the command runs there, after its approval.
+  const approvals = asked.length;
+  result = await prompt("run it in the terminal");
+  check(asked.length === approvals + 1, "the command asked first", asked);
+  check(terminals.size === 1, "one terminal", [...terminals.keys()]);
+  const [[id, terminal]] = [...terminals];
+  check(terminal.params.command === "bash", "bash in the terminal", terminal.params);
+  const line = "touch made-there && echo from-the-terminal";
+  check(terminal.params.args.at(-1) === line, "the command", terminal.params);
+  check(existsSync(join(workdir, "made-there")), "run in the editor's terminal", {});
+  check(terminal.params.cwd === workdir, "in the session's folder", terminal.params);
+  check(released.includes(id), "the terminal released", released);
+  check(result.status === "completed", "command completed", result);
+  check(result.content[0].content.text.includes("from-the-terminal"), "its output", result);
+  console.log("ok command in the editor's terminal");
 });
 editor.child.stdin.end();
 check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});

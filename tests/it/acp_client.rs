@@ -68,6 +68,11 @@ fn editor_side_script(mock: &MockLlm) {
             "It answered.",
         ),
         ("mcp__editor-forms__elicit", json!({}), "Filled."),
+        (
+            "bash",
+            json!({"command": "touch made-there && echo from-the-terminal"}),
+            "Ran it there.",
+        ),
     ];
     for (index, (tool, args, said)) in turns.into_iter().enumerate() {
         let id = format!("call_e{index}");
@@ -79,13 +84,19 @@ fn editor_side_script(mock: &MockLlm) {
 /// Issue 31, the editor's side: file tools read and write through fs/read_text_file and
 /// fs/write_text_file, after the path is judged as for harness9's own I/O; the MCP servers the
 /// editor passes in session/new are started and used, and a server's form is asked through
-/// elicitation/create (points 1, 3 and 4).
+/// elicitation/create, and a command runs in the editor's terminal (points 1, 3, 4 and 5).
 #[test]
-fn acp_file_tools_read_and_write_through_the_editor() {
+fn acp_the_editors_side_through_the_typescript_client() {
     let mock = MockLlm::start_in_background();
     editor_side_script(&mock);
     let run = Run::new();
     std::fs::write(run.workdir.join("buffer.txt"), "on disk\n").unwrap();
+    // The user chose the editor's terminal for commands.
+    std::fs::write(
+        run.home.join("settings.json"),
+        r#"{"acp": {"terminal": true}}"#,
+    )
+    .unwrap();
     std::fs::write(
         run.workdir.join(".env"),
         "EDITOR_SIDE_TOKEN=sk-not-for-the-editor\n",

@@ -64,6 +64,7 @@ impl Servers {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         }
     }
 

@@ -65,6 +65,7 @@ async fn call(
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     };
     let call = ToolCall {
         id: "t".into(),

@@ -351,6 +351,7 @@ fn context(place: &Place, mode: Mode) -> ToolContext {
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     }
 }
 

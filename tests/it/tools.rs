@@ -52,6 +52,7 @@ impl Workspace {
             read_guard: Default::default(),
             outputs: None,
             editor_files: None,
+            editor_terminal: None,
         }
     }
 

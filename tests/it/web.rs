@@ -114,6 +114,7 @@ fn ctx() -> ToolContext {
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     }
 }
 

@@ -87,6 +87,7 @@ async fn fetch(url: String) -> String {
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     };
     WebFetch::new(AddressPolicy {
         allow_private: true,

@@ -33,6 +33,7 @@ async fn dropping_the_registry_stops_what_a_job_started_outside_its_group() {
         read_guard: Default::default(),
         outputs: None,
         editor_files: None,
+        editor_terminal: None,
     };
     let start = ToolCall {
         id: "1".into(),
