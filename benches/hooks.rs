@@ -40,6 +40,7 @@ fn chain(rules: &Arc<PermissionRules>, hooks: Option<Arc<Hooks>>) -> ToolChain {
     }
     stages.push(Arc::new(PermissionStage {
         rules: Arc::clone(rules),
+        created: None,
     }));
     ToolChain::new(stages)
 }

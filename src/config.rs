@@ -6,6 +6,7 @@
 
 pub mod approved;
 mod cli;
+pub mod cli_docs;
 pub mod display;
 pub mod trust;
 pub mod worktree;

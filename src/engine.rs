@@ -350,8 +350,14 @@ fn tool_chain(
             hooks: Arc::clone(hooks),
         }));
     }
+    let created = checkpoints.map(|checkpoints| {
+        let checkpoints = Arc::clone(checkpoints);
+        Arc::new(move |path: &std::path::Path| checkpoints.created_in_session(path))
+            as Arc<crate::permission::CreatedInSession>
+    });
     stages.push(Arc::new(PermissionStage {
         rules: Arc::clone(rules),
+        created,
     }));
     if let Some(checkpoints) = checkpoints {
         stages.push(Arc::new(crate::checkpoint::CheckpointStage {

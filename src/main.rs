@@ -25,6 +25,21 @@ fn main() -> ExitCode {
     for problem in &hardened.problems {
         eprintln!("harness9: {problem}");
     }
+    // Generated from the command line alone: no folder, settings or provider needed.
+    let generated = match &cli.command {
+        Some(Command::Completions { shell }) => Some(Ok(config::cli_docs::completions(*shell))),
+        Some(Command::Man) => Some(config::cli_docs::man_page()),
+        _ => None,
+    };
+    if let Some(generated) = generated {
+        return match generated.and_then(|bytes| config::cli_docs::print(&bytes)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("harness9: cannot write it: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let mut workdir = match config::resolve_workdir(&cli.options) {
         Ok(dir) => dir,
         Err(e) => return usage_error(&e),
@@ -232,7 +247,9 @@ fn main() -> ExitCode {
             | Command::Lsp(_)
             | Command::Memory(_)
             | Command::Acp
-            | Command::Worktree(_),
+            | Command::Worktree(_)
+            | Command::Completions { .. }
+            | Command::Man,
         ) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {

@@ -77,7 +77,13 @@ pub struct CallInput<'a> {
     /// This session's folder of cut outputs (`tools::output::outputs_dir`): a read-only tool
     /// reads in it without asking, in every mode, though it lies in `$HARNESS9_HOME`.
     pub outputs: Option<&'a Path>,
+    /// Whether a tool of this session created a file (absolute path): in `auto-edit` a command
+    /// may delete or overwrite such a file unasked (`checkpoint::Checkpoints` knows).
+    pub created: Option<&'a CreatedInSession>,
 }
+
+/// Tells whether a tool of this session created a file.
+pub type CreatedInSession = dyn Fn(&Path) -> bool + Send + Sync;
 
 impl<'a> CallInput<'a> {
     pub fn new(tool: &'a dyn Tool, arguments: &'a Value, mode: Mode, workdir: &'a Path) -> Self {
@@ -91,6 +97,7 @@ impl<'a> CallInput<'a> {
             leave_sandbox: tool.name() == "bash" && crate::sandbox::leave_requested(arguments),
             hook_allowed: false,
             outputs: None,
+            created: None,
         }
     }
 }
@@ -262,7 +269,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
                 if call.mode == Mode::AutoEdit {
                     // The sandbox lets a command write the working directory: it does not keep
                     // the user's files, so deleting or overwriting them asks, sandboxed or not.
-                    if let Some(what) = destructive::destroys(line, call.workdir) {
+                    if let Some(what) = destructive::destroys(line, call.workdir, call.created) {
                         if is_granted || call.hook_allowed {
                             return Verdict::Run;
                         }

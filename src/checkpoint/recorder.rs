@@ -38,6 +38,11 @@ struct State {
     /// it): never the user's change, so a command's walk does not record them and `/undo` does
     /// not remove them (issue 32 point 5).
     own: HashSet<PathBuf>,
+    /// Files a tool of this session created (they did not exist before its prompt), and the
+    /// session they are of: deleting or overwriting them is no loss of the user's (issue 32
+    /// point 1, `permission::destructive`).
+    created: HashSet<PathBuf>,
+    created_in: String,
 }
 
 struct Open {
@@ -109,7 +114,12 @@ impl Checkpoints {
             }
             None => (0, Changes::default()),
         };
-        self.state().open = Some(Open {
+        let mut state = self.state();
+        if state.created_in != session_id {
+            state.created.clear();
+            state.created_in = session_id.to_owned();
+        }
+        state.open = Some(Open {
             session_id: session_id.to_owned(),
             after_seq,
             prompt: prompt.to_owned(),
@@ -177,11 +187,20 @@ impl Checkpoints {
             .iter()
             .filter_map(|p| objects::current(p).ok().map(|hash| (p.clone(), hash)))
             .collect();
-        let mut state = self.state();
+        let mut guard = self.state();
+        let state = &mut *guard;
         let Some(open) = state.open.as_mut() else {
             return;
         };
         for (path, hash) in now {
+            if hash.is_some()
+                && matches!(
+                    open.changes.files.get(&path).map(|c| &c.before),
+                    Some(Before::Absent)
+                )
+            {
+                state.created.insert(path.clone());
+            }
             let unchanged = match open.changes.files.get(&path).map(|c| &c.before) {
                 Some(Before::Kept { hash: before, .. }) => hash.as_deref() == Some(before),
                 Some(Before::Absent) => hash.is_none(),
@@ -218,6 +237,12 @@ impl Checkpoints {
         let mut state = self.state();
         state.walks.insert(call_id.to_owned(), Arc::clone(&cache));
         state.cache = cache;
+    }
+
+    /// Whether a tool of this session created `path` (absolute, under the working directory as
+    /// resolved): the permission decision lets a command delete or overwrite it unasked.
+    pub fn created_in_session(&self, path: &Path) -> bool {
+        self.state().created.contains(path)
     }
 
     /// harness9 wrote `paths` itself, for the user (an "always allow" rule): a command's walk
@@ -367,5 +392,34 @@ mod tests {
             panic!("not kept: {changes:?}");
         };
         assert!(reason.contains("cleaned up"), "{reason}");
+    }
+
+    /// What a command or an edit of this session created is known as the session's; a file
+    /// that was there before is not, and another session starts knowing nothing.
+    #[tokio::test]
+    async fn files_the_session_created_are_known_until_another_session() {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let (kept, made, written) = (
+            work.path().join("kept.txt"),
+            work.path().join("made.txt"),
+            work.path().join("written.txt"),
+        );
+        std::fs::write(&kept, "before\n").unwrap();
+        let checkpoints = Checkpoints::new(home.path(), work.path().to_path_buf(), None);
+        checkpoints.begin("s", "make files").await;
+        checkpoints.before_command("c");
+        std::fs::write(&kept, "after\n").unwrap();
+        std::fs::write(&made, "new\n").unwrap();
+        checkpoints.after_command("c", true);
+        checkpoints.before_write(std::slice::from_ref(&written));
+        std::fs::write(&written, "new\n").unwrap();
+        checkpoints.after_write(std::slice::from_ref(&written));
+        assert!(checkpoints.created_in_session(&made));
+        assert!(checkpoints.created_in_session(&written));
+        assert!(!checkpoints.created_in_session(&kept));
+        checkpoints.end();
+        checkpoints.begin("t", "elsewhere").await;
+        assert!(!checkpoints.created_in_session(&made));
     }
 }

@@ -73,6 +73,12 @@ pub enum Command {
     Memory(MemoryArgs),
     /// The git worktrees harness9 made for sessions: list, merge back, remove.
     Worktree(WorktreeArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, powershell) on stdout.
+    Completions {
+        shell: super::cli_docs::CompletionShell,
+    },
+    /// Print the man page (roff) on stdout: `harness9 man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, Args)]

@@ -55,6 +55,8 @@ impl ToolHook for OutputBound {
 /// The permission decision (`permission::decide`) as a stage.
 pub struct PermissionStage {
     pub rules: Arc<PermissionRules>,
+    /// Whether a tool of this session created a file (the checkpoints know; none without).
+    pub created: Option<Arc<permission::CreatedInSession>>,
 }
 
 #[async_trait]
@@ -81,6 +83,7 @@ impl ToolHook for PermissionStage {
         let outputs = (!call.session_id.is_empty())
             .then(|| crate::tools::output::outputs_dir(self.rules.home(), &call.session_id));
         input.outputs = outputs.as_deref();
+        input.created = self.created.as_deref();
         match permission::decide(&input, &call.granted, &self.rules) {
             Verdict::Run => Step::Continue,
             Verdict::Ask { reason, scope } => Step::Ask { reason, scope },

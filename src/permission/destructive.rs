@@ -3,7 +3,8 @@
 //! directory, so it does not keep the user's files). Judged from the parsed commands wherever
 //! they sit (after `;` or `&&`, in `$(…)`, in `bash -c '…'`, run by `find -exec` or `xargs`),
 //! never by searching the text. A target only known when it runs (`rm "$f"`, `rm *.o`,
-//! `xargs rm`, anything after a `cd`) counts as one that exists.
+//! `xargs rm`, anything after a `cd`) counts as one that exists; a file a tool of this session
+//! created does not (it is the session's, not the user's).
 
 use std::path::Path;
 
@@ -21,9 +22,14 @@ const MOVES_DIRECTORY: &[&str] = &["cd", "pushd", "popd"];
 
 /// What the first command of `line` that deletes or overwrites an existing file does, in a
 /// few words (`` `rm` removes build ``), or `None` when no command does.
-pub(super) fn destroys(line: &CommandLine, workdir: &Path) -> Option<String> {
+pub(super) fn destroys(
+    line: &CommandLine,
+    workdir: &Path,
+    created: Option<&super::CreatedInSession>,
+) -> Option<String> {
     let targets = Targets {
         workdir,
+        created,
         moved: line
             .parsed
             .commands
@@ -39,6 +45,7 @@ pub(super) fn destroys(line: &CommandLine, workdir: &Path) -> Option<String> {
 /// Judges whether a path a command names exists now.
 struct Targets<'a> {
     workdir: &'a Path,
+    created: Option<&'a super::CreatedInSession>,
     /// The line changes directory: a relative path may name any file.
     moved: bool,
 }
@@ -52,7 +59,8 @@ impl Targets<'_> {
         if self.moved && !word.starts_with('/') {
             return true;
         }
-        std::fs::symlink_metadata(named(self.workdir, word).resolved).is_ok()
+        let path = named(self.workdir, word).resolved;
+        std::fs::symlink_metadata(&path).is_ok() && !self.created.is_some_and(|made| made(&path))
     }
 
     fn destroyed_by(&self, command: &SimpleCommand) -> Option<String> {

@@ -1,6 +1,9 @@
 //! Issue 32 point 1: in `auto-edit` a sandboxed command runs unasked unless it deletes or
 //! overwrites files that exist, wherever the deleting command sits in the line.
 
+use std::collections::HashSet;
+use std::path::Path;
+
 use serde_json::json;
 
 use super::tests::{BASH, Env, V, bash, case, judge, short};
@@ -126,4 +129,24 @@ fn a_destroying_command_the_user_allowed_for_the_session_runs_and_other_modes_ar
         Mode::AutoEdit,
     );
     assert_eq!(short(&judge(&env.work, &rules, &leave)), V::Ask);
+}
+
+/// A file a tool of this session created is the session's: a command may delete or overwrite it
+/// unasked; the user's files still ask.
+#[test]
+fn files_this_session_created_may_be_removed_unasked() {
+    let env = env_with_files();
+    let rules = env.rules(true);
+    let made = env.work.join("a");
+    let created = move |path: &Path| path == made;
+    let judge_line = |command: &str| {
+        let arguments = bash(command);
+        let mut input = CallInput::new(&*BASH, &arguments, Mode::AutoEdit, &env.work);
+        input.sandboxed = true;
+        input.created = Some(&created);
+        decide(&input, &HashSet::new(), &rules)
+    };
+    assert_eq!(judge_line("rm a"), Verdict::Run);
+    assert_eq!(judge_line("echo again > a"), Verdict::Run);
+    assert_eq!(short(&judge_line("rm a README.md")), V::Ask);
 }

@@ -121,7 +121,10 @@ impl App {
             }
             EventKind::HookRunning(label) => self.run_mut().hook_running = label,
             // Not drawn in the tool's block yet (issue 30): `exec --json` and `serve` carry it.
-            EventKind::ToolProgress(_) | EventKind::ToolOutput(_) => {}
+            EventKind::ToolProgress(_) => {}
+            EventKind::ToolOutput(output) => self
+                .transcript
+                .tool_output(&output.tool_call_id, &output.chunk),
             // A child's events go to its task block, never into the parent's own entries.
             EventKind::Subagent(event) => self.subagent_event(event),
             EventKind::Notice(text) => {

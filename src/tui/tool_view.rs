@@ -168,10 +168,28 @@ pub fn render(
     header.push(Span::raw(format!("  {}", truncate(&summary(call), room))));
     header.push(Span::styled(tail, Style::new().fg(Color::DarkGray)));
     let mut lines = vec![Line::from(header)];
-    if let Some(output) = output {
-        lines.extend(body(&call.name, status, output, expanded, width));
+    match output {
+        Some(output) if status == ToolStatus::Running => lines.extend(live_tail(output, width)),
+        Some(output) => lines.extend(body(&call.name, status, output, expanded, width)),
+        None => {}
     }
     lines
+}
+
+/// A running command's last `FOLDED_LINES` lines, as it prints them (issue 32 point 3).
+fn live_tail(output: &str, width: u16) -> Vec<Line<'static>> {
+    let clean = expand_tabs(&crate::terminal_text::sanitize(output));
+    let all: Vec<&str> = clean.trim_end_matches('\n').lines().collect();
+    let room = (width as usize).saturating_sub(4).max(8);
+    all[all.len().saturating_sub(FOLDED_LINES)..]
+        .iter()
+        .map(|line| {
+            Line::styled(
+                format!("  │ {}", truncate(line, room)),
+                Style::new().fg(Color::DarkGray),
+            )
+        })
+        .collect()
 }
 
 /// The output of a call of the tool `name` under its header: folded to a few lines unless

@@ -413,6 +413,35 @@ impl Transcript {
         });
     }
 
+    /// What a running call printed (`tool_output`): kept as its output until its result
+    /// replaces it, the block showing the last lines as they come.
+    pub fn tool_output(&mut self, tool_call_id: &str, chunk: &str) {
+        /// The most kept of a running call's output: the block shows only its end.
+        const KEPT: usize = 16 * 1024;
+        for entry in self.entries.iter_mut().rev() {
+            if let EntryKind::Tool {
+                call,
+                status: ToolStatus::Running,
+                output,
+                ..
+            } = &mut entry.kind
+                && call.id == tool_call_id
+            {
+                let text = output.get_or_insert_with(String::new);
+                text.push_str(chunk);
+                if text.len() > KEPT {
+                    let mut from = text.len() - KEPT;
+                    while !text.is_char_boundary(from) {
+                        from += 1;
+                    }
+                    text.drain(..from);
+                }
+                entry.touch();
+                return;
+            }
+        }
+    }
+
     pub fn tool_finished(&mut self, result: &ToolResult, duration: Option<Duration>) {
         if self.task_finished(result, duration) {
             return;

@@ -6,6 +6,7 @@ mod architecture;
 mod attach;
 mod background;
 mod child_rights;
+mod cli_docs;
 mod error_types;
 mod eval;
 mod exec;

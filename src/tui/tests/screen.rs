@@ -254,3 +254,42 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
         }
     }
 }
+
+/// Issue 32 point 3: a running command's block shows the last lines it printed as they come;
+/// its result replaces them.
+#[test]
+fn a_running_command_shows_a_live_tail_of_its_output() {
+    let mut app = app();
+    app.handle_engine(event(
+        1,
+        EventKind::ToolStart(call("t", "bash", r#"{"command":"seq 10"}"#)),
+    ));
+    for i in 1..=10 {
+        app.handle_engine(event(
+            1,
+            EventKind::ToolOutput(crate::engine::ToolOutput {
+                tool_call_id: "t".into(),
+                chunk: format!("tick {i}\n"),
+            }),
+        ));
+    }
+    let shown = screen(&mut app, 80, 20);
+    assert!(
+        shown.contains("│ tick 10") && shown.contains("│ tick 7"),
+        "{shown}"
+    );
+    assert!(!shown.contains("tick 6"), "only the last lines: {shown}");
+    app.handle_engine(event(
+        1,
+        EventKind::ToolResult(ToolOutcome {
+            name: "bash".into(),
+            result: ToolResult::ok("t", "done\nexit status: 0"),
+            duration: Duration::from_millis(5),
+        }),
+    ));
+    let shown = screen(&mut app, 80, 20);
+    assert!(
+        !shown.contains("│ tick") && shown.contains("done"),
+        "{shown}"
+    );
+}
