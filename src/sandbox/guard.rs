@@ -265,7 +265,12 @@ impl ProtectedSnapshot {
             let now = std::fs::symlink_metadata(&path);
             let changed = match (&before, &now) {
                 (Before::Missing, Ok(_)) => true,
-                (Before::Missing, Err(_)) => false,
+                // Only "no such entry" (or a file where a folder would be) proves it absent: a
+                // path in a folder the command closed (`chmod 000`) fails with EACCES and may
+                // well be there.
+                (Before::Missing, Err(e)) => {
+                    !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR))
+                }
                 (Before::Link(target), Ok(meta)) => {
                     !meta.file_type().is_symlink()
                         || std::fs::read_link(&path).ok().as_ref() != Some(target)

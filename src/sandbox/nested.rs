@@ -6,7 +6,8 @@
 //! ones after it (they are undone). The walk goes by directory handles, one name at a time
 //! without following links, so a renamed or swapped folder never leads it outside the workdir;
 //! a directory unchanged since the last walk is not listed again (`ListingCache`), and one
-//! without subdirectories is not even opened (one `fstatat` in its parent's handle). Invariant:
+//! without subdirectories is not even opened (one `fstatat` in its parent's handle). A folder a
+//! command closed to its owner is given its owner's rights for the time of the walk. Invariant:
 //! a walk that could not visit every directory (past its bounds, a folder it could not search)
 //! says so (`complete` is false, or the folder is in `unreadable`); it never passes for a full
 //! one.
@@ -23,6 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, Stat};
 use rustix::io::Errno;
 
+use super::undo::{Loosened, loosen};
 use crate::files::protected::is_protected_name;
 
 /// At most this many directories are visited per walk (about 150 MB of listings, seconds of
@@ -147,6 +149,8 @@ struct Frame {
     identity: Identity,
     listing: Listing,
     next: usize,
+    /// The rights it was given for the walk, given back when the walk leaves it.
+    _loosened: Option<Loosened>,
 }
 
 /// One walk's state.
@@ -163,6 +167,8 @@ struct Walk {
     skip: Option<Identity>,
     started: SystemTime,
     found: Nested,
+    /// The user harness9 runs as.
+    user: u32,
     /// Where the kernel writes the entries of the directory being listed.
     buffer: Vec<u8>,
 }
@@ -240,9 +246,19 @@ impl Walk {
         }
     }
 
+    /// Whether the directory `stat` describes is closed to its owner, harness9's user (not
+    /// root, whom nothing is closed to): a command may close one to hide what it planted.
+    fn closed_to_us(&self, stat: &Stat) -> bool {
+        self.user != 0 && stat.st_uid == self.user && stat.st_mode & 0o500 != 0o500
+    }
+
     /// Opens the workdir and reads (or reuses) its listing.
     fn top(&mut self, workdir: &Path) -> Option<Frame> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let loosened = rustix::fs::stat(workdir)
+            .ok()
+            .filter(|stat| self.closed_to_us(stat))
+            .and_then(|_| loosen(None, workdir.as_os_str()));
         let Ok(fd) = rustix::fs::open(workdir, flags, Mode::empty()) else {
             self.found.unreadable.insert(workdir.to_owned());
             return None;
@@ -264,6 +280,7 @@ impl Walk {
             identity: identity(&stat),
             listing,
             next: 0,
+            _loosened: loosened,
         })
     }
 
@@ -298,6 +315,11 @@ impl Walk {
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let path = parent.path.join(os(name));
+        let loosened = if self.closed_to_us(&stat) {
+            loosen(Some(&parent.fd), os(name))
+        } else {
+            None
+        };
         let fd = match rustix::fs::openat(&parent.fd, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             // Replaced by a file or a link, or gone, since the `fstatat`.
@@ -333,6 +355,7 @@ impl Walk {
             identity: id,
             listing,
             next: 0,
+            _loosened: loosened,
         })
     }
 }
@@ -357,6 +380,8 @@ fn walk_at(workdir: &Path, skip: &Path, cache: &mut ListingCache, started: Syste
         fresh: ByIdentity::default(),
         entered: HashSet::default(),
         count: 0,
+        // SAFETY: geteuid cannot fail.
+        user: unsafe { libc::geteuid() },
         skip,
         buffer: Vec::with_capacity(LISTING_BUFFER),
         started,

