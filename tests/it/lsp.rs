@@ -345,3 +345,50 @@ fn lsp_list_names_each_server_and_says_an_untrusted_folder_starts_none() {
     assert!(!trusted.contains("not trusted"), "{trusted}");
     assert!(list(false).contains("this folder is not trusted"));
 }
+
+#[test]
+fn a_sub_agents_edit_ends_with_its_new_diagnostics_too() {
+    let run = Run::new();
+    fake_server(&run);
+    let mock = MockLlm::start_in_background();
+    for body in [
+        openai_tool_sse(
+            "call_task",
+            "task",
+            r#"{"agent":"general","description":"write","prompt":"Write a.fake"}"#,
+        ),
+        openai_tool_sse(
+            "call_write",
+            "write_file",
+            r#"{"path":"a.fake","content":"one"}"#,
+        ),
+        openai_text_sse("Written."),
+        openai_text_sse("Done."),
+    ] {
+        mock.push(Reply::Sse {
+            body,
+            split: Split::Whole,
+        });
+    }
+    let out = run
+        .command(
+            &mock,
+            &["exec", "--json", "--mode", "yolo", "--trust", "go"],
+        )
+        .output()
+        .expect("harness9 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = json_lines(&out.stdout);
+    let child_result = events
+        .iter()
+        .filter(|e| e["type"] == "subagent")
+        .map(|e| &e["data"]["event"])
+        .find(|e| e["type"] == "tool_result")
+        .expect("the child's write_file result");
+    let output = child_result["data"]["output"].as_str().unwrap_or("");
+    assert!(output.contains("bad one"), "{output}");
+}
