@@ -27,13 +27,13 @@ fn path_with(bin: &Path) -> String {
     )
 }
 
-/// Runs `exec --json` in `run` with the model making `calls` (tool, arguments) one per turn;
-/// the tool results' outputs, in order (each call's duration is printed).
-fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> Vec<String> {
+/// Runs `exec --json --mode yolo` in `run` (with `--trust` when `trusted`) with the model
+/// answering `replies` in turn, then "Done."; its events.
+fn exec_events(run: &Run, path: &str, trusted: bool, replies: Vec<Vec<u8>>) -> Vec<Value> {
     let mock = MockLlm::start_in_background();
-    for (index, (tool, arguments)) in calls.iter().enumerate() {
+    for body in replies {
         mock.push(Reply::Sse {
-            body: openai_tool_sse(&format!("call_{index}"), tool, &arguments.to_string()),
+            body,
             split: Split::Whole,
         });
     }
@@ -58,7 +58,20 @@ fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events = json_lines(&out.stdout);
+    json_lines(&out.stdout)
+}
+
+/// Runs `exec --json` in `run` with the model making `calls` (tool, arguments) one per turn;
+/// the tool results' outputs, in order (each call's duration is printed).
+fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> Vec<String> {
+    let replies = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (tool, arguments))| {
+            openai_tool_sse(&format!("call_{index}"), tool, &arguments.to_string())
+        })
+        .collect();
+    let events = exec_events(run, path, trusted, replies);
     let results: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "tool_result")
@@ -350,8 +363,7 @@ fn lsp_list_names_each_server_and_says_an_untrusted_folder_starts_none() {
 fn a_sub_agents_edit_ends_with_its_new_diagnostics_too() {
     let run = Run::new();
     fake_server(&run);
-    let mock = MockLlm::start_in_background();
-    for body in [
+    let replies = vec![
         openai_tool_sse(
             "call_task",
             "task",
@@ -363,26 +375,9 @@ fn a_sub_agents_edit_ends_with_its_new_diagnostics_too() {
             r#"{"path":"a.fake","content":"one"}"#,
         ),
         openai_text_sse("Written."),
-        openai_text_sse("Done."),
-    ] {
-        mock.push(Reply::Sse {
-            body,
-            split: Split::Whole,
-        });
-    }
-    let out = run
-        .command(
-            &mock,
-            &["exec", "--json", "--mode", "yolo", "--trust", "go"],
-        )
-        .output()
-        .expect("harness9 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = json_lines(&out.stdout);
+    ];
+    let path = std::env::var("PATH").unwrap_or_default();
+    let events = exec_events(&run, &path, true, replies);
     let child_result = events
         .iter()
         .filter(|e| e["type"] == "subagent")
