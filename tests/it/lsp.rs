@@ -230,8 +230,12 @@ while True:
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
     elif method == "shutdown":
+        with open(os.path.join(here, "ends"), "a") as f:
+            f.write("shutdown\n")
         send({"jsonrpc": "2.0", "id": message["id"], "result": None})
     elif method == "exit":
+        with open(os.path.join(here, "ends"), "a") as f:
+            f.write("exit\n")
         sys.exit(0)
     elif method == "textDocument/didOpen":
         doc = message["params"]["textDocument"]
@@ -295,6 +299,9 @@ fn a_server_that_crashes_is_started_again_and_answers_the_next_edit() {
     assert!(!outputs[1].contains("bad two"), "{}", outputs[1]);
     assert!(outputs[2].contains("bad three"), "{}", outputs[2]);
     assert_eq!(starts(&dir), 2, "one start, one restart");
+    // The restarted server was ended as the protocol says when the session ended.
+    let ends = std::fs::read_to_string(dir.join("ends")).unwrap_or_default();
+    assert_eq!(ends, "shutdown\nexit\n");
     // Started in a session of its own, with none of the keys harness9 was given.
     let facts = std::fs::read_to_string(dir.join("facts")).unwrap();
     assert!(facts.contains("session leader: True"), "{facts}");
@@ -386,4 +393,24 @@ fn a_sub_agents_edit_ends_with_its_new_diagnostics_too() {
         .expect("the child's write_file result");
     let output = child_result["data"]["output"].as_str().unwrap_or("");
     assert!(output.contains("bad one"), "{output}");
+}
+
+#[test]
+fn the_lsp_tool_may_not_read_a_secret_file() {
+    let run = Run::new();
+    fake_server(&run);
+    std::fs::write(run.workdir.join(".env"), "API_TOKEN=do-not-show\n").unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let outputs = exec_calls(
+        &run,
+        &path,
+        true,
+        &[(
+            "lsp",
+            json!({"operation": "document_symbols", "path": ".env"}),
+        )],
+    );
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    assert!(!outputs[0].contains("do-not-show"), "{}", outputs[0]);
+    assert!(outputs[0].contains(".env"), "{}", outputs[0]);
 }
