@@ -136,6 +136,7 @@ fn base(registry: &Registry, provider: Arc<dyn LlmProvider>, store: &SessionStor
         store: Some(store.clone()),
         observer: Arc::new(harness9::observe::NoopObserver),
         checkpoints: None,
+        language_servers: None,
     }
 }
 

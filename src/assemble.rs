@@ -328,6 +328,7 @@ pub async fn assemble_with(
             store: Some(store.clone()),
             observer: Arc::new(TracingObserver),
             checkpoints: Some(Arc::clone(&checkpoints)),
+            language_servers: Some(language_servers.clone()),
         },
     );
     let engine = AgentEngine::builder(provider, Arc::new(registry), settings.workdir.clone())

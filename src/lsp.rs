@@ -6,6 +6,7 @@
 //! they publish into the lines an edit's result ends with, and `tool` is the read-only `lsp`
 //! tool. In an untrusted folder none starts: some run the project's code.
 
+mod answers;
 mod client;
 pub mod diagnostics;
 mod error;

@@ -116,6 +116,8 @@ pub struct SubagentBase {
     /// The session's checkpoints: a child's changes belong to the parent's prompt, so `/undo`
     /// takes them back with the rest (none in tests that keep none).
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The session's language servers: a child's edits end with their new diagnostics too.
+    pub language_servers: Option<crate::lsp::Servers>,
 }
 
 /// Starts sub-agents for the `task` tool.
@@ -200,6 +202,9 @@ impl SubagentLauncher {
             .permission_rules(Arc::clone(&base.rules));
         if let Some(checkpoints) = &base.checkpoints {
             builder = builder.checkpoints(Arc::clone(checkpoints));
+        }
+        if let Some(servers) = &base.language_servers {
+            builder = builder.language_servers(servers.clone());
         }
         if let Some(session) = session {
             builder = builder.session(session);

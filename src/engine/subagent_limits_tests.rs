@@ -221,6 +221,7 @@ fn parent_engine_with_rules(
             store: None,
             observer: Arc::new(crate::observe::NoopObserver),
             checkpoints: None,
+            language_servers: None,
         },
     );
     Arc::new(

@@ -187,6 +187,7 @@ pub(crate) fn parent_engine(
         store,
         observer: Arc::new(crate::observe::NoopObserver),
         checkpoints: None,
+        language_servers: None,
     };
     SubagentLauncher::register(&mut registry, Arc::new(agents), base);
     AgentEngine::builder(dyn_provider, Arc::new(registry), std::env::temp_dir())

@@ -3,7 +3,7 @@
 //! position or by symbol name. Read-only, so it runs unasked in every mode; its `path` goes
 //! through the same read judgement as `read_file`'s, and locations the read guard withholds
 //! (secret files, denied paths) are left out of its answer. What the server says is fenced as
-//! data from outside.
+//! data from outside (`answers` words it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::answers::{MAX_ITEMS, answer, hover_text, location_lines, symbol_lines};
 use super::client::{Client, url_of};
 use super::servers::{START_LIMIT, Servers};
 use crate::schema::ToolKind;
@@ -21,10 +22,6 @@ use crate::tools::{Tool, ToolContext, ToolError};
 
 /// How long one query waits for the server's answer.
 const QUERY_LIMIT: Duration = Duration::from_secs(15);
-/// The most locations or symbols an answer lists.
-const MAX_ITEMS: usize = 50;
-/// The most characters of a hover text.
-const MAX_HOVER: usize = 4000;
 
 pub const LSP_TOOL: &str = "lsp";
 
@@ -211,84 +208,6 @@ async fn workspace_symbols(
             .collect(),
     };
     Ok(flat)
-}
-
-/// Lines for `locations`: `path:line:column: the line's text`, leaving out what the read guard
-/// withholds.
-fn location_lines(locations: &[types::Location], ctx: &ToolContext) -> String {
-    let mut out = Vec::new();
-    let mut withheld = 0;
-    for location in locations {
-        let Ok(path) = location.uri.to_file_path() else {
-            continue;
-        };
-        if ctx.read_guard.withholds(&path) {
-            withheld += 1;
-            continue;
-        }
-        let start = location.range.start;
-        let text = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| {
-                text.lines()
-                    .nth(start.line as usize)
-                    .map(str::trim)
-                    .map(str::to_owned)
-            })
-            .unwrap_or_default();
-        let shown: String = text.chars().take(200).collect();
-        out.push(format!(
-            "{}:{}:{}: {shown}",
-            crate::files::paths::display(&ctx.workdir, &path),
-            start.line + 1,
-            start.character + 1
-        ));
-    }
-    let total = out.len();
-    let mut text: String = out
-        .into_iter()
-        .take(MAX_ITEMS)
-        .collect::<Vec<_>>()
-        .join("\n");
-    if total > MAX_ITEMS {
-        text.push_str(&format!("\n… and {} more", total - MAX_ITEMS));
-    }
-    if withheld > 0 {
-        text.push_str(&format!(
-            "\n({withheld} location(s) in files you may not read left out)"
-        ));
-    }
-    text
-}
-
-fn hover_text(hover: types::Hover) -> String {
-    let marked = |m: types::MarkedString| match m {
-        types::MarkedString::String(s) => s,
-        types::MarkedString::LanguageString(l) => l.value,
-    };
-    let text = match hover.contents {
-        types::HoverContents::Scalar(m) => marked(m),
-        types::HoverContents::Array(items) => {
-            items.into_iter().map(marked).collect::<Vec<_>>().join("\n")
-        }
-        types::HoverContents::Markup(markup) => markup.value,
-    };
-    text.chars().take(MAX_HOVER).collect()
-}
-
-fn symbol_lines(symbols: &[types::DocumentSymbol], depth: usize, out: &mut Vec<String>) {
-    for symbol in symbols {
-        out.push(format!(
-            "{}{} {:?} (line {})",
-            "  ".repeat(depth),
-            symbol.name,
-            symbol.kind,
-            symbol.selection_range.start.line + 1
-        ));
-        if let Some(children) = &symbol.children {
-            symbol_lines(children, depth + 1, out);
-        }
-    }
 }
 
 #[async_trait]
@@ -486,14 +405,6 @@ fn operation_name(operation: Operation) -> &'static str {
         Operation::WorkspaceSymbols => "workspace symbols",
         Operation::Diagnostics => "diagnostics",
     }
-}
-
-/// The answer fenced as data from outside; an empty one says so plainly.
-fn answer(what: &str, text: &str) -> String {
-    if text.trim().is_empty() {
-        return format!("The language server found nothing ({what}).");
-    }
-    crate::schema::fence_outside(&format!("language server, {what}"), text)
 }
 
 #[cfg(test)]

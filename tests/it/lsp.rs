@@ -27,13 +27,13 @@ fn path_with(bin: &Path) -> String {
     )
 }
 
-/// Runs `exec --json` in `run` with the model making `calls` (tool, arguments) one per turn;
-/// the tool results' outputs, in order (each call's duration is printed).
-fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> Vec<String> {
+/// Runs `exec --json --mode yolo` in `run` (with `--trust` when `trusted`) with the model
+/// answering `replies` in turn, then "Done."; its events.
+fn exec_events(run: &Run, path: &str, trusted: bool, replies: Vec<Vec<u8>>) -> Vec<Value> {
     let mock = MockLlm::start_in_background();
-    for (index, (tool, arguments)) in calls.iter().enumerate() {
+    for body in replies {
         mock.push(Reply::Sse {
-            body: openai_tool_sse(&format!("call_{index}"), tool, &arguments.to_string()),
+            body,
             split: Split::Whole,
         });
     }
@@ -58,7 +58,20 @@ fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events = json_lines(&out.stdout);
+    json_lines(&out.stdout)
+}
+
+/// Runs `exec --json` in `run` with the model making `calls` (tool, arguments) one per turn;
+/// the tool results' outputs, in order (each call's duration is printed).
+fn exec_calls(run: &Run, path: &str, trusted: bool, calls: &[(&str, Value)]) -> Vec<String> {
+    let replies = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (tool, arguments))| {
+            openai_tool_sse(&format!("call_{index}"), tool, &arguments.to_string())
+        })
+        .collect();
+    let events = exec_events(run, path, trusted, replies);
     let results: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "tool_result")
@@ -217,8 +230,12 @@ while True:
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
     elif method == "shutdown":
+        with open(os.path.join(here, "ends"), "a") as f:
+            f.write("shutdown\n")
         send({"jsonrpc": "2.0", "id": message["id"], "result": None})
     elif method == "exit":
+        with open(os.path.join(here, "ends"), "a") as f:
+            f.write("exit\n")
         sys.exit(0)
     elif method == "textDocument/didOpen":
         doc = message["params"]["textDocument"]
@@ -282,6 +299,9 @@ fn a_server_that_crashes_is_started_again_and_answers_the_next_edit() {
     assert!(!outputs[1].contains("bad two"), "{}", outputs[1]);
     assert!(outputs[2].contains("bad three"), "{}", outputs[2]);
     assert_eq!(starts(&dir), 2, "one start, one restart");
+    // The restarted server was ended as the protocol says when the session ended.
+    let ends = std::fs::read_to_string(dir.join("ends")).unwrap_or_default();
+    assert_eq!(ends, "shutdown\nexit\n");
     // Started in a session of its own, with none of the keys harness9 was given.
     let facts = std::fs::read_to_string(dir.join("facts")).unwrap();
     assert!(facts.contains("session leader: True"), "{facts}");
@@ -344,4 +364,53 @@ fn lsp_list_names_each_server_and_says_an_untrusted_folder_starts_none() {
     );
     assert!(!trusted.contains("not trusted"), "{trusted}");
     assert!(list(false).contains("this folder is not trusted"));
+}
+
+#[test]
+fn a_sub_agents_edit_ends_with_its_new_diagnostics_too() {
+    let run = Run::new();
+    fake_server(&run);
+    let replies = vec![
+        openai_tool_sse(
+            "call_task",
+            "task",
+            r#"{"agent":"general","description":"write","prompt":"Write a.fake"}"#,
+        ),
+        openai_tool_sse(
+            "call_write",
+            "write_file",
+            r#"{"path":"a.fake","content":"one"}"#,
+        ),
+        openai_text_sse("Written."),
+    ];
+    let path = std::env::var("PATH").unwrap_or_default();
+    let events = exec_events(&run, &path, true, replies);
+    let child_result = events
+        .iter()
+        .filter(|e| e["type"] == "subagent")
+        .map(|e| &e["data"]["event"])
+        .find(|e| e["type"] == "tool_result")
+        .expect("the child's write_file result");
+    let output = child_result["data"]["output"].as_str().unwrap_or("");
+    assert!(output.contains("bad one"), "{output}");
+}
+
+#[test]
+fn the_lsp_tool_may_not_read_a_secret_file() {
+    let run = Run::new();
+    fake_server(&run);
+    std::fs::write(run.workdir.join(".env"), "API_TOKEN=do-not-show\n").unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let outputs = exec_calls(
+        &run,
+        &path,
+        true,
+        &[(
+            "lsp",
+            json!({"operation": "document_symbols", "path": ".env"}),
+        )],
+    );
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    assert!(!outputs[0].contains("do-not-show"), "{}", outputs[0]);
+    assert!(outputs[0].contains(".env"), "{}", outputs[0]);
 }
