@@ -21,10 +21,12 @@ mod dialogs;
 mod editing;
 mod engine_events;
 mod extension_question;
+mod flash;
 mod frame;
 mod help;
 pub mod highlight;
 mod inline;
+mod input_box;
 mod jobs;
 mod keymap;
 mod keys;
@@ -168,7 +170,7 @@ fn first_frame(
             theme::set(asked);
         }
         // Text typed while the answer was read goes to the input, as it would have.
-        app.input.insert_str(&typed);
+        app.input_box_mut().input.insert_str(&typed);
         if asked.is_some_and(|t| t != Theme::Dark) || !typed.is_empty() {
             drawn(&mut term, app)?;
         }

@@ -20,11 +20,12 @@ impl App {
             // The app keeps the queue and sends the next prompt itself.
             Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
             Update::Renamed(name) => {
-                self.flash = Some(format!("renamed: harness9 --resume {name} comes back here"));
+                self.flash_mut().text =
+                    Some(format!("renamed: harness9 --resume {name} comes back here"));
                 self.session_name = Some(name);
             }
             Update::Exported { file, result } => {
-                self.flash = Some(match result {
+                self.flash_mut().text = Some(match result {
                     Ok(path) => format!("exported the transcript to {}", path.display()),
                     Err(ExportError::Exists) => {
                         format!("{file} exists: /export NAME writes another file")
@@ -43,9 +44,9 @@ impl App {
                 messages,
             } => self.session_read(&session_id, messages),
             Update::Files { files, .. } => {
-                self.files = Some(super::mentions::with_directories(Arc::unwrap_or_clone(
-                    files,
-                )))
+                self.input_box_mut().files = Some(super::mentions::with_directories(
+                    Arc::unwrap_or_clone(files),
+                ))
             }
             Update::Attached(files) => self
                 .transcript
@@ -96,7 +97,7 @@ impl App {
                 );
             }
             Update::Compacted(Ok(Some(info))) => {
-                self.flash = None;
+                self.flash_mut().text = None;
                 self.transcript.notice(
                     format!(
                         "compacted the conversation: {} → {} tokens ({})",
@@ -106,10 +107,11 @@ impl App {
                 );
             }
             Update::Compacted(Ok(None)) => {
-                self.flash = Some("nothing to compact yet: the conversation is short".into());
+                self.flash_mut().text =
+                    Some("nothing to compact yet: the conversation is short".into());
             }
             Update::Compacted(Err(error)) => {
-                self.flash = None;
+                self.flash_mut().text = None;
                 self.transcript
                     .notice(format!("compaction failed: {}", error.message), Tone::Error);
             }
@@ -139,14 +141,14 @@ impl App {
         }
         said.extend(notices);
         if !said.is_empty() {
-            self.flash = Some(said.join("; "));
+            self.flash_mut().text = Some(said.join("; "));
         }
         Vec::new()
     }
 
     /// Something asked of the session failed (what kind decides where it is shown).
     fn failed(&mut self, failure: crate::session::Failure) {
-        self.flash = Some(failure.message.lines().next().unwrap_or("").to_owned());
+        self.flash_mut().text = Some(failure.message.lines().next().unwrap_or("").to_owned());
         // A store that fails is shown as what it is and stays readable, never as an empty
         // screen.
         if failure.kind == crate::session::FailureKind::Storage {
@@ -207,7 +209,7 @@ impl App {
             ..Default::default()
         });
         self.view_mut().scroll = Scroll::Follow;
-        self.flash = Some(if self.queue().is_empty() {
+        self.flash_mut().text = Some(if self.queue().is_empty() {
             format!(
                 "session {}",
                 &self.session.session_id[..self.session.session_id.len().min(8)]

@@ -2,14 +2,14 @@
 //! what the app wants done comes out (`Effect`: the session's `Request`s, and the few effects of
 //! the terminal itself). No I/O happens here, so the whole app can be driven in tests.
 
-use std::time::Instant;
-
 use ratatui::style::{Color, Style};
 use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 
 use super::approval_state::ApprovalState;
+use super::flash::Flash;
+use super::input_box::InputBox;
 use super::plan_state::PlanState;
 use super::queue::PromptQueue;
 use super::run_state::RunState;
@@ -84,39 +84,28 @@ pub enum Scroll {
 pub struct App {
     pub session: SessionView,
     pub transcript: Transcript,
-    pub input: TextArea<'static>,
-    pub(super) history: Vec<String>,
-    pub(super) history_index: Option<usize>,
     /// What the provider's counts cost, in all and by model (`/cost`, the status line).
     spending: Spending,
     /// The run going on: its turn, tokens, retry, the hook that runs.
     run: RunState,
+    /// The text being typed, its history, pastes and completion popup.
+    input_box: InputBox,
+    /// The one-line message on the status line.
+    flash: Flash,
     /// Tool calls waiting for the user's answer.
     approvals: ApprovalState,
     /// The todo list, the plan's review, auto-continue.
     plan: PlanState,
     /// Where the transcript view is, and whether tool output is expanded.
     view: TranscriptView,
-    pub flash: Option<String>,
-    /// When the flash goes away by itself (the Ctrl+C hint lives for its second).
-    pub(super) flash_until: Option<Instant>,
-    pub(super) last_ctrl_c: Option<Instant>,
     /// `!` commands running now, by block id; Esc stops them as it stops a run.
     pub shells: Vec<String>,
-    /// The completion popup was closed with Esc (until the input changes).
-    pub(super) popup_closed: bool,
     /// The session's name, once known (`/rename`).
     pub session_name: Option<String>,
     pub spinner: usize,
     pub should_quit: bool,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     queue: PromptQueue,
-    /// The highlighted entry of the completion popup.
-    pub popup_selected: usize,
-    /// The working directory's files, for `@` completion (loaded on the first `@`).
-    pub files: Option<Vec<String>>,
-    /// Long pastes shown collapsed in the input: placeholder → the whole text.
-    pub pastes: Vec<(String, String)>,
     pub mouse_captured: bool,
     /// Drawn inline in the main screen (`--no-alt-screen`): the body shows only what is not in
     /// the scrollback yet (`inline`), and the mouse is the terminal's.
@@ -152,26 +141,18 @@ impl App {
         App {
             session,
             transcript: Transcript::default(),
-            input: new_input(),
-            history: Vec::new(),
-            history_index: None,
             spending: Spending::default(),
             run: RunState::default(),
+            input_box: InputBox::default(),
+            flash: Flash::default(),
             approvals: ApprovalState::default(),
             plan: PlanState::default(),
             view: TranscriptView::default(),
-            flash: None,
-            flash_until: None,
-            last_ctrl_c: None,
             shells: Vec::new(),
-            popup_closed: false,
             session_name: None,
             spinner: 0,
             should_quit: false,
             queue: PromptQueue::default(),
-            popup_selected: 0,
-            files: None,
-            pastes: Vec::new(),
             mouse_captured: true,
             inline: false,
             frame: Default::default(),
@@ -192,20 +173,20 @@ impl App {
 
     /// Earlier prompts, oldest first (for Up).
     pub fn set_history(&mut self, prompts: Vec<String>) {
-        self.history = prompts;
+        self.input_box.history = prompts;
     }
 
     pub fn input_text(&self) -> String {
-        self.input.lines().join("\n")
+        self.input_box.input.lines().join("\n")
     }
 
     pub(super) fn input_is_empty(&self) -> bool {
-        self.input.lines().iter().all(|l| l.is_empty())
+        self.input_box.input.lines().iter().all(|l| l.is_empty())
     }
 
     pub(super) fn set_input(&mut self, text: &str) {
-        self.input = new_input();
-        self.input.insert_str(text);
+        self.input_box.input = new_input();
+        self.input_box.input.insert_str(text);
     }
 
     /// Whether something moves on screen without input (the spinner, a task's clock; a
@@ -244,6 +225,24 @@ impl App {
 
     pub(super) fn run_mut(&mut self) -> &mut RunState {
         &mut self.run
+    }
+
+    /// The input box: its text, history, pastes and completion popup.
+    pub(super) fn input_box(&self) -> &InputBox {
+        &self.input_box
+    }
+
+    pub(super) fn input_box_mut(&mut self) -> &mut InputBox {
+        &mut self.input_box
+    }
+
+    /// The one-line message on the status line.
+    pub(super) fn flash(&self) -> &Flash {
+        &self.flash
+    }
+
+    pub(super) fn flash_mut(&mut self) -> &mut Flash {
+        &mut self.flash
     }
 
     /// Tool calls waiting for the user's answer, first shown first.

@@ -20,11 +20,12 @@ impl App {
     pub(super) fn session_command(&mut self, name: &str, rest: &str) -> Option<Vec<Effect>> {
         let commands = match name {
             "/clear" if self.busy() => {
-                self.flash = Some("wait for the turn to end (or Esc) before /clear".into());
+                self.flash_mut().text =
+                    Some("wait for the turn to end (or Esc) before /clear".into());
                 Vec::new()
             }
             "/clear" => {
-                self.flash = Some(format!(
+                self.flash_mut().text = Some(format!(
                     "a fresh context; the last session is kept (harness9 --resume {})",
                     short_id(&self.session.session_id)
                 ));

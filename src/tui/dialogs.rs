@@ -43,7 +43,7 @@ impl App {
         if self.dialogs.accepts(&dialog, self.clock.now()) {
             return true;
         }
-        self.flash = Some(format!(
+        self.flash_mut().text = Some(format!(
             "that key came before the dialog was on screen for {} ms: press it again to answer",
             SETTLE.as_millis()
         ));

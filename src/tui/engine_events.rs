@@ -19,18 +19,19 @@ impl App {
             // Nothing carries on by itself after an error; the status line says so.
             self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
-            self.flash = Some("auto-continue off: the run ended with an error".into());
+            self.flash_mut().text = Some("auto-continue off: the run ended with an error".into());
         }
         if done && self.plan().auto_continue {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
             self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             if self
-                .flash
+                .flash()
+                .text
                 .as_deref()
                 .is_some_and(|f| f.starts_with("auto-continue:"))
             {
-                self.flash = None;
+                self.flash_mut().text = None;
             }
         }
         if done && let Some(started) = self.start_next_queued() {
@@ -125,7 +126,7 @@ impl App {
             // A child's events go to its task block, never into the parent's own entries.
             EventKind::Subagent(event) => self.subagent_event(event),
             EventKind::Notice(text) => {
-                self.flash = Some(text.lines().next().unwrap_or("").to_owned());
+                self.flash_mut().text = Some(text.lines().next().unwrap_or("").to_owned());
                 self.transcript.notice(text, Tone::Quiet);
             }
             EventKind::Done(_) => {
@@ -167,8 +168,8 @@ impl App {
         self.run_mut().working_since = None;
         self.run_mut().retry = None;
         self.run_mut().hook_running = None;
-        if self.flash.as_deref() == Some("interrupting…") {
-            self.flash = None;
+        if self.flash().text.as_deref() == Some("interrupting…") {
+            self.flash_mut().text = None;
         }
         // Approvals of a finished run can no longer be answered.
         for request in self.approvals_mut().requests.drain(..) {

@@ -124,7 +124,7 @@ pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
 /// meanwhile; the text is sent when it arrives (`prompt_fetched`).
 pub fn fetch_prompt(app: &mut App, typed: &str, args: &str) -> Vec<Effect> {
     let command = typed.trim_start_matches('/').to_owned();
-    app.flash = Some(format!("fetching /{command} from its server…"));
+    app.flash_mut().text = Some(format!("fetching /{command} from its server…"));
     vec![Effect::Request(Request::McpPrompt {
         command,
         args: args.to_owned(),
@@ -138,12 +138,12 @@ pub fn prompt_fetched(
     command: &str,
     result: Result<String, crate::session::Failure>,
 ) -> Vec<Effect> {
-    app.flash = None;
+    app.flash_mut().text = None;
     match result {
         Ok(text) => app.send_or_queue(text),
         Err(error) => {
             let notice = sanitize(&format!("/{command}: {}", error.message));
-            app.flash = Some(notice.clone());
+            app.flash_mut().text = Some(notice.clone());
             app.transcript.notice(notice, Tone::Warning);
             Vec::new()
         }
@@ -155,7 +155,7 @@ pub fn servers_changed(app: &mut App, servers: Vec<McpView>, notices: Vec<String
     app.mcp = servers;
     for notice in notices {
         let notice = sanitize(&notice);
-        app.flash = Some(notice.clone());
+        app.flash_mut().text = Some(notice.clone());
         app.transcript.notice(notice, Tone::Warning);
     }
 }

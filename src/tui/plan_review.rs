@@ -94,7 +94,7 @@ impl App {
             }
             Action::PlanDiscard => {
                 self.plan_mut().review_pending = false;
-                self.flash = Some("plan discarded; still in plan mode".into());
+                self.flash_mut().text = Some("plan discarded; still in plan mode".into());
                 vec![Effect::Request(Request::ClearTodos)]
             }
             _ => return None,

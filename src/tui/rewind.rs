@@ -37,7 +37,7 @@ impl App {
     /// `/undo`: the files of the last prompt that changed any.
     pub(super) fn undo(&mut self) -> Vec<Effect> {
         if self.busy() {
-            self.flash = Some("wait for the run to end (or Esc) before /undo".into());
+            self.flash_mut().text = Some("wait for the run to end (or Esc) before /undo".into());
             return Vec::new();
         }
         vec![Effect::Request(Request::Restore {
@@ -49,7 +49,7 @@ impl App {
     /// `/rewind`: asks for the prompts and opens the list.
     pub(super) fn open_rewind(&mut self) -> Vec<Effect> {
         if self.busy() {
-            self.flash = Some("wait for the run to end (or Esc) before /rewind".into());
+            self.flash_mut().text = Some("wait for the run to end (or Esc) before /rewind".into());
             return Vec::new();
         }
         self.open_layer(RewindList {
@@ -88,7 +88,7 @@ impl App {
             Tone::Warning
         };
         self.transcript.notice(restored.text.clone(), tone);
-        self.flash = Some(restored.text.lines().next().unwrap_or("").to_owned());
+        self.flash_mut().text = Some(restored.text.lines().next().unwrap_or("").to_owned());
         // Back before a prompt in the conversation: the prompt is offered again to edit.
         if restored.branched.is_some()
             && let Some(prompt) = &restored.prompt

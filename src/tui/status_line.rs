@@ -195,7 +195,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if let Some(flash) = &app.flash {
+    if let Some(flash) = &app.flash().text {
         segments.push((
             6,
             vec![Span::styled(

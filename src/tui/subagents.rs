@@ -55,7 +55,7 @@ impl App {
                 vec![read]
             }
             Err(said) => {
-                self.flash = said.flash();
+                self.flash_mut().text = said.flash();
                 Vec::new()
             }
         })

@@ -19,7 +19,7 @@ pub const POPUP_ROWS: usize = 8;
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
     pub fn popup(&self) -> Vec<Completion> {
-        if self.layer() != super::keymap::Focus::Main || self.popup_closed {
+        if self.layer() != super::keymap::Focus::Main || self.input_box().popup_closed {
             return Vec::new();
         }
         let text = self.input_text();
@@ -31,7 +31,7 @@ impl App {
         if let Some(query) = mention_query(&text) {
             // MCP resources (`@server:uri`) first, then the working directory's files.
             let mut list = super::mcp_panel::resource_completions(self, query);
-            if let Some(files) = &self.files {
+            if let Some(files) = &self.input_box().files {
                 list.extend(
                     crate::session::text::rank(query, files, POPUP_ROWS)
                         .into_iter()
@@ -70,7 +70,7 @@ impl App {
             Action::ToggleMouse if self.inline => Vec::new(),
             Action::ToggleMouse => {
                 self.mouse_captured = !self.mouse_captured;
-                self.flash = Some(if self.mouse_captured {
+                self.flash_mut().text = Some(if self.mouse_captured {
                     "mouse: wheel scrolls (F2 lets the terminal select text)".into()
                 } else {
                     "mouse: the terminal selects text (F2 for wheel scrolling)".into()
@@ -82,38 +82,40 @@ impl App {
                     return Some(Vec::new());
                 };
                 self.set_input(&last);
-                self.flash =
+                self.flash_mut().text =
                     Some("editing a queued prompt: Enter queues it again, Ctrl+C drops it".into());
                 vec![self.queue().told()]
             }
             Action::PopupUp => {
-                self.popup_selected = self.popup_selected.saturating_sub(1);
+                self.input_box_mut().popup_selected =
+                    self.input_box().popup_selected.saturating_sub(1);
                 Vec::new()
             }
             Action::PopupDown => {
-                self.popup_selected =
-                    (self.popup_selected + 1).min(self.popup().len().saturating_sub(1));
+                self.input_box_mut().popup_selected =
+                    (self.input_box().popup_selected + 1).min(self.popup().len().saturating_sub(1));
                 Vec::new()
             }
             Action::PopupComplete => self.accept_completion(false),
             Action::PopupAccept => self.accept_completion(true),
             Action::PopupClose => {
-                self.popup_closed = true;
+                self.input_box_mut().popup_closed = true;
                 Vec::new()
             }
             Action::Edit(key) => {
                 // The first `@` loads the file list for completion, once.
-                let commands = if key.code == KeyCode::Char('@') && self.files.is_none() {
-                    self.files = Some(Vec::new());
+                let commands = if key.code == KeyCode::Char('@') && self.input_box().files.is_none()
+                {
+                    self.input_box_mut().files = Some(Vec::new());
                     vec![Effect::Request(Request::ListFiles { generation: 0 })]
                 } else {
                     Vec::new()
                 };
-                self.popup_selected = 0;
+                self.input_box_mut().popup_selected = 0;
                 if commands.is_empty() {
                     return None;
                 }
-                self.input.input(key);
+                self.input_box_mut().input.input(key);
                 commands
             }
             _ => return None,
@@ -126,12 +128,16 @@ impl App {
     fn accept_completion(&mut self, run: bool) -> Vec<Effect> {
         let popup = self.popup();
         let Some(choice) = popup
-            .get(self.popup_selected.min(popup.len().saturating_sub(1)))
+            .get(
+                self.input_box()
+                    .popup_selected
+                    .min(popup.len().saturating_sub(1)),
+            )
             .cloned()
         else {
             return Vec::new();
         };
-        self.popup_selected = 0;
+        self.input_box_mut().popup_selected = 0;
         let text = self.input_text();
         if text.starts_with('/') {
             let takes_args = slash::COMMANDS
@@ -162,7 +168,7 @@ impl App {
         if let Some(command) = text.strip_prefix('!') {
             let command = command.trim();
             if command.is_empty() {
-                self.flash = Some("type a command after ! to run it here".into());
+                self.flash_mut().text = Some("type a command after ! to run it here".into());
                 return Some(Vec::new());
             }
             let id = self.next_shell_id();
@@ -200,20 +206,20 @@ impl App {
             "/new" => vec![Effect::Request(Request::NewSession)],
             "/resume" => self.open_picker(),
             "/rename" if rest.is_empty() => {
-                self.flash = Some("usage: /rename NAME".into());
+                self.flash_mut().text = Some("usage: /rename NAME".into());
                 Vec::new()
             }
             "/rename" => vec![Effect::Request(Request::Rename(rest.to_owned()))],
             "/compact" if self.run_mut().running => {
-                self.flash = Some("wait for the turn to end before compacting".into());
+                self.flash_mut().text = Some("wait for the turn to end before compacting".into());
                 Vec::new()
             }
             "/compact" => {
-                self.flash = Some("compacting…".into());
+                self.flash_mut().text = Some("compacting…".into());
                 vec![Effect::Request(Request::Compact)]
             }
             "/mode" if rest.is_empty() => {
-                self.flash = Some(format!(
+                self.flash_mut().text = Some(format!(
                     "mode: {} (default, auto-edit, plan, yolo)",
                     self.session.mode
                 ));
@@ -222,11 +228,11 @@ impl App {
             "/mode" => match Mode::parse(rest) {
                 Some(mode) => {
                     self.session.mode = mode;
-                    self.flash = Some(format!("mode: {mode} (from the next turn)"));
+                    self.flash_mut().text = Some(format!("mode: {mode} (from the next turn)"));
                     vec![Effect::Request(Request::SetMode(mode))]
                 }
                 None => {
-                    self.flash = Some(format!(
+                    self.flash_mut().text = Some(format!(
                         "no mode `{rest}`: default, auto-edit, plan or yolo"
                     ));
                     Vec::new()
@@ -243,13 +249,13 @@ impl App {
                         text.push_str(&format!("\n  {name}{window}"));
                     }
                 }
-                self.flash = Some(format!("model: {}", self.session.model));
+                self.flash_mut().text = Some(format!("model: {}", self.session.model));
                 self.transcript.notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
             }
             "/model" => {
                 self.session.model = rest.to_owned();
-                self.flash = Some(format!("model: {rest} (from the next turn)"));
+                self.flash_mut().text = Some(format!("model: {rest} (from the next turn)"));
                 vec![Effect::Request(Request::SetModel(rest.to_owned()))]
             }
             "/mcp" => {
@@ -305,7 +311,7 @@ impl App {
                     // The transcript shows what the user typed; the model gets the request.
                     return Some(self.start_run_shown(text.to_owned(), prompt));
                 }
-                self.flash = Some(match slash::nearest(other, &self.facts().skills) {
+                self.flash_mut().text = Some(match slash::nearest(other, &self.facts().skills) {
                     Some(near) => {
                         format!("unknown command {other}: did you mean {near}? (/help lists them)")
                     }
@@ -335,7 +341,7 @@ impl App {
                 _ => None,
             });
         let Some(answer) = answer else {
-            self.flash = Some("there is no answer to copy yet".into());
+            self.flash_mut().text = Some("there is no answer to copy yet".into());
             return Vec::new();
         };
         let text = match which.trim() {
@@ -350,7 +356,7 @@ impl App {
                 {
                     Some(block) => block.clone(),
                     None => {
-                        self.flash = Some(format!(
+                        self.flash_mut().text = Some(format!(
                             "the last answer has {} code block(s); /copy N picks one",
                             blocks.len()
                         ));
@@ -359,7 +365,7 @@ impl App {
                 }
             }
         };
-        self.flash = Some(format!(
+        self.flash_mut().text = Some(format!(
             "copied {} characters to the clipboard",
             text.chars().count()
         ));

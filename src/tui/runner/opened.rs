@@ -43,7 +43,7 @@ impl Runner {
         // A session named in an earlier run is still resumed by its name (`show_loaded`); the
         // notices said at start are the opening's.
         let (problems, _) = app.show_loaded(loaded);
-        app.flash = None;
+        app.flash_mut().text = None;
         // Unreadable stored state is reported and left in sessions.db until the user changes it.
         for problem in problems {
             app.transcript.notice(problem.message, Tone::Warning);
@@ -55,7 +55,7 @@ impl Runner {
             .into_iter()
             .chain(self.display.notices.iter().cloned())
         {
-            app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
+            app.flash_mut().text = Some(notice.lines().next().unwrap_or("").to_owned());
             app.transcript.notice(notice, Tone::Warning);
         }
         if self.open_picker {

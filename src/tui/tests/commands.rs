@@ -14,7 +14,13 @@ fn clear_starts_a_new_session() {
         send(&mut app, "/clear"),
         [Effect::Request(Request::NewSession)]
     );
-    assert!(app.flash.as_deref().unwrap().contains("--resume 01234567"));
+    assert!(
+        app.flash()
+            .text
+            .as_deref()
+            .unwrap()
+            .contains("--resume 01234567")
+    );
     app.run_mut().running = true;
     assert!(
         send(&mut app, "/clear").is_empty(),

@@ -50,7 +50,7 @@ fn snapshot_the_status_line_at_40_80_200_in_each_state() {
         (
             "notice",
             Box::new(|app| {
-                app.flash = Some("queued: it is sent when the current turn ends".into());
+                app.flash_mut().text = Some("queued: it is sent when the current turn ends".into());
                 app.session.mode = Mode::Yolo;
             }),
         ),

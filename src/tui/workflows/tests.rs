@@ -153,7 +153,8 @@ fn slash_commands_do_what_they_say() {
     app.handle_key(key(KeyCode::Esc));
     assert!(send(&mut app, "/compcat").is_empty());
     assert!(
-        app.flash
+        app.flash()
+            .text
             .as_deref()
             .unwrap()
             .contains("did you mean /compact?")
@@ -507,5 +508,5 @@ fn a_store_failure_is_shown_as_what_it_is_and_stays_in_the_transcript() {
         FailureKind::NotFound,
         "session 4567 is gone",
     )));
-    assert_eq!(app.flash.as_deref(), Some("session 4567 is gone"));
+    assert_eq!(app.flash().text.as_deref(), Some("session 4567 is gone"));
 }
