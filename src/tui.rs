@@ -46,6 +46,7 @@ mod restore_question;
 mod rewind;
 mod run_state;
 mod runner;
+mod screen_state;
 mod slash;
 mod spending;
 mod startup;

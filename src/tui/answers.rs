@@ -130,7 +130,7 @@ impl App {
         // scrollback already.
         let again = loaded.session_id == self.session.session_id;
         let (problems, notices) = self.show_loaded(loaded);
-        if again && self.inline {
+        if again && self.screen().inline {
             self.transcript.mark_written();
         }
         // Left in sessions.db as stored; the user is told why the list or queue is empty.

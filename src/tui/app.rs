@@ -13,6 +13,7 @@ use super::input_box::InputBox;
 use super::plan_state::PlanState;
 use super::queue::PromptQueue;
 use super::run_state::RunState;
+use super::screen_state::ScreenState;
 pub use super::spending::Spend;
 use super::spending::Spending;
 use super::transcript::Transcript;
@@ -102,16 +103,8 @@ pub struct App {
     pub shells: Vec<String>,
     /// The session's name, once known (`/rename`).
     pub session_name: Option<String>,
-    pub spinner: usize,
-    pub should_quit: bool,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     queue: PromptQueue,
-    pub mouse_captured: bool,
-    /// Drawn inline in the main screen (`--no-alt-screen`): the body shows only what is not in
-    /// the scrollback yet (`inline`), and the mouse is the terminal's.
-    pub inline: bool,
-    /// What the last frame settled or found (`frame.rs`).
-    pub(super) frame: super::frame::FrameState,
     /// What the opened session told besides its `SessionView` (skills, hooks, models, ...).
     facts: Facts,
     shell_count: usize,
@@ -125,6 +118,8 @@ pub struct App {
     pub(super) stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
     pub jobs: super::jobs::JobsView,
+    /// The spinner, the mouse, inline drawing, the last frame, quitting.
+    screen: ScreenState,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -145,17 +140,13 @@ impl App {
             run: RunState::default(),
             input_box: InputBox::default(),
             flash: Flash::default(),
+            screen: ScreenState::default(),
             approvals: ApprovalState::default(),
             plan: PlanState::default(),
             view: TranscriptView::default(),
             shells: Vec::new(),
             session_name: None,
-            spinner: 0,
-            should_quit: false,
             queue: PromptQueue::default(),
-            mouse_captured: true,
-            inline: false,
-            frame: Default::default(),
             facts: Facts::default(),
             shell_count: 0,
             clock: Clock::system(),
@@ -203,7 +194,7 @@ impl App {
     /// The session is open: the screen shows it from now on.
     pub(super) fn show_session(&mut self, session: SessionView, facts: Facts) {
         self.session = session;
-        self.inline = facts.inline;
+        self.screen.inline = facts.inline;
         self.facts = facts;
     }
 
@@ -234,6 +225,15 @@ impl App {
 
     pub(super) fn input_box_mut(&mut self) -> &mut InputBox {
         &mut self.input_box
+    }
+
+    /// The spinner, the mouse, inline drawing, the last frame, quitting.
+    pub(super) fn screen(&self) -> &ScreenState {
+        &self.screen
+    }
+
+    pub(super) fn screen_mut(&mut self) -> &mut ScreenState {
+        &mut self.screen
     }
 
     /// The one-line message on the status line.
@@ -320,6 +320,6 @@ impl App {
     }
 
     pub fn tick(&mut self) {
-        self.spinner = self.spinner.wrapping_add(1);
+        self.screen.spinner = self.screen.spinner.wrapping_add(1);
     }
 }

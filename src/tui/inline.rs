@@ -87,7 +87,7 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
     let lines = app.transcript.take_rest(
         super::view::transcript_width(app, size.width),
         app.view().expanded,
-        app.spinner,
+        app.screen().spinner,
     );
     screen.write(term, &lines)?;
     if screen.top >= size.height {
@@ -116,7 +116,7 @@ impl Screen {
             let lines = app.transcript.take_finished(
                 super::view::transcript_width(app, size.width),
                 app.view().expanded,
-                app.spinner,
+                app.screen().spinner,
             );
             if !lines.is_empty() {
                 self.write(term, &lines)?;

@@ -177,7 +177,7 @@ impl App {
     }
 
     pub(super) fn quit(&mut self) -> Vec<Effect> {
-        self.should_quit = true;
+        self.screen_mut().should_quit = true;
         let mut commands = Vec::new();
         if self.run().running {
             commands.push(Effect::Request(Request::Interrupt));

@@ -49,7 +49,7 @@ impl App {
             mcp: &self.mcp,
             transcript: &self.transcript,
             expanded: self.view().expanded,
-            spinner: self.spinner,
+            spinner: self.screen().spinner,
             clock: &self.clock,
             viewport: self.view().viewport,
             session_id: &self.session.session_id,

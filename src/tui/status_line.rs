@@ -127,7 +127,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
         segments.push((
             8,
             vec![Span::styled(
-                format!(" · {} {elapsed}", spinner(app.spinner)),
+                format!(" · {} {elapsed}", spinner(app.screen().spinner)),
                 Style::new().fg(super::theme::accent()),
             )],
         ));
@@ -186,7 +186,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if !app.mouse_captured && !app.inline {
+    if !app.screen().mouse_captured && !app.screen().inline {
         segments.push((
             7,
             vec![Span::styled(

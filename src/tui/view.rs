@@ -175,9 +175,9 @@ pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
 fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(1).max(1);
     let height = area.height as usize;
-    let (expanded, spinner) = (app.view().expanded, app.spinner);
+    let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
     app.transcript.set_now(app.clock.now());
-    if app.inline {
+    if app.screen().inline {
         return draw_live(app, frame, Rect { width, ..area });
     }
     // Where the view is was settled before the frame (`App::prepare`).
@@ -215,7 +215,7 @@ fn draw_live(app: &App, frame: &mut Frame, area: Rect) {
     let lines = if app.transcript.is_empty() {
         welcome(app, area.width)
     } else {
-        let (expanded, spinner) = (app.view().expanded, app.spinner);
+        let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
         app.transcript
             .live_window(area.width, area.height as usize, expanded, spinner)
     };
@@ -251,7 +251,7 @@ pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
     let body = if app.transcript.is_empty() {
         welcome(app, text_width).len()
     } else {
-        let (expanded, spinner) = (app.view().expanded, app.spinner);
+        let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
         app.transcript.live_height(text_width, expanded, spinner)
     }
     .max(1);

@@ -67,15 +67,15 @@ impl App {
             Action::CopyLast => self.copy(""),
             Action::PasteImage => vec![Effect::Request(Request::PasteImage)],
             // Inline, the mouse stays the terminal's (its scrollback, its selection).
-            Action::ToggleMouse if self.inline => Vec::new(),
+            Action::ToggleMouse if self.screen_mut().inline => Vec::new(),
             Action::ToggleMouse => {
-                self.mouse_captured = !self.mouse_captured;
-                self.flash_mut().text = Some(if self.mouse_captured {
+                self.screen_mut().mouse_captured = !self.screen().mouse_captured;
+                self.flash_mut().text = Some(if self.screen().mouse_captured {
                     "mouse: wheel scrolls (F2 lets the terminal select text)".into()
                 } else {
                     "mouse: the terminal selects text (F2 for wheel scrolling)".into()
                 });
-                vec![Effect::SetMouseCapture(self.mouse_captured)]
+                vec![Effect::SetMouseCapture(self.screen().mouse_captured)]
             }
             Action::EditQueued => {
                 let Some(last) = self.queue_mut().pop_last() else {
@@ -283,7 +283,7 @@ impl App {
             }
             "/copy" => self.copy(rest),
             "/quit" | "/exit" => {
-                self.should_quit = true;
+                self.screen_mut().should_quit = true;
                 let mut commands = Vec::new();
                 if self.run().running {
                     commands.push(Effect::Request(Request::Interrupt));

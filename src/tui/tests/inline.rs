@@ -7,7 +7,7 @@ use crate::tui::EntryKind;
 #[test]
 fn the_live_area_shows_only_what_was_not_written_yet() {
     let mut app = app();
-    app.inline = true;
+    app.screen_mut().inline = true;
     app.transcript
         .push(EntryKind::User("explain the parser".into()));
     app.transcript.append_text("The parser reads");
@@ -26,7 +26,7 @@ fn the_live_area_shows_only_what_was_not_written_yet() {
 #[test]
 fn the_live_area_asks_for_room_for_the_popup_and_no_more_than_the_screen() {
     let mut app = app();
-    app.inline = true;
+    app.screen_mut().inline = true;
     app.transcript.push(EntryKind::User("hello".into()));
     app.transcript.take_finished(79, false, 0);
     // Nothing live: one blank row above the rule.
@@ -66,7 +66,7 @@ fn live_area(app: &mut App, rows: u16) -> Vec<String> {
 fn a_streaming_list_taller_than_the_screen_shows_its_tail_and_is_written_once_when_done() {
     for rows in [30, 12] {
         let mut app = app();
-        app.inline = true;
+        app.screen_mut().inline = true;
         app.transcript.push(EntryKind::User("list them".into()));
         let items: Vec<String> = (0..40).map(|i| format!("- {}", item(i))).collect();
         app.transcript
@@ -101,7 +101,7 @@ fn a_streaming_list_taller_than_the_screen_shows_its_tail_and_is_written_once_wh
 fn streaming_thinking_taller_than_the_screen_shows_its_tail() {
     for rows in [30, 12] {
         let mut app = app();
-        app.inline = true;
+        app.screen_mut().inline = true;
         app.transcript.push(EntryKind::User("think".into()));
         app.transcript.take_finished(99, false, 0);
         let thoughts: Vec<String> = (0..40).map(item).collect();

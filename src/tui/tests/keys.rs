@@ -28,7 +28,7 @@ fn ctrl_c_interrupts_a_run_and_keeps_the_input() {
         app.handle_key(ctrl('c')),
         [Effect::Request(Request::Interrupt)]
     );
-    assert!(!app.should_quit);
+    assert!(!app.screen().should_quit);
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn tab_in_the_slash_popup_completes_and_never_runs_and_esc_closes_it() {
     type_text(&mut app, "");
     app.set_input("/q");
     assert!(app.handle_key(key(KeyCode::Tab)).is_empty());
-    assert!(!app.should_quit && app.input_text() == "/quit");
+    assert!(!app.screen().should_quit && app.input_text() == "/quit");
     // Esc closes the popup without touching a run or the text; typing opens it again.
     app.set_input("/c");
     assert!(screen(&mut app, 80, 24).contains("Tab completes"));
