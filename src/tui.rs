@@ -247,7 +247,7 @@ async fn show(
         && closing.kept
     {
         // A named session is resumed by its name.
-        let key = app.session_name.as_deref().unwrap_or(&closing.session_id);
+        let key = app.session_name().as_deref().unwrap_or(&closing.session_id);
         println!("Resume this session with: harness9 --resume {key}");
     }
     outcome

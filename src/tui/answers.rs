@@ -22,7 +22,7 @@ impl App {
             Update::Renamed(name) => {
                 self.flash_mut().text =
                     Some(format!("renamed: harness9 --resume {name} comes back here"));
-                self.session_name = Some(name);
+                *self.session_name_mut() = Some(name);
             }
             Update::Exported { file, result } => {
                 self.flash_mut().text = Some(match result {
@@ -35,7 +35,7 @@ impl App {
             }
             Update::Jobs(list) => self.on_jobs(list),
             Update::Sessions { generation, hits } => {
-                if let Some(picker) = self.stack.find_mut::<super::picker::Picker>() {
+                if let Some(picker) = self.stack_mut().find_mut::<super::picker::Picker>() {
                     picker.accept(generation, hits);
                 }
             }
@@ -62,7 +62,10 @@ impl App {
                 generation,
                 memories,
             } => {
-                if let Some(panel) = self.stack.find_mut::<super::memory_panel::MemoryPanel>() {
+                if let Some(panel) = self
+                    .stack_mut()
+                    .find_mut::<super::memory_panel::MemoryPanel>()
+                {
                     panel.accept(generation, memories);
                 }
             }
@@ -81,7 +84,7 @@ impl App {
                 mut result,
                 duration,
             } => {
-                self.shells.retain(|running| *running != id);
+                self.shells_mut().retain(|running| *running != id);
                 result.tool_call_id = id;
                 self.transcript.tool_finished(&result, Some(duration));
                 if !self.busy() {
@@ -177,7 +180,7 @@ impl App {
             child_sessions,
         } = loaded;
         // A named session is resumed by its name, however it got it.
-        self.session_name = name;
+        *self.session_name_mut() = name;
         let messages = &messages[..];
         self.session.session_id = session_id;
         self.session.mode = mode;
@@ -185,7 +188,7 @@ impl App {
         for (task_id, session_id) in child_sessions {
             self.transcript.link_child_session(&task_id, session_id);
         }
-        self.stack.close::<super::child_view::ChildView>();
+        self.stack_mut().close::<super::child_view::ChildView>();
         self.set_history(
             messages
                 .iter()

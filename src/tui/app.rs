@@ -100,24 +100,24 @@ pub struct App {
     /// Where the transcript view is, and whether tool output is expanded.
     view: TranscriptView,
     /// `!` commands running now, by block id; Esc stops them as it stops a run.
-    pub shells: Vec<String>,
+    shells: Vec<String>,
     /// The session's name, once known (`/rename`).
-    pub session_name: Option<String>,
+    session_name: Option<String>,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     queue: PromptQueue,
     /// What the opened session told besides its `SessionView` (skills, hooks, models, ...).
     facts: Facts,
     shell_count: usize,
     /// The time keys are read at (tests set it).
-    pub clock: Clock,
+    clock: Clock,
     /// How long the dialog on top has been on screen.
-    pub(super) dialogs: DialogGuard,
+    dialogs: DialogGuard,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
-    pub mcp: Vec<super::mcp_panel::McpView>,
+    mcp: Vec<super::mcp_panel::McpView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
-    pub(super) stack: super::compositor::Stack,
+    stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
-    pub jobs: super::jobs::JobsView,
+    jobs: super::jobs::JobsView,
     /// The spinner, the mouse, inline drawing, the last frame, quitting.
     screen: ScreenState,
 }
@@ -225,6 +225,72 @@ impl App {
 
     pub(super) fn input_box_mut(&mut self) -> &mut InputBox {
         &mut self.input_box
+    }
+
+    /// `!` commands running now, by block id (tests read them; the app asks `busy()`).
+    #[cfg(test)]
+    pub(super) fn shells(&self) -> &Vec<String> {
+        &self.shells
+    }
+
+    pub(super) fn shells_mut(&mut self) -> &mut Vec<String> {
+        &mut self.shells
+    }
+
+    /// The session's name, once known (`/rename`).
+    pub(super) fn session_name(&self) -> &Option<String> {
+        &self.session_name
+    }
+
+    pub(super) fn session_name_mut(&mut self) -> &mut Option<String> {
+        &mut self.session_name
+    }
+
+    /// The time keys are read at.
+    pub(super) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The clock, as a test sets it.
+    #[cfg(test)]
+    pub(super) fn clock_mut(&mut self) -> &mut Clock {
+        &mut self.clock
+    }
+
+    /// How long the dialog on top has been on screen.
+    pub(super) fn dialogs(&self) -> &DialogGuard {
+        &self.dialogs
+    }
+
+    pub(super) fn dialogs_mut(&mut self) -> &mut DialogGuard {
+        &mut self.dialogs
+    }
+
+    /// The session's MCP servers, as last seen.
+    pub(super) fn mcp(&self) -> &Vec<super::mcp_panel::McpView> {
+        &self.mcp
+    }
+
+    pub(super) fn mcp_mut(&mut self) -> &mut Vec<super::mcp_panel::McpView> {
+        &mut self.mcp
+    }
+
+    /// The layers opened over the conversation.
+    pub(super) fn stack(&self) -> &super::compositor::Stack {
+        &self.stack
+    }
+
+    pub(super) fn stack_mut(&mut self) -> &mut super::compositor::Stack {
+        &mut self.stack
+    }
+
+    /// The session's background commands.
+    pub(super) fn jobs(&self) -> &super::jobs::JobsView {
+        &self.jobs
+    }
+
+    pub(super) fn jobs_mut(&mut self) -> &mut super::jobs::JobsView {
+        &mut self.jobs
     }
 
     /// The spinner, the mouse, inline drawing, the last frame, quitting.

@@ -71,7 +71,7 @@ impl App {
     fn status_text(&self) -> String {
         let s = &self.session;
         let name = self
-            .session_name
+            .session_name()
             .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();

@@ -97,7 +97,7 @@ impl App {
     /// Ctrl+C: interrupts what is going on (as Esc does); on an idle screen it clears the
     /// input, and a second press within `DOUBLE_PRESS` quits. Its hint lives as long.
     pub(super) fn clear_or_quit(&mut self) -> Vec<Effect> {
-        let now = self.clock.now();
+        let now = self.clock().now();
         if self.busy() {
             self.flash_mut().last_ctrl_c = None;
             return self.interrupt();

@@ -44,7 +44,7 @@ impl App {
         if event.turn > 0 {
             self.run_mut().turn = event.turn;
         }
-        self.run_mut().last_heard = Some(self.clock.now());
+        self.run_mut().last_heard = Some(self.clock().now());
         if matches!(
             event.kind,
             EventKind::ToolStart(_)
@@ -77,7 +77,7 @@ impl App {
             }
             EventKind::ToolStart(call) if call.name == super::task_view::TASK_TOOL => {
                 self.run_mut().tools_running += 1;
-                let now = self.clock.now();
+                let now = self.clock().now();
                 self.transcript.task_started(call, now)
             }
             EventKind::ToolStart(call) => {
@@ -189,7 +189,7 @@ impl App {
         {
             return None;
         }
-        let waited = self.clock.now().duration_since(self.run().last_heard?);
+        let waited = self.clock().now().duration_since(self.run().last_heard?);
         (waited >= WAITING).then_some(waited)
     }
 }

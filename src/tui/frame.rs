@@ -55,7 +55,7 @@ impl App {
         if let Some(most) = self.screen().frame.overlay_most.take() {
             self.approvals_mut().overlay_scroll = self.approvals().overlay_scroll.min(most);
         }
-        self.stack.drawn();
+        self.stack_mut().drawn();
         // What this frame shows is on screen from now: a dialog's keys count from its first
         // frame.
         self.dialog_drawn();

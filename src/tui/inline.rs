@@ -81,7 +81,7 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
     if size != screen.size {
         screen.resized(term, size)?;
     }
-    app.transcript.set_now(app.clock.now());
+    app.transcript.set_now(app.clock().now());
     // Nothing runs on once the TUI has gone: what still ran is written as cut off.
     app.transcript.interrupt_running();
     let lines = app.transcript.take_rest(
@@ -109,7 +109,7 @@ impl Screen {
         if rows == 0 || size.width == 0 {
             return crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate);
         }
-        app.transcript.set_now(app.clock.now());
+        app.transcript.set_now(app.clock().now());
         // While a dialog is open nothing is written above it: it may cover those rows.
         let dialog = app.layers().len() > 1;
         if !dialog {

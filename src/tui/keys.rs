@@ -19,7 +19,7 @@ impl App {
         // An opened layer with nothing drawn over it takes the key first.
         if self.stack_focused() {
             if let Some((mode, dialog)) = self
-                .stack
+                .stack()
                 .top()
                 .map(|top| (top.mode(), top.dialog().is_some()))
             {
@@ -231,7 +231,7 @@ impl App {
         self.transcript.push(EntryKind::User(shown));
         self.run_mut().running = true;
         self.run_mut().working_since = Some(Instant::now());
-        self.run_mut().last_heard = Some(self.clock.now());
+        self.run_mut().last_heard = Some(self.clock().now());
         self.run_mut().retry = None;
         self.run_mut().retry_streak = 0;
         self.flash_mut().text = None;

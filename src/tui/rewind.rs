@@ -60,7 +60,7 @@ impl App {
     }
 
     pub(super) fn on_prompts(&mut self, prompts: Vec<PromptPoint>) {
-        if let Some(list) = self.stack.find_mut::<RewindList>() {
+        if let Some(list) = self.stack_mut().find_mut::<RewindList>() {
             // The newest is the likeliest choice.
             list.selected = prompts.len().saturating_sub(1);
             list.prompts = prompts;

@@ -31,7 +31,7 @@ impl App {
             }
             _ => {}
         }
-        let now = self.clock.now();
+        let now = self.clock().now();
         self.transcript
             .task_event(&event.task_id, &event.agent, &event.event, now);
     }
@@ -68,19 +68,25 @@ impl App {
         session_id: &str,
         messages: Result<Vec<Message>, crate::session::Failure>,
     ) {
-        let Some(view) = self.stack.find_mut::<ChildView>() else {
+        let Some(task_id) = self
+            .stack()
+            .find::<ChildView>()
+            .map(|view| view.task_id().to_owned())
+        else {
             return;
         };
         let running = self
             .transcript
-            .task(view.task_id())
+            .task(&task_id)
             .is_some_and(|t| t.is_running());
-        view.read(session_id, messages, running);
+        if let Some(view) = self.stack_mut().find_mut::<ChildView>() {
+            view.read(session_id, messages, running);
+        }
     }
 
     /// `/tasks`: the children still running, one line each.
     pub(super) fn tasks_text(&self) -> String {
-        let now = self.clock.now();
+        let now = self.clock().now();
         let running: Vec<String> = self
             .transcript
             .tasks()

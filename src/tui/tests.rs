@@ -55,7 +55,7 @@ fn app() -> App {
     let mut app = App::new(session(Mode::Default));
     let start = std::time::Instant::now();
     let readings = std::sync::atomic::AtomicU64::new(0);
-    app.clock = Clock::from_fn(move || {
+    *app.clock_mut() = Clock::from_fn(move || {
         let n = readings.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         start + Duration::from_secs(n)
     });
@@ -66,7 +66,7 @@ fn app() -> App {
 fn app_at(now: &std::sync::Arc<std::sync::Mutex<std::time::Instant>>) -> App {
     let mut app = app();
     let time = std::sync::Arc::clone(now);
-    app.clock = Clock::from_fn(move || *time.lock().unwrap());
+    *app.clock_mut() = Clock::from_fn(move || *time.lock().unwrap());
     app
 }
 

@@ -176,7 +176,7 @@ fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(1).max(1);
     let height = area.height as usize;
     let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
-    app.transcript.set_now(app.clock.now());
+    app.transcript.set_now(app.clock().now());
     if app.screen().inline {
         return draw_live(app, frame, Rect { width, ..area });
     }

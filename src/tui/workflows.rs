@@ -172,7 +172,7 @@ impl App {
                 return Some(Vec::new());
             }
             let id = self.next_shell_id();
-            self.shells.push(id.clone());
+            self.shells_mut().push(id.clone());
             self.run_mut()
                 .working_since
                 .get_or_insert_with(std::time::Instant::now);

@@ -147,12 +147,12 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
             Effect::Request(Request::SetQueue(Vec::new()))
         ]
     );
-    assert!(app.run().running && app.shells.is_empty());
+    assert!(app.run().running && app.shells().is_empty());
 }
 
 /// What the open picker's query holds.
 fn picker_query(app: &App) -> &str {
-    let picker = app.stack.find::<crate::tui::picker::Picker>();
+    let picker = app.stack().find::<crate::tui::picker::Picker>();
     picker.map_or("", |p| p.query.as_str())
 }
 

@@ -225,7 +225,7 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
         let mut app = app();
         app.handle_key(ctrl('r'));
         let generation = app
-            .stack
+            .stack()
             .find::<crate::tui::picker::Picker>()
             .unwrap()
             .generation;
