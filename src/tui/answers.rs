@@ -49,12 +49,12 @@ impl App {
                 ))
             }
             Update::Attached(files) => self
-                .transcript
+                .transcript_mut()
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
             Update::PastedImage(image) => self.attach_pasted_image(image),
             Update::Images(images) => {
                 for image in &images {
-                    self.transcript
+                    self.transcript_mut()
                         .notice(super::transcript::image_label(image), Tone::Quiet);
                 }
             }
@@ -86,7 +86,7 @@ impl App {
             } => {
                 self.shells_mut().retain(|running| *running != id);
                 result.tool_call_id = id;
-                self.transcript.tool_finished(&result, Some(duration));
+                self.transcript_mut().tool_finished(&result, Some(duration));
                 if !self.busy() {
                     self.run_mut().working_since = None;
                 }
@@ -94,14 +94,14 @@ impl App {
                 if let Some(started) = self.start_next_queued() {
                     return started;
                 }
-                self.transcript.notice(
+                self.transcript_mut().notice(
                     "the output goes to the model with your next prompt",
                     Tone::Quiet,
                 );
             }
             Update::Compacted(Ok(Some(info))) => {
                 self.flash_mut().text = None;
-                self.transcript.notice(
+                self.transcript_mut().notice(
                     format!(
                         "compacted the conversation: {} → {} tokens ({})",
                         info.before_tokens, info.after_tokens, info.strategy
@@ -115,7 +115,7 @@ impl App {
             }
             Update::Compacted(Err(error)) => {
                 self.flash_mut().text = None;
-                self.transcript
+                self.transcript_mut()
                     .notice(format!("compaction failed: {}", error.message), Tone::Error);
             }
             Update::Prompts(prompts) => self.on_prompts(prompts),
@@ -131,10 +131,10 @@ impl App {
     fn load(&mut self, loaded: LoadedSession) -> Vec<Effect> {
         // The session shown, loaded again: inline, its conversation up to there is in the
         // scrollback already.
-        let again = loaded.session_id == self.session.session_id;
+        let again = loaded.session_id == self.session().session_id;
         let (problems, notices) = self.show_loaded(loaded);
         if again && self.screen().inline {
-            self.transcript.mark_written();
+            self.transcript_mut().mark_written();
         }
         // Left in sessions.db as stored; the user is told why the list or queue is empty.
         let mut said: Vec<String> = Vec::new();
@@ -156,7 +156,7 @@ impl App {
         // screen.
         if failure.kind == crate::session::FailureKind::Storage {
             let hint = super::engine_events::next_step(failure.kind);
-            self.transcript
+            self.transcript_mut()
                 .notice(format!("{}\n{hint}", failure.message), Tone::Error);
         }
     }
@@ -182,11 +182,12 @@ impl App {
         // A named session is resumed by its name, however it got it.
         *self.session_name_mut() = name;
         let messages = &messages[..];
-        self.session.session_id = session_id;
-        self.session.mode = mode;
-        self.transcript = Transcript::from_messages(messages);
+        self.session_mut().session_id = session_id;
+        self.session_mut().mode = mode;
+        *self.transcript_mut() = Transcript::from_messages(messages);
         for (task_id, session_id) in child_sessions {
-            self.transcript.link_child_session(&task_id, session_id);
+            self.transcript_mut()
+                .link_child_session(&task_id, session_id);
         }
         self.stack_mut().close::<super::child_view::ChildView>();
         self.set_history(
@@ -207,7 +208,7 @@ impl App {
         self.run_mut().tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
             input_tokens: crate::session::text::estimate_tokens(messages, &[]),
             output_tokens: 0,
-            context_window: self.session.context_window,
+            context_window: self.session().context_window,
             estimated: true,
             ..Default::default()
         });
@@ -215,7 +216,7 @@ impl App {
         self.flash_mut().text = Some(if self.queue().is_empty() {
             format!(
                 "session {}",
-                &self.session.session_id[..self.session.session_id.len().min(8)]
+                &self.session().session_id[..self.session().session_id.len().min(8)]
             )
         } else {
             format!(

@@ -83,8 +83,8 @@ pub enum Scroll {
 }
 
 pub struct App {
-    pub session: SessionView,
-    pub transcript: Transcript,
+    session: SessionView,
+    transcript: Transcript,
     /// What the provider's counts cost, in all and by model (`/cost`, the status line).
     spending: Spending,
     /// The run going on: its turn, tokens, retry, the hook that runs.
@@ -225,6 +225,25 @@ impl App {
 
     pub(super) fn input_box_mut(&mut self) -> &mut InputBox {
         &mut self.input_box
+    }
+
+    /// The session shown: its id, provider, model, folder, mode.
+    pub fn session(&self) -> &SessionView {
+        &self.session
+    }
+
+    pub(super) fn session_mut(&mut self) -> &mut SessionView {
+        &mut self.session
+    }
+
+    /// The conversation on screen.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The conversation, to add to (the benches fill it directly).
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
     }
 
     /// `!` commands running now, by block id (tests read them; the app asks `busy()`).

@@ -27,13 +27,13 @@ impl App {
             "/clear" => {
                 self.flash_mut().text = Some(format!(
                     "a fresh context; the last session is kept (harness9 --resume {})",
-                    short_id(&self.session.session_id)
+                    short_id(&self.session().session_id)
                 ));
                 vec![Effect::Request(Request::NewSession)]
             }
             "/export" => {
                 let file = if rest.is_empty() {
-                    format!("harness9-{}.md", short_id(&self.session.session_id))
+                    format!("harness9-{}.md", short_id(&self.session().session_id))
                 } else {
                     rest.to_owned()
                 };
@@ -44,15 +44,18 @@ impl App {
                 })]
             }
             "/status" => {
-                self.transcript.notice(self.status_text(), Tone::Quiet);
+                let text = self.status_text();
+                self.transcript_mut().notice(text, Tone::Quiet);
                 Vec::new()
             }
             "/tasks" => {
-                self.transcript.notice(self.tasks_text(), Tone::Quiet);
+                let text = self.tasks_text();
+                self.transcript_mut().notice(text, Tone::Quiet);
                 Vec::new()
             }
             "/cost" => {
-                self.transcript.notice(self.cost_text(), Tone::Quiet);
+                let text = self.cost_text();
+                self.transcript_mut().notice(text, Tone::Quiet);
                 Vec::new()
             }
             "/init" if self.busy() => {
@@ -69,7 +72,7 @@ impl App {
     }
 
     fn status_text(&self) -> String {
-        let s = &self.session;
+        let s = &self.session();
         let name = self
             .session_name()
             .as_deref()
@@ -134,7 +137,7 @@ impl App {
             return format!(
                 "cost since this screen opened: {} ({})",
                 spent(spending.total()),
-                self.session.model
+                self.session().model
             );
         }
         let mut text = format!("cost since this screen opened: {}", spent(spending.total()));
@@ -148,12 +151,12 @@ impl App {
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "# harness9 session {}\n\n{} · {}/{}\n",
-            self.session.session_id,
-            self.session.workdir,
-            self.session.provider,
-            self.session.model
+            self.session().session_id,
+            self.session().workdir,
+            self.session().provider,
+            self.session().model
         );
-        for entry in self.transcript.entries() {
+        for entry in self.transcript().entries() {
             out.push('\n');
             match &entry.kind {
                 EntryKind::User(text) => {

@@ -32,7 +32,7 @@ impl App {
         if self.view().pending_scroll != 0 || matches!(self.view().scroll, Scroll::Anchored { .. })
         {
             let total =
-                self.transcript
+                self.transcript()
                     .total_height(width, self.view().expanded, self.screen().spinner);
             let bottom_top = total.saturating_sub(height);
             let top = match self.view().scroll {

@@ -39,7 +39,7 @@ impl App {
             return;
         }
         let text = ps_text(&self.jobs().list);
-        self.transcript.notice(text, Tone::Quiet);
+        self.transcript_mut().notice(text, Tone::Quiet);
     }
 }
 

@@ -135,10 +135,12 @@ impl App {
                 self.view_mut().pending_scroll = 0;
             }
             Action::CycleMode => {
-                self.session.mode = self.session.mode.cycle();
-                self.flash_mut().text =
-                    Some(format!("mode: {} (from the next turn)", self.session.mode));
-                return vec![Effect::Request(Request::SetMode(self.session.mode))];
+                self.session_mut().mode = self.session_mut().mode.cycle();
+                self.flash_mut().text = Some(format!(
+                    "mode: {} (from the next turn)",
+                    self.session().mode
+                ));
+                return vec![Effect::Request(Request::SetMode(self.session().mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),
             Action::ToggleTodos => self.plan_mut().show_todos = !self.plan().show_todos,
@@ -201,7 +203,7 @@ impl App {
         }
         // The files attached are named with their sizes when the core has read them.
         if let Some(missing) = self.missing_mentions(&text) {
-            self.transcript.notice(missing, Tone::Warning);
+            self.transcript_mut().notice(missing, Tone::Warning);
         }
         if self.busy() {
             let told = self.queue_mut().push(text);
@@ -228,7 +230,7 @@ impl App {
     /// Sends `prompt` while the transcript shows `shown` (what the user typed: `/init`, a
     /// skill's command, a collapsed paste).
     pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Effect> {
-        self.transcript.push(EntryKind::User(shown));
+        self.transcript_mut().push(EntryKind::User(shown));
         self.run_mut().running = true;
         self.run_mut().working_since = Some(Instant::now());
         self.run_mut().last_heard = Some(self.clock().now());

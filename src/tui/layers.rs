@@ -47,12 +47,12 @@ impl App {
     pub(super) fn shared(&self) -> Shared<'_> {
         Shared {
             mcp: self.mcp(),
-            transcript: &self.transcript,
+            transcript: self.transcript(),
             expanded: self.view().expanded,
             spinner: self.screen().spinner,
             clock: self.clock(),
             viewport: self.view().viewport,
-            session_id: &self.session.session_id,
+            session_id: &self.session().session_id,
             running: self.run().running,
         }
     }

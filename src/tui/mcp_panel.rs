@@ -144,7 +144,7 @@ pub fn prompt_fetched(
         Err(error) => {
             let notice = sanitize(&format!("/{command}: {}", error.message));
             app.flash_mut().text = Some(notice.clone());
-            app.transcript.notice(notice, Tone::Warning);
+            app.transcript_mut().notice(notice, Tone::Warning);
             Vec::new()
         }
     }
@@ -156,7 +156,7 @@ pub fn servers_changed(app: &mut App, servers: Vec<McpView>, notices: Vec<String
     for notice in notices {
         let notice = sanitize(&notice);
         app.flash_mut().text = Some(notice.clone());
-        app.transcript.notice(notice, Tone::Warning);
+        app.transcript_mut().notice(notice, Tone::Warning);
     }
 }
 

@@ -69,7 +69,7 @@ impl App {
     }
 
     pub(super) fn on_restored(&mut self, restored: Arc<Restored>) {
-        let workdir = std::path::PathBuf::from(&self.session.workdir);
+        let workdir = std::path::PathBuf::from(&self.session().workdir);
         if restored.report.asking {
             self.open_layer(RestoreQuestion::new(
                 restored.what.clone(),
@@ -87,7 +87,7 @@ impl App {
         } else {
             Tone::Warning
         };
-        self.transcript.notice(restored.text.clone(), tone);
+        self.transcript_mut().notice(restored.text.clone(), tone);
         self.flash_mut().text = Some(restored.text.lines().next().unwrap_or("").to_owned());
         // Back before a prompt in the conversation: the prompt is offered again to edit.
         if restored.branched.is_some()

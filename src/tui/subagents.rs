@@ -25,14 +25,14 @@ impl App {
                 let model = self
                     .spending()
                     .child_model(&event.task_id)
-                    .unwrap_or(self.session.model.as_str())
+                    .unwrap_or(self.session().model.as_str())
                     .to_owned();
                 self.spending_mut().count(&model, update);
             }
             _ => {}
         }
         let now = self.clock().now();
-        self.transcript
+        self.transcript_mut()
             .task_event(&event.task_id, &event.agent, &event.event, now);
     }
 
@@ -42,14 +42,14 @@ impl App {
         if self.layer() != Focus::Main || action != Action::ToggleExpand {
             return None;
         }
-        let task = self.transcript.current_task()?;
+        let task = self.transcript().current_task()?;
         // A block read back from the store does not know its child's session: Ctrl+O folds
         // and unfolds there, as everywhere.
         if task.child_session.is_none() && !task.is_running() {
             return None;
         }
         let task_id = task.call.id.clone();
-        Some(match ChildView::open(&self.transcript, &task_id) {
+        Some(match ChildView::open(self.transcript(), &task_id) {
             Ok((view, read)) => {
                 self.open_layer(view);
                 vec![read]
@@ -76,7 +76,7 @@ impl App {
             return;
         };
         let running = self
-            .transcript
+            .transcript()
             .task(&task_id)
             .is_some_and(|t| t.is_running());
         if let Some(view) = self.stack_mut().find_mut::<ChildView>() {
@@ -88,7 +88,7 @@ impl App {
     pub(super) fn tasks_text(&self) -> String {
         let now = self.clock().now();
         let running: Vec<String> = self
-            .transcript
+            .transcript()
             .tasks()
             .filter(|t| t.is_running())
             .map(|t| {

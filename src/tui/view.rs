@@ -176,16 +176,16 @@ fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(1).max(1);
     let height = area.height as usize;
     let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
-    app.transcript.set_now(app.clock().now());
+    app.transcript().set_now(app.clock().now());
     if app.screen().inline {
         return draw_live(app, frame, Rect { width, ..area });
     }
     // Where the view is was settled before the frame (`App::prepare`).
     let offset = app.scroll_offset();
     let (mut lines, _) = app
-        .transcript
+        .transcript()
         .window(width, height, offset, expanded, spinner);
-    if app.transcript.is_empty() {
+    if app.transcript().is_empty() {
         lines = welcome(app, width);
     }
     let view = Rect { width, ..area };
@@ -212,11 +212,11 @@ fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
 /// Inline: what is not in the scrollback yet, at the bottom of the body, right above the
 /// input (the body can be taller while a popup is open). The terminal scrolls, not the view.
 fn draw_live(app: &App, frame: &mut Frame, area: Rect) {
-    let lines = if app.transcript.is_empty() {
+    let lines = if app.transcript().is_empty() {
         welcome(app, area.width)
     } else {
         let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
-        app.transcript
+        app.transcript()
             .live_window(area.width, area.height as usize, expanded, spinner)
     };
     let height = (lines.len() as u16).min(area.height);
@@ -248,11 +248,11 @@ pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
     let queue = super::jobs::running_lines(app).len() + queue_lines_of(app).len();
     let fixed = queue + input_lines + 2;
     let text_width = transcript_width(app, width);
-    let body = if app.transcript.is_empty() {
+    let body = if app.transcript().is_empty() {
         welcome(app, text_width).len()
     } else {
         let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
-        app.transcript.live_height(text_width, expanded, spinner)
+        app.transcript().live_height(text_width, expanded, spinner)
     }
     .max(1);
     let mut wanted = body;
@@ -275,10 +275,10 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
                 .fg(super::theme::accent())
                 .add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!("  {}", app.session.workdir), DIM),
+        Span::styled(format!("  {}", app.session().workdir), DIM),
     ])];
     // What the mode will do, so yolo never promises to ask.
-    let promise = match app.session.mode {
+    let promise = match app.session().mode {
         crate::session::Mode::Default => {
             "Describe a task: harness9 reads, edits and runs commands here, asking before edits and commands that change things."
         }

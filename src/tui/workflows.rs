@@ -176,8 +176,8 @@ impl App {
             self.run_mut()
                 .working_since
                 .get_or_insert_with(std::time::Instant::now);
-            self.transcript.push(EntryKind::User(text.to_owned()));
-            self.transcript.tool_started(ToolCall {
+            self.transcript_mut().push(EntryKind::User(text.to_owned()));
+            self.transcript_mut().tool_started(ToolCall {
                 id: id.clone(),
                 name: "bash".into(),
                 arguments: serde_json::json!({ "command": command }).to_string(),
@@ -221,13 +221,13 @@ impl App {
             "/mode" if rest.is_empty() => {
                 self.flash_mut().text = Some(format!(
                     "mode: {} (default, auto-edit, plan, yolo)",
-                    self.session.mode
+                    self.session().mode
                 ));
                 Vec::new()
             }
             "/mode" => match Mode::parse(rest) {
                 Some(mode) => {
-                    self.session.mode = mode;
+                    self.session_mut().mode = mode;
                     self.flash_mut().text = Some(format!("mode: {mode} (from the next turn)"));
                     vec![Effect::Request(Request::SetMode(mode))]
                 }
@@ -239,7 +239,7 @@ impl App {
                 }
             },
             "/model" if rest.is_empty() => {
-                let mut text = format!("model: {} (/model NAME switches)", self.session.model);
+                let mut text = format!("model: {} (/model NAME switches)", self.session().model);
                 if !self.facts().models.is_empty() {
                     text.push_str(
                         "\nknown models of this provider (a name starting with one matches):",
@@ -249,12 +249,13 @@ impl App {
                         text.push_str(&format!("\n  {name}{window}"));
                     }
                 }
-                self.flash_mut().text = Some(format!("model: {}", self.session.model));
-                self.transcript.notice(text, super::transcript::Tone::Quiet);
+                self.flash_mut().text = Some(format!("model: {}", self.session().model));
+                self.transcript_mut()
+                    .notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
             }
             "/model" => {
-                self.session.model = rest.to_owned();
+                self.session_mut().model = rest.to_owned();
                 self.flash_mut().text = Some(format!("model: {rest} (from the next turn)"));
                 vec![Effect::Request(Request::SetModel(rest.to_owned()))]
             }
@@ -278,7 +279,8 @@ impl App {
                 } else {
                     format!("hooks:\n{}", self.facts().hooks.join("\n"))
                 };
-                self.transcript.notice(text, super::transcript::Tone::Quiet);
+                self.transcript_mut()
+                    .notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
             }
             "/copy" => self.copy(rest),
@@ -332,7 +334,7 @@ impl App {
     /// The last answer, or its code block `which` (1-based), to the clipboard.
     fn copy(&mut self, which: &str) -> Vec<Effect> {
         let answer = self
-            .transcript
+            .transcript()
             .entries()
             .iter()
             .rev()

@@ -46,7 +46,7 @@ impl Runner {
         app.flash_mut().text = None;
         // Unreadable stored state is reported and left in sessions.db until the user changes it.
         for problem in problems {
-            app.transcript.notice(problem.message, Tone::Warning);
+            app.transcript_mut().notice(problem.message, Tone::Warning);
         }
         // What was ignored or changed at start (the folder's .env, an untrusted folder's files,
         // a malformed settings file, a yolo session resumed in default, a sandbox that cannot
@@ -56,7 +56,7 @@ impl Runner {
             .chain(self.display.notices.iter().cloned())
         {
             app.flash_mut().text = Some(notice.lines().next().unwrap_or("").to_owned());
-            app.transcript.notice(notice, Tone::Warning);
+            app.transcript_mut().notice(notice, Tone::Warning);
         }
         if self.open_picker {
             return app.open_picker();
