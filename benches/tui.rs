@@ -27,10 +27,10 @@ fn app_with_history(entries: usize) -> App {
         context_window: 128_000,
     });
     for i in 0..entries / 4 {
-        app.transcript.push(EntryKind::User(format!(
+        app.transcript_mut().push(EntryKind::User(format!(
             "question {i}: why does handler {i} fail?"
         )));
-        app.transcript.push(EntryKind::Assistant {
+        app.transcript_mut().push(EntryKind::Assistant {
             text: format!("Handler **{i}** calls `pop` on an empty queue.\n\n- check first\n- then pop\n\n```rust\nfn handler_{i}(q: &mut Queue) {{\n    if let Some(x) = q.pop() {{ use_it(x) }}\n}}\n```"),
             streaming: false,
         });
@@ -39,15 +39,15 @@ fn app_with_history(entries: usize) -> App {
             name: "grep".into(),
             arguments: format!(r#"{{"pattern":"handler_{i}"}}"#),
         };
-        app.transcript.tool_started(call);
-        app.transcript.tool_finished(
+        app.transcript_mut().tool_started(call);
+        app.transcript_mut().tool_finished(
             &ToolResult::ok(
                 format!("c{i}"),
                 "src/queue.rs:10:fn handler\nsrc/queue.rs:20:handler()",
             ),
             Some(Duration::from_millis(3)),
         );
-        app.transcript.push(EntryKind::Notice {
+        app.transcript_mut().push(EntryKind::Notice {
             text: format!("turn {i} done"),
             tone: tui::Tone::Quiet,
         });

@@ -21,10 +21,12 @@ mod dialogs;
 mod editing;
 mod engine_events;
 mod extension_question;
+mod flash;
 mod frame;
 mod help;
 pub mod highlight;
 mod inline;
+mod input_box;
 mod jobs;
 mod keymap;
 mod keys;
@@ -44,6 +46,7 @@ mod restore_question;
 mod rewind;
 mod run_state;
 mod runner;
+mod screen_state;
 mod slash;
 mod spending;
 mod startup;
@@ -168,7 +171,7 @@ fn first_frame(
             theme::set(asked);
         }
         // Text typed while the answer was read goes to the input, as it would have.
-        app.input.insert_str(&typed);
+        app.input_box_mut().input.insert_str(&typed);
         if asked.is_some_and(|t| t != Theme::Dark) || !typed.is_empty() {
             drawn(&mut term, app)?;
         }
@@ -244,7 +247,7 @@ async fn show(
         && closing.kept
     {
         // A named session is resumed by its name.
-        let key = app.session_name.as_deref().unwrap_or(&closing.session_id);
+        let key = app.session_name().as_deref().unwrap_or(&closing.session_id);
         println!("Resume this session with: harness9 --resume {key}");
     }
     outcome

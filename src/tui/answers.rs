@@ -20,11 +20,12 @@ impl App {
             // The app keeps the queue and sends the next prompt itself.
             Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
             Update::Renamed(name) => {
-                self.flash = Some(format!("renamed: harness9 --resume {name} comes back here"));
-                self.session_name = Some(name);
+                self.flash_mut().text =
+                    Some(format!("renamed: harness9 --resume {name} comes back here"));
+                *self.session_name_mut() = Some(name);
             }
             Update::Exported { file, result } => {
-                self.flash = Some(match result {
+                self.flash_mut().text = Some(match result {
                     Ok(path) => format!("exported the transcript to {}", path.display()),
                     Err(ExportError::Exists) => {
                         format!("{file} exists: /export NAME writes another file")
@@ -39,10 +40,10 @@ impl App {
                 } else {
                     Tone::Quiet
                 };
-                self.transcript.notice(report.lines.join("\n"), tone);
+                self.transcript_mut().notice(report.lines.join("\n"), tone);
             }
             Update::Sessions { generation, hits } => {
-                if let Some(picker) = self.stack.find_mut::<super::picker::Picker>() {
+                if let Some(picker) = self.stack_mut().find_mut::<super::picker::Picker>() {
                     picker.accept(generation, hits);
                 }
             }
@@ -51,17 +52,17 @@ impl App {
                 messages,
             } => self.session_read(&session_id, messages),
             Update::Files { files, .. } => {
-                self.files = Some(super::mentions::with_directories(Arc::unwrap_or_clone(
-                    files,
-                )))
+                self.input_box_mut().files = Some(super::mentions::with_directories(
+                    Arc::unwrap_or_clone(files),
+                ))
             }
             Update::Attached(files) => self
-                .transcript
+                .transcript_mut()
                 .notice(super::mentions::attached_note(&files), Tone::Quiet),
             Update::PastedImage(image) => self.attach_pasted_image(image),
             Update::Images(images) => {
                 for image in &images {
-                    self.transcript
+                    self.transcript_mut()
                         .notice(super::transcript::image_label(image), Tone::Quiet);
                 }
             }
@@ -69,7 +70,10 @@ impl App {
                 generation,
                 memories,
             } => {
-                if let Some(panel) = self.stack.find_mut::<super::memory_panel::MemoryPanel>() {
+                if let Some(panel) = self
+                    .stack_mut()
+                    .find_mut::<super::memory_panel::MemoryPanel>()
+                {
                     panel.accept(generation, memories);
                 }
             }
@@ -88,9 +92,9 @@ impl App {
                 mut result,
                 duration,
             } => {
-                self.shells.retain(|running| *running != id);
+                self.shells_mut().retain(|running| *running != id);
                 result.tool_call_id = id;
-                self.transcript.tool_finished(&result, Some(duration));
+                self.transcript_mut().tool_finished(&result, Some(duration));
                 if !self.busy() {
                     self.run_mut().working_since = None;
                 }
@@ -98,14 +102,14 @@ impl App {
                 if let Some(started) = self.start_next_queued() {
                     return started;
                 }
-                self.transcript.notice(
+                self.transcript_mut().notice(
                     "the output goes to the model with your next prompt",
                     Tone::Quiet,
                 );
             }
             Update::Compacted(Ok(Some(info))) => {
-                self.flash = None;
-                self.transcript.notice(
+                self.flash_mut().text = None;
+                self.transcript_mut().notice(
                     format!(
                         "compacted the conversation: {} → {} tokens ({})",
                         info.before_tokens, info.after_tokens, info.strategy
@@ -114,12 +118,12 @@ impl App {
                 );
             }
             Update::Compacted(Ok(None)) => {
-                self.flash =
+                self.flash_mut().text =
                     Some("nothing to compact: nothing comes before the last exchange".into());
             }
             Update::Compacted(Err(error)) => {
-                self.flash = None;
-                self.transcript
+                self.flash_mut().text = None;
+                self.transcript_mut()
                     .notice(format!("compaction failed: {}", error.message), Tone::Error);
             }
             Update::Prompts(prompts) => self.on_prompts(prompts),
@@ -135,10 +139,10 @@ impl App {
     fn load(&mut self, loaded: LoadedSession) -> Vec<Effect> {
         // The session shown, loaded again: inline, its conversation up to there is in the
         // scrollback already.
-        let again = loaded.session_id == self.session.session_id;
+        let again = loaded.session_id == self.session().session_id;
         let (problems, notices) = self.show_loaded(loaded);
-        if again && self.inline {
-            self.transcript.mark_written();
+        if again && self.screen().inline {
+            self.transcript_mut().mark_written();
         }
         // Left in sessions.db as stored; the user is told why the list or queue is empty.
         let mut said: Vec<String> = Vec::new();
@@ -148,19 +152,19 @@ impl App {
         }
         said.extend(notices);
         if !said.is_empty() {
-            self.flash = Some(said.join("; "));
+            self.flash_mut().text = Some(said.join("; "));
         }
         Vec::new()
     }
 
     /// Something asked of the session failed (what kind decides where it is shown).
     fn failed(&mut self, failure: crate::session::Failure) {
-        self.flash = Some(failure.message.lines().next().unwrap_or("").to_owned());
+        self.flash_mut().text = Some(failure.message.lines().next().unwrap_or("").to_owned());
         // A store that fails is shown as what it is and stays readable, never as an empty
         // screen.
         if failure.kind == crate::session::FailureKind::Storage {
             let hint = super::engine_events::next_step(failure.kind);
-            self.transcript
+            self.transcript_mut()
                 .notice(format!("{}\n{hint}", failure.message), Tone::Error);
         }
     }
@@ -184,15 +188,16 @@ impl App {
             child_sessions,
         } = loaded;
         // A named session is resumed by its name, however it got it.
-        self.session_name = name;
+        *self.session_name_mut() = name;
         let messages = &messages[..];
-        self.session.session_id = session_id;
-        self.session.mode = mode;
-        self.transcript = Transcript::from_messages(messages);
+        self.session_mut().session_id = session_id;
+        self.session_mut().mode = mode;
+        *self.transcript_mut() = Transcript::from_messages(messages);
         for (task_id, session_id) in child_sessions {
-            self.transcript.link_child_session(&task_id, session_id);
+            self.transcript_mut()
+                .link_child_session(&task_id, session_id);
         }
-        self.stack.close::<super::child_view::ChildView>();
+        self.stack_mut().close::<super::child_view::ChildView>();
         self.set_history(
             messages
                 .iter()
@@ -211,15 +216,15 @@ impl App {
         self.run_mut().tokens = (!messages.is_empty()).then(|| crate::engine::TokenUpdate {
             input_tokens: crate::session::text::estimate_tokens(messages, &[]),
             output_tokens: 0,
-            context_window: self.session.context_window,
+            context_window: self.session().context_window,
             estimated: true,
             ..Default::default()
         });
         self.view_mut().scroll = Scroll::Follow;
-        self.flash = Some(if self.queue().is_empty() {
+        self.flash_mut().text = Some(if self.queue().is_empty() {
             format!(
                 "session {}",
-                &self.session.session_id[..self.session.session_id.len().min(8)]
+                &self.session().session_id[..self.session().session_id.len().min(8)]
             )
         } else {
             format!(

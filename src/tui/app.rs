@@ -2,17 +2,18 @@
 //! what the app wants done comes out (`Effect`: the session's `Request`s, and the few effects of
 //! the terminal itself). No I/O happens here, so the whole app can be driven in tests.
 
-use std::time::Instant;
-
 use ratatui::style::{Color, Style};
 use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 
 use super::approval_state::ApprovalState;
+use super::flash::Flash;
+use super::input_box::InputBox;
 use super::plan_state::PlanState;
 use super::queue::PromptQueue;
 use super::run_state::RunState;
+use super::screen_state::ScreenState;
 pub use super::spending::Spend;
 use super::spending::Spending;
 use super::transcript::Transcript;
@@ -82,60 +83,43 @@ pub enum Scroll {
 }
 
 pub struct App {
-    pub session: SessionView,
-    pub transcript: Transcript,
-    pub input: TextArea<'static>,
-    pub(super) history: Vec<String>,
-    pub(super) history_index: Option<usize>,
+    session: SessionView,
+    transcript: Transcript,
     /// What the provider's counts cost, in all and by model (`/cost`, the status line).
     spending: Spending,
     /// The run going on: its turn, tokens, retry, the hook that runs.
     run: RunState,
+    /// The text being typed, its history, pastes and completion popup.
+    input_box: InputBox,
+    /// The one-line message on the status line.
+    flash: Flash,
     /// Tool calls waiting for the user's answer.
     approvals: ApprovalState,
     /// The todo list, the plan's review, auto-continue.
     plan: PlanState,
     /// Where the transcript view is, and whether tool output is expanded.
     view: TranscriptView,
-    pub flash: Option<String>,
-    /// When the flash goes away by itself (the Ctrl+C hint lives for its second).
-    pub(super) flash_until: Option<Instant>,
-    pub(super) last_ctrl_c: Option<Instant>,
     /// `!` commands running now, by block id; Esc stops them as it stops a run.
-    pub shells: Vec<String>,
-    /// The completion popup was closed with Esc (until the input changes).
-    pub(super) popup_closed: bool,
+    shells: Vec<String>,
     /// The session's name, once known (`/rename`).
-    pub session_name: Option<String>,
-    pub spinner: usize,
-    pub should_quit: bool,
+    session_name: Option<String>,
     /// Prompts typed while the agent worked, sent in order when a turn ends.
     queue: PromptQueue,
-    /// The highlighted entry of the completion popup.
-    pub popup_selected: usize,
-    /// The working directory's files, for `@` completion (loaded on the first `@`).
-    pub files: Option<Vec<String>>,
-    /// Long pastes shown collapsed in the input: placeholder → the whole text.
-    pub pastes: Vec<(String, String)>,
-    pub mouse_captured: bool,
-    /// Drawn inline in the main screen (`--no-alt-screen`): the body shows only what is not in
-    /// the scrollback yet (`inline`), and the mouse is the terminal's.
-    pub inline: bool,
-    /// What the last frame settled or found (`frame.rs`).
-    pub(super) frame: super::frame::FrameState,
     /// What the opened session told besides its `SessionView` (skills, hooks, models, ...).
     facts: Facts,
     shell_count: usize,
     /// The time keys are read at (tests set it).
-    pub clock: Clock,
+    clock: Clock,
     /// How long the dialog on top has been on screen.
-    pub(super) dialogs: DialogGuard,
+    dialogs: DialogGuard,
     /// The session's MCP servers, as last seen (`/mcp`, the status line).
-    pub mcp: Vec<super::mcp_panel::McpView>,
+    mcp: Vec<super::mcp_panel::McpView>,
     /// The layers opened over the conversation (`/mcp`, `/memory`, `/rewind`, ...).
-    pub(super) stack: super::compositor::Stack,
+    stack: super::compositor::Stack,
     /// The session's background commands (`/ps`, the status line).
-    pub jobs: super::jobs::JobsView,
+    jobs: super::jobs::JobsView,
+    /// The spinner, the mouse, inline drawing, the last frame, quitting.
+    screen: ScreenState,
 }
 
 pub fn new_input() -> TextArea<'static> {
@@ -152,29 +136,17 @@ impl App {
         App {
             session,
             transcript: Transcript::default(),
-            input: new_input(),
-            history: Vec::new(),
-            history_index: None,
             spending: Spending::default(),
             run: RunState::default(),
+            input_box: InputBox::default(),
+            flash: Flash::default(),
+            screen: ScreenState::default(),
             approvals: ApprovalState::default(),
             plan: PlanState::default(),
             view: TranscriptView::default(),
-            flash: None,
-            flash_until: None,
-            last_ctrl_c: None,
             shells: Vec::new(),
-            popup_closed: false,
             session_name: None,
-            spinner: 0,
-            should_quit: false,
             queue: PromptQueue::default(),
-            popup_selected: 0,
-            files: None,
-            pastes: Vec::new(),
-            mouse_captured: true,
-            inline: false,
-            frame: Default::default(),
             facts: Facts::default(),
             shell_count: 0,
             clock: Clock::system(),
@@ -192,20 +164,20 @@ impl App {
 
     /// Earlier prompts, oldest first (for Up).
     pub fn set_history(&mut self, prompts: Vec<String>) {
-        self.history = prompts;
+        self.input_box.history = prompts;
     }
 
     pub fn input_text(&self) -> String {
-        self.input.lines().join("\n")
+        self.input_box.input.lines().join("\n")
     }
 
     pub(super) fn input_is_empty(&self) -> bool {
-        self.input.lines().iter().all(|l| l.is_empty())
+        self.input_box.input.lines().iter().all(|l| l.is_empty())
     }
 
     pub(super) fn set_input(&mut self, text: &str) {
-        self.input = new_input();
-        self.input.insert_str(text);
+        self.input_box.input = new_input();
+        self.input_box.input.insert_str(text);
     }
 
     /// Whether something moves on screen without input (the spinner, a task's clock; a
@@ -222,7 +194,7 @@ impl App {
     /// The session is open: the screen shows it from now on.
     pub(super) fn show_session(&mut self, session: SessionView, facts: Facts) {
         self.session = session;
-        self.inline = facts.inline;
+        self.screen.inline = facts.inline;
         self.facts = facts;
     }
 
@@ -244,6 +216,118 @@ impl App {
 
     pub(super) fn run_mut(&mut self) -> &mut RunState {
         &mut self.run
+    }
+
+    /// The input box: its text, history, pastes and completion popup.
+    pub(super) fn input_box(&self) -> &InputBox {
+        &self.input_box
+    }
+
+    pub(super) fn input_box_mut(&mut self) -> &mut InputBox {
+        &mut self.input_box
+    }
+
+    /// The session shown: its id, provider, model, folder, mode.
+    pub fn session(&self) -> &SessionView {
+        &self.session
+    }
+
+    pub(super) fn session_mut(&mut self) -> &mut SessionView {
+        &mut self.session
+    }
+
+    /// The conversation on screen.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The conversation, to add to (the benches fill it directly).
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
+    /// `!` commands running now, by block id (tests read them; the app asks `busy()`).
+    #[cfg(test)]
+    pub(super) fn shells(&self) -> &Vec<String> {
+        &self.shells
+    }
+
+    pub(super) fn shells_mut(&mut self) -> &mut Vec<String> {
+        &mut self.shells
+    }
+
+    /// The session's name, once known (`/rename`).
+    pub(super) fn session_name(&self) -> &Option<String> {
+        &self.session_name
+    }
+
+    pub(super) fn session_name_mut(&mut self) -> &mut Option<String> {
+        &mut self.session_name
+    }
+
+    /// The time keys are read at.
+    pub(super) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The clock, as a test sets it.
+    #[cfg(test)]
+    pub(super) fn clock_mut(&mut self) -> &mut Clock {
+        &mut self.clock
+    }
+
+    /// How long the dialog on top has been on screen.
+    pub(super) fn dialogs(&self) -> &DialogGuard {
+        &self.dialogs
+    }
+
+    pub(super) fn dialogs_mut(&mut self) -> &mut DialogGuard {
+        &mut self.dialogs
+    }
+
+    /// The session's MCP servers, as last seen.
+    pub(super) fn mcp(&self) -> &Vec<super::mcp_panel::McpView> {
+        &self.mcp
+    }
+
+    pub(super) fn mcp_mut(&mut self) -> &mut Vec<super::mcp_panel::McpView> {
+        &mut self.mcp
+    }
+
+    /// The layers opened over the conversation.
+    pub(super) fn stack(&self) -> &super::compositor::Stack {
+        &self.stack
+    }
+
+    pub(super) fn stack_mut(&mut self) -> &mut super::compositor::Stack {
+        &mut self.stack
+    }
+
+    /// The session's background commands.
+    pub(super) fn jobs(&self) -> &super::jobs::JobsView {
+        &self.jobs
+    }
+
+    pub(super) fn jobs_mut(&mut self) -> &mut super::jobs::JobsView {
+        &mut self.jobs
+    }
+
+    /// The spinner, the mouse, inline drawing, the last frame, quitting.
+    pub(super) fn screen(&self) -> &ScreenState {
+        &self.screen
+    }
+
+    pub(super) fn screen_mut(&mut self) -> &mut ScreenState {
+        &mut self.screen
+    }
+
+    /// The one-line message on the status line.
+    pub(super) fn flash(&self) -> &Flash {
+        &self.flash
+    }
+
+    pub(super) fn flash_mut(&mut self) -> &mut Flash {
+        &mut self.flash
     }
 
     /// Tool calls waiting for the user's answer, first shown first.
@@ -321,6 +405,6 @@ impl App {
     }
 
     pub fn tick(&mut self) {
-        self.spinner = self.spinner.wrapping_add(1);
+        self.screen.spinner = self.screen.spinner.wrapping_add(1);
     }
 }

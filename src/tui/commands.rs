@@ -44,19 +44,20 @@ impl App {
     pub(super) fn session_command(&mut self, name: &str, rest: &str) -> Option<Vec<Effect>> {
         let commands = match name {
             "/clear" if self.busy() => {
-                self.flash = Some("wait for the turn to end (or Esc) before /clear".into());
+                self.flash_mut().text =
+                    Some("wait for the turn to end (or Esc) before /clear".into());
                 Vec::new()
             }
             "/clear" => {
-                self.flash = Some(format!(
+                self.flash_mut().text = Some(format!(
                     "a fresh context; the last session is kept (harness9 --resume {})",
-                    short_id(&self.session.session_id)
+                    short_id(&self.session().session_id)
                 ));
                 vec![Effect::Request(Request::NewSession)]
             }
             "/export" => {
                 let file = if rest.is_empty() {
-                    format!("harness9-{}.md", short_id(&self.session.session_id))
+                    format!("harness9-{}.md", short_id(&self.session().session_id))
                 } else {
                     rest.to_owned()
                 };
@@ -67,15 +68,18 @@ impl App {
                 })]
             }
             "/status" => {
-                self.transcript.notice(self.status_text(), Tone::Quiet);
+                let text = self.status_text();
+                self.transcript_mut().notice(text, Tone::Quiet);
                 Vec::new()
             }
             "/tasks" => {
-                self.transcript.notice(self.tasks_text(), Tone::Quiet);
+                let text = self.tasks_text();
+                self.transcript_mut().notice(text, Tone::Quiet);
                 Vec::new()
             }
             "/cost" => {
-                self.transcript.notice(self.cost_text(), Tone::Quiet);
+                let text = self.cost_text();
+                self.transcript_mut().notice(text, Tone::Quiet);
                 Vec::new()
             }
             "/init" if self.busy() => {
@@ -89,7 +93,7 @@ impl App {
             "/worktree" => match worktree_action(rest) {
                 Some(action) => vec![Effect::Request(Request::Worktrees(action))],
                 None => {
-                    self.transcript
+                    self.transcript_mut()
                         .notice(WORKTREE_USAGE.to_owned(), Tone::Warning);
                     Vec::new()
                 }
@@ -100,9 +104,9 @@ impl App {
     }
 
     fn status_text(&self) -> String {
-        let s = &self.session;
+        let s = &self.session();
         let name = self
-            .session_name
+            .session_name()
             .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
@@ -165,7 +169,7 @@ impl App {
             return format!(
                 "cost since this screen opened: {} ({})",
                 spent(spending.total()),
-                self.session.model
+                self.session().model
             );
         }
         let mut text = format!("cost since this screen opened: {}", spent(spending.total()));
@@ -179,12 +183,12 @@ impl App {
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "# harness9 session {}\n\n{} · {}/{}\n",
-            self.session.session_id,
-            self.session.workdir,
-            self.session.provider,
-            self.session.model
+            self.session().session_id,
+            self.session().workdir,
+            self.session().provider,
+            self.session().model
         );
-        for entry in self.transcript.entries() {
+        for entry in self.transcript().entries() {
             out.push('\n');
             match &entry.kind {
                 EntryKind::User(text) => {

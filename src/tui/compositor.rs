@@ -145,8 +145,7 @@ impl Stack {
         })
     }
 
-    /// The open layer of type `T` (the topmost, if several are): tests read its state.
-    #[cfg(test)]
+    /// The open layer of type `T` (the topmost, if several are).
     pub fn find<T: Layer>(&self) -> Option<&T> {
         self.layers.iter().rev().find_map(|layer| {
             let layer: &dyn Any = layer.as_ref();

@@ -18,7 +18,8 @@ impl Clock {
         Clock(Arc::new(Instant::now))
     }
 
-    /// A clock that reads `now()`.
+    /// A clock that reads `now()` (tests move it by hand).
+    #[cfg(test)]
     pub fn from_fn(now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
         Clock(Arc::new(now))
     }

@@ -9,7 +9,7 @@ impl App {
     /// The dialog on top that one key answers, named so that another dialog counts anew.
     pub(super) fn dialog_id(&self) -> Option<String> {
         if self.stack_focused() {
-            return self.stack.top().and_then(|top| top.dialog());
+            return self.stack().top().and_then(|top| top.dialog());
         }
         match self.layer() {
             Focus::Approval => self
@@ -24,8 +24,8 @@ impl App {
     /// A frame was drawn: the dialog on top has been on screen since its first frame.
     pub(super) fn dialog_drawn(&mut self) {
         let dialog = self.dialog_id();
-        let now = self.clock.now();
-        self.dialogs.drawn(dialog, now);
+        let now = self.clock().now();
+        self.dialogs_mut().drawn(dialog, now);
     }
 
     /// Whether `action` may go ahead: an answer to a dialog that has not been on screen for
@@ -40,10 +40,10 @@ impl App {
         ) {
             return true;
         }
-        if self.dialogs.accepts(&dialog, self.clock.now()) {
+        if self.dialogs().accepts(&dialog, self.clock().now()) {
             return true;
         }
-        self.flash = Some(format!(
+        self.flash_mut().text = Some(format!(
             "that key came before the dialog was on screen for {} ms: press it again to answer",
             SETTLE.as_millis()
         ));

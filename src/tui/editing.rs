@@ -81,11 +81,11 @@ impl App {
     /// Esc on the conversation: stops the run or the `!` command going on.
     pub(super) fn interrupt(&mut self) -> Vec<Effect> {
         if !self.busy() {
-            self.flash = None;
+            self.flash_mut().text = None;
             return Vec::new();
         }
-        self.flash = Some("interrupting…".into());
-        self.flash_until = None;
+        self.flash_mut().text = Some("interrupting…".into());
+        self.flash_mut().until = None;
         let mut commands = vec![Effect::Request(Request::Interrupt)];
         if self.plan().auto_continue {
             self.plan_mut().auto_continue = false;
@@ -97,44 +97,45 @@ impl App {
     /// Ctrl+C: interrupts what is going on (as Esc does); on an idle screen it clears the
     /// input, and a second press within `DOUBLE_PRESS` quits. Its hint lives as long.
     pub(super) fn clear_or_quit(&mut self) -> Vec<Effect> {
-        let now = self.clock.now();
+        let now = self.clock().now();
         if self.busy() {
-            self.last_ctrl_c = None;
+            self.flash_mut().last_ctrl_c = None;
             return self.interrupt();
         }
         if self
+            .flash()
             .last_ctrl_c
             .is_some_and(|at| now.duration_since(at) < DOUBLE_PRESS)
         {
             return self.quit();
         }
-        self.last_ctrl_c = Some(now);
+        self.flash_mut().last_ctrl_c = Some(now);
         if let Some(reason) = &mut self.approvals_mut().deny_reason {
             *reason = new_input();
         } else {
             self.set_input("");
         }
-        self.history_index = None;
-        self.flash = Some(QUIT_HINT.into());
-        self.flash_until = Some(now + DOUBLE_PRESS);
+        self.input_box_mut().history_index = None;
+        self.flash_mut().text = Some(QUIT_HINT.into());
+        self.flash_mut().until = Some(now + DOUBLE_PRESS);
         Vec::new()
     }
 
     /// When something on screen changes by itself next (a hint that goes away); the loop
     /// wakes then, and only then.
     pub fn wake_at(&self) -> Option<Instant> {
-        self.flash_until
+        self.flash().until
     }
 
     /// Lets what has timed out by `now` go; whether anything changed.
     pub fn expire(&mut self, now: Instant) -> bool {
-        match self.flash_until {
+        match self.flash().until {
             Some(until) if now >= until => {
-                self.flash_until = None;
-                self.last_ctrl_c = None;
+                self.flash_mut().until = None;
+                self.flash_mut().last_ctrl_c = None;
                 // Only the hint goes; a notice that replaced it meanwhile stays.
-                if self.flash.as_deref() == Some(QUIT_HINT) {
-                    self.flash = None;
+                if self.flash().text.as_deref() == Some(QUIT_HINT) {
+                    self.flash_mut().text = None;
                 }
                 true
             }
@@ -149,20 +150,22 @@ impl App {
     }
 
     pub(super) fn recall(&mut self, step: i64) {
-        if self.history.is_empty() {
+        if self.input_box().history.is_empty() {
             return;
         }
-        let last = self.history.len() - 1;
-        let next = match (self.history_index, step < 0) {
+        let last = self.input_box().history.len() - 1;
+        let next = match (self.input_box().history_index, step < 0) {
             (None, true) => Some(last),
             (None, false) => None,
             (Some(i), true) => Some(i.saturating_sub(1)),
             (Some(i), false) if i >= last => None,
             (Some(i), false) => Some(i + 1),
         };
-        let text = next.map(|i| self.history[i].clone()).unwrap_or_default();
+        let text = next
+            .map(|i| self.input_box().history[i].clone())
+            .unwrap_or_default();
         self.set_input(&text);
-        self.history_index = next;
+        self.input_box_mut().history_index = next;
     }
     /// A paste from the terminal. An empty one is what a terminal sends when the clipboard holds
     /// an image and no text: the clipboard is then asked for the image.
@@ -179,18 +182,21 @@ impl App {
             }
             // A paste longer than the screen is shown as one line and sent whole.
             None if lines > page => {
-                let placeholder = format!("[pasted {lines} lines #{}]", self.pastes.len() + 1);
-                self.input.insert_str(&placeholder);
-                self.pastes.push((placeholder, text));
+                let placeholder = format!(
+                    "[pasted {lines} lines #{}]",
+                    self.input_box().pastes.len() + 1
+                );
+                self.input_box_mut().input.insert_str(&placeholder);
+                self.input_box_mut().pastes.push((placeholder, text));
             }
             // A file path of an image (a file dragged onto the terminal) attaches it, as
             // `@path` does; the core checks that it is one.
             None if pasted_image(&text).is_some() => {
                 let path = pasted_image(&text).unwrap_or_default();
-                self.input.insert_str(format!("@{path} "));
+                self.input_box_mut().input.insert_str(format!("@{path} "));
             }
             None => {
-                self.input.insert_str(&text);
+                self.input_box_mut().input.insert_str(&text);
             }
         }
         Vec::new()
@@ -205,13 +211,16 @@ impl App {
     ) {
         match image {
             Ok(image) => {
-                let number = self.pastes.len() + 1;
+                let number = self.input_box().pastes.len() + 1;
                 let placeholder = format!("[image #{number} {}x{}]", image.width, image.height);
-                self.input.insert_str(format!("{placeholder} "));
-                self.pastes
+                self.input_box_mut()
+                    .input
+                    .insert_str(format!("{placeholder} "));
+                self.input_box_mut()
+                    .pastes
                     .push((placeholder, format!("@{}", image.path.display())));
             }
-            Err(why) => self.flash = Some(why.message),
+            Err(why) => self.flash_mut().text = Some(why.message),
         }
     }
 
@@ -220,7 +229,7 @@ impl App {
     /// pastes are used up.
     pub(super) fn expand_pastes(&mut self, typed: &str) -> (String, String) {
         let (mut shown, mut sent) = (typed.to_owned(), typed.to_owned());
-        for (placeholder, whole) in self.pastes.drain(..) {
+        for (placeholder, whole) in self.input_box_mut().pastes.drain(..) {
             sent = sent.replace(&placeholder, &whole);
             if !placeholder.starts_with("[image #") {
                 shown = shown.replace(&placeholder, &whole);

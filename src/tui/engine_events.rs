@@ -19,18 +19,19 @@ impl App {
             // Nothing carries on by itself after an error; the status line says so.
             self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
-            self.flash = Some("auto-continue off: the run ended with an error".into());
+            self.flash_mut().text = Some("auto-continue off: the run ended with an error".into());
         }
         if done && self.plan().auto_continue {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
             self.plan_mut().auto_continue = false;
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             if self
-                .flash
+                .flash()
+                .text
                 .as_deref()
                 .is_some_and(|f| f.starts_with("auto-continue:"))
             {
-                self.flash = None;
+                self.flash_mut().text = None;
             }
         }
         if done && let Some(started) = self.start_next_queued() {
@@ -43,7 +44,7 @@ impl App {
         if event.turn > 0 {
             self.run_mut().turn = event.turn;
         }
-        self.run_mut().last_heard = Some(self.clock.now());
+        self.run_mut().last_heard = Some(self.clock().now());
         if matches!(
             event.kind,
             EventKind::ToolStart(_)
@@ -57,41 +58,41 @@ impl App {
         }
         match event.kind {
             EventKind::SessionStarted(info) => {
-                self.session.mode = info.mode;
-                self.session.model = info.model;
+                self.session_mut().mode = info.mode;
+                self.session_mut().model = info.model;
             }
             EventKind::TokenUpdate(update) => {
                 // The model the call went to: the session's, which `/model` changes.
-                let model = self.session.model.clone();
+                let model = self.session().model.clone();
                 self.spending_mut().count(&model, &update);
                 self.run_mut().tokens = Some(update);
             }
             EventKind::ThinkingDelta(delta) => {
                 self.run_mut().retry = None;
-                self.transcript.append_thinking(&delta);
+                self.transcript_mut().append_thinking(&delta);
             }
             EventKind::ActionDelta(delta) => {
                 self.run_mut().retry = None;
-                self.transcript.append_text(&delta);
+                self.transcript_mut().append_text(&delta);
             }
             EventKind::ToolStart(call) if call.name == super::task_view::TASK_TOOL => {
                 self.run_mut().tools_running += 1;
-                let now = self.clock.now();
-                self.transcript.task_started(call, now)
+                let now = self.clock().now();
+                self.transcript_mut().task_started(call, now)
             }
             EventKind::ToolStart(call) => {
                 self.run_mut().tools_running += 1;
-                self.transcript.tool_started(call)
+                self.transcript_mut().tool_started(call)
             }
             EventKind::ApprovalRequired(request) => {
                 self.approvals_mut().requests.push_back(request)
             }
             EventKind::ToolResult(outcome) => {
                 self.run_mut().tools_running = self.run().tools_running.saturating_sub(1);
-                self.transcript
+                self.transcript_mut()
                     .tool_finished(&outcome.result, Some(outcome.duration))
             }
-            EventKind::Compaction(info) => self.transcript.notice(
+            EventKind::Compaction(info) => self.transcript_mut().notice(
                 format!(
                     "compacted the conversation: {} → {} tokens ({})",
                     info.before_tokens, info.after_tokens, info.strategy
@@ -99,7 +100,7 @@ impl App {
                 Tone::Quiet,
             ),
             EventKind::Retry(info) => {
-                self.transcript.discard_streaming();
+                self.transcript_mut().discard_streaming();
                 // The provider's retries and the restart of a cut stream count separately;
                 // the user sees one count per failure streak.
                 self.run_mut().retry_streak += 1;
@@ -109,7 +110,7 @@ impl App {
                 } else {
                     format!("attempt {attempt}")
                 };
-                self.transcript.notice(
+                self.transcript_mut().notice(
                     format!(
                         "retrying in {:.1}s ({of}): {}",
                         info.delay.as_secs_f64(),
@@ -123,21 +124,21 @@ impl App {
             // Not drawn in the tool's block yet (issue 30): `exec --json` and `serve` carry it.
             EventKind::ToolProgress(_) => {}
             EventKind::ToolOutput(output) => self
-                .transcript
+                .transcript_mut()
                 .tool_output(&output.tool_call_id, &output.chunk),
             // A child's events go to its task block, never into the parent's own entries.
             EventKind::Subagent(event) => self.subagent_event(event),
             EventKind::Notice(text) => {
-                self.flash = Some(text.lines().next().unwrap_or("").to_owned());
-                self.transcript.notice(text, Tone::Quiet);
+                self.flash_mut().text = Some(text.lines().next().unwrap_or("").to_owned());
+                self.transcript_mut().notice(text, Tone::Quiet);
             }
             EventKind::Done(_) => {
-                self.plan_mut().review_pending = self.session.mode == Mode::Plan;
+                self.plan_mut().review_pending = self.session().mode == Mode::Plan;
                 self.finish_run();
             }
             EventKind::Error(failure) => {
-                self.transcript.finish_streaming();
-                self.transcript.interrupt_running();
+                self.transcript_mut().finish_streaming();
+                self.transcript_mut().interrupt_running();
                 if failure.kind == FailureKind::Interrupted {
                     let queued = if self.queue().is_empty() {
                         String::new()
@@ -147,7 +148,7 @@ impl App {
                             self.queue().len()
                         )
                     };
-                    self.transcript.notice(
+                    self.transcript_mut().notice(
                         format!(
                             "interrupted · type a new prompt, or Up to edit the last one{queued}"
                         ),
@@ -155,7 +156,7 @@ impl App {
                     );
                 } else {
                     let hint = next_step(failure.kind);
-                    self.transcript
+                    self.transcript_mut()
                         .notice(format!("{}\n{hint}", failure.message), Tone::Error);
                 }
                 self.finish_run();
@@ -165,13 +166,13 @@ impl App {
 
     pub(super) fn finish_run(&mut self) {
         self.run_mut().tools_running = 0;
-        self.transcript.finish_streaming();
+        self.transcript_mut().finish_streaming();
         self.run_mut().running = false;
         self.run_mut().working_since = None;
         self.run_mut().retry = None;
         self.run_mut().hook_running = None;
-        if self.flash.as_deref() == Some("interrupting…") {
-            self.flash = None;
+        if self.flash().text.as_deref() == Some("interrupting…") {
+            self.flash_mut().text = None;
         }
         // Approvals of a finished run can no longer be answered.
         for request in self.approvals_mut().requests.drain(..) {
@@ -191,7 +192,7 @@ impl App {
         {
             return None;
         }
-        let waited = self.clock.now().duration_since(self.run().last_heard?);
+        let waited = self.clock().now().duration_since(self.run().last_heard?);
         (waited >= WAITING).then_some(waited)
     }
 }

@@ -15,9 +15,9 @@ impl App {
         let width = areas.transcript.width.saturating_sub(1).max(1);
         let height = areas.transcript.height as usize;
         self.view_mut().viewport = areas.transcript.height;
-        self.frame.offset = 0;
+        self.screen_mut().frame.offset = 0;
         // Inline, the terminal scrolls, not the view.
-        if self.inline {
+        if self.screen().inline {
             self.view_mut().scroll = Scroll::Follow;
             self.view_mut().pending_scroll = 0;
             self.view_mut().pending_top = false;
@@ -31,9 +31,9 @@ impl App {
         // it is measured once per frame.
         if self.view().pending_scroll != 0 || matches!(self.view().scroll, Scroll::Anchored { .. })
         {
-            let total = self
-                .transcript
-                .total_height(width, self.view().expanded, self.spinner);
+            let total =
+                self.transcript()
+                    .total_height(width, self.view().expanded, self.screen().spinner);
             let bottom_top = total.saturating_sub(height);
             let top = match self.view().scroll {
                 Scroll::Follow => bottom_top,
@@ -45,17 +45,17 @@ impl App {
                 self.view_mut().scroll = Scroll::Follow;
             } else {
                 self.view_mut().scroll = Scroll::Anchored { top };
-                self.frame.offset = total.saturating_sub(top + height);
+                self.screen_mut().frame.offset = total.saturating_sub(top + height);
             }
         }
     }
 
     /// Takes in what the frame just drawn showed.
     pub(super) fn drawn(&mut self) {
-        if let Some(most) = self.frame.overlay_most.take() {
+        if let Some(most) = self.screen().frame.overlay_most.take() {
             self.approvals_mut().overlay_scroll = self.approvals().overlay_scroll.min(most);
         }
-        self.stack.drawn();
+        self.stack_mut().drawn();
         // What this frame shows is on screen from now: a dialog's keys count from its first
         // frame.
         self.dialog_drawn();
@@ -63,22 +63,22 @@ impl App {
 
     /// Lines between the bottom of the transcript and the bottom of the view.
     pub(super) fn scroll_offset(&self) -> usize {
-        self.frame.offset
+        self.screen().frame.offset
     }
 
     /// Where the frame put the terminal's cursor (none: hidden).
     pub(super) fn set_cursor(&self, at: Option<(u16, u16)>) {
-        self.frame.cursor.set(at);
+        self.screen().frame.cursor.set(at);
     }
 
     pub(super) fn cursor(&self) -> Option<(u16, u16)> {
-        self.frame.cursor.get()
+        self.screen().frame.cursor.get()
     }
 
     /// The furthest the overlays drawn could scroll (the help, an approval, a child's
     /// transcript), for `drawn`.
     pub(super) fn overlay_ends_at(&self, most: u16) {
-        self.frame.overlay_most.set(Some(most));
+        self.screen().frame.overlay_most.set(Some(most));
     }
 }
 

@@ -81,14 +81,12 @@ pub fn finish(term: &mut Term, app: &mut App) -> io::Result<()> {
     if size != screen.size {
         screen.resized(term, size)?;
     }
-    app.transcript.set_now(app.clock.now());
+    app.transcript().set_now(app.clock().now());
     // Nothing runs on once the TUI has gone: what still ran is written as cut off.
-    app.transcript.interrupt_running();
-    let lines = app.transcript.take_rest(
-        super::view::transcript_width(app, size.width),
-        app.view().expanded,
-        app.spinner,
-    );
+    app.transcript_mut().interrupt_running();
+    let width = super::view::transcript_width(app, size.width);
+    let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
+    let lines = app.transcript_mut().take_rest(width, expanded, spinner);
     screen.write(term, &lines)?;
     if screen.top >= size.height {
         screen.scroll(term, 1)?;
@@ -109,15 +107,13 @@ impl Screen {
         if rows == 0 || size.width == 0 {
             return crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate);
         }
-        app.transcript.set_now(app.clock.now());
+        app.transcript().set_now(app.clock().now());
         // While a dialog is open nothing is written above it: it may cover those rows.
         let dialog = app.layers().len() > 1;
         if !dialog {
-            let lines = app.transcript.take_finished(
-                super::view::transcript_width(app, size.width),
-                app.view().expanded,
-                app.spinner,
-            );
+            let width = super::view::transcript_width(app, size.width);
+            let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
+            let lines = app.transcript_mut().take_finished(width, expanded, spinner);
             if !lines.is_empty() {
                 self.write(term, &lines)?;
             }

@@ -29,17 +29,17 @@ impl JobsView {
 impl App {
     /// `/ps`: asks for the list; it is shown when it comes.
     pub(super) fn ps(&mut self) -> Vec<Effect> {
-        self.jobs.show_next = true;
+        self.jobs_mut().show_next = true;
         vec![Effect::Request(Request::ListJobs)]
     }
 
     pub(super) fn on_jobs(&mut self, list: Vec<JobSummary>) {
-        self.jobs.list = list;
-        if !std::mem::take(&mut self.jobs.show_next) {
+        self.jobs_mut().list = list;
+        if !std::mem::take(&mut self.jobs_mut().show_next) {
             return;
         }
-        let text = ps_text(&self.jobs.list);
-        self.transcript.notice(text, Tone::Quiet);
+        let text = ps_text(&self.jobs().list);
+        self.transcript_mut().notice(text, Tone::Quiet);
     }
 }
 
@@ -66,7 +66,7 @@ pub fn ps_text(list: &[JobSummary]) -> String {
 
 /// The status line's part: running background commands, when any.
 pub fn status_text(app: &App) -> Option<String> {
-    match app.jobs.running() {
+    match app.jobs().running() {
         0 => None,
         1 => Some(" · 1 background command (/ps)".into()),
         n => Some(format!(" · {n} background commands (/ps)")),
@@ -77,7 +77,7 @@ pub fn status_text(app: &App) -> Option<String> {
 /// its id, command and last line of output as last heard.
 pub fn running_lines(app: &App) -> Vec<Line<'static>> {
     const SHOWN: usize = 3;
-    let running: Vec<&JobSummary> = app.jobs.list.iter().filter(|j| j.running).collect();
+    let running: Vec<&JobSummary> = app.jobs().list.iter().filter(|j| j.running).collect();
     let mut lines: Vec<Line<'static>> = running
         .iter()
         .take(SHOWN)

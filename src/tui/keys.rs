@@ -18,14 +18,18 @@ impl App {
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         // An opened layer with nothing drawn over it takes the key first.
         if self.stack_focused() {
-            if let Some(top) = self.stack.top() {
-                let action = keymap::action(top.mode(), key, true);
+            if let Some((mode, dialog)) = self
+                .stack()
+                .top()
+                .map(|top| (top.mode(), top.dialog().is_some()))
+            {
+                let action = keymap::action(mode, key, true);
                 // Another key between two Ctrl+C's: the second does not quit.
                 if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
-                    self.last_ctrl_c = None;
+                    self.flash_mut().last_ctrl_c = None;
                 }
                 // A one-key dialog takes its answers only once it has been on screen a moment.
-                if top.dialog().is_some() && !self.dialog_takes(action) {
+                if dialog && !self.dialog_takes(action) {
                     return Vec::new();
                 }
             }
@@ -39,7 +43,7 @@ impl App {
         {
             return commands;
         }
-        let browsing = self.history_index.is_some();
+        let browsing = self.input_box().history_index.is_some();
         let mut action = keymap::action(self.layer(), key, self.input_is_empty());
         if self.layer() == Focus::Main {
             if let Some(popup_action) = self.popup_action(key) {
@@ -55,7 +59,7 @@ impl App {
             }
         }
         if !matches!(action, Action::ClearOrQuit | Action::Ignore) {
-            self.last_ctrl_c = None;
+            self.flash_mut().last_ctrl_c = None;
         }
         if !self.dialog_takes(action) {
             return Vec::new();
@@ -67,7 +71,7 @@ impl App {
     /// requests.
     pub(super) fn take_outcome(&mut self, outcome: Outcome) -> Vec<Effect> {
         if outcome.flash.is_some() {
-            self.flash = outcome.flash;
+            self.flash_mut().text = outcome.flash;
         }
         outcome.commands
     }
@@ -84,14 +88,14 @@ impl App {
         }
         match action {
             Action::Submit => return self.submit(),
-            Action::Newline => self.input.insert_newline(),
+            Action::Newline => self.input_box_mut().input.insert_newline(),
             Action::Interrupt => return self.interrupt(),
             Action::ClearOrQuit => return self.clear_or_quit(),
             Action::QuitIfEmpty => {
                 if self.input_is_empty() {
                     return self.quit();
                 }
-                self.input.delete_next_char();
+                self.input_box_mut().input.delete_next_char();
             }
             Action::HistoryPrev => self.recall(-1),
             Action::HistoryNext => self.recall(1),
@@ -131,9 +135,9 @@ impl App {
                 self.view_mut().pending_scroll = 0;
             }
             Action::CycleMode => {
-                self.session.mode = self.session.mode.cycle();
-                self.flash = Some(self.session.mode.switch_notice());
-                return vec![Effect::Request(Request::SetMode(self.session.mode))];
+                self.session_mut().mode = self.session_mut().mode.cycle();
+                self.flash_mut().text = Some(self.session().mode.switch_notice());
+                return vec![Effect::Request(Request::SetMode(self.session().mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),
             Action::ToggleTodos => self.plan_mut().show_todos = !self.plan().show_todos,
@@ -161,9 +165,9 @@ impl App {
             Action::Edit(key) => match &mut self.approvals_mut().deny_reason {
                 Some(reason) => super::editing::edit(reason, key),
                 None => {
-                    super::editing::edit(&mut self.input, key);
-                    self.history_index = None;
-                    self.popup_closed = false;
+                    super::editing::edit(&mut self.input_box_mut().input, key);
+                    self.input_box_mut().history_index = None;
+                    self.input_box_mut().popup_closed = false;
                 }
             },
             _ => {}
@@ -172,7 +176,7 @@ impl App {
     }
 
     pub(super) fn quit(&mut self) -> Vec<Effect> {
-        self.should_quit = true;
+        self.screen_mut().should_quit = true;
         let mut commands = Vec::new();
         if self.run().running {
             commands.push(Effect::Request(Request::Interrupt));
@@ -188,19 +192,20 @@ impl App {
             return self.start_next_queued().unwrap_or_default();
         }
         let (shown, text) = self.expand_pastes(&typed);
-        self.history.push(text.clone());
-        self.history_index = None;
+        self.input_box_mut().history.push(text.clone());
+        self.input_box_mut().history_index = None;
         self.set_input("");
         if let Some(commands) = self.special_input(&text) {
             return commands;
         }
         // The files attached are named with their sizes when the core has read them.
         if let Some(missing) = self.missing_mentions(&text) {
-            self.transcript.notice(missing, Tone::Warning);
+            self.transcript_mut().notice(missing, Tone::Warning);
         }
         if self.busy() {
             let told = self.queue_mut().push(text);
-            self.flash = Some("queued: it is sent when the current turn ends (Up edits it)".into());
+            self.flash_mut().text =
+                Some("queued: it is sent when the current turn ends (Up edits it)".into());
             return vec![told];
         }
         self.start_run_shown(shown, text)
@@ -222,13 +227,13 @@ impl App {
     /// Sends `prompt` while the transcript shows `shown` (what the user typed: `/init`, a
     /// skill's command, a collapsed paste).
     pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Effect> {
-        self.transcript.push(EntryKind::User(shown));
+        self.transcript_mut().push(EntryKind::User(shown));
         self.run_mut().running = true;
         self.run_mut().working_since = Some(Instant::now());
-        self.run_mut().last_heard = Some(self.clock.now());
+        self.run_mut().last_heard = Some(self.clock().now());
         self.run_mut().retry = None;
         self.run_mut().retry_streak = 0;
-        self.flash = None;
+        self.flash_mut().text = None;
         self.view_mut().scroll = Scroll::Follow;
         vec![Effect::Request(Request::Submit(text))]
     }
@@ -240,7 +245,7 @@ impl App {
                 reason: Some(reason),
             } = &decision
             {
-                self.flash = Some(format!("denied: {reason}"));
+                self.flash_mut().text = Some(format!("denied: {reason}"));
             }
             request.respond(decision);
         }

@@ -21,7 +21,7 @@ impl App {
             stack.push(Focus::PlanReview);
         }
         // The layers the app opened, in the order it opened them.
-        stack.extend(self.stack.focuses());
+        stack.extend(self.stack().focuses());
         if !self.approvals().requests.is_empty() {
             stack.push(Focus::Approval);
             if self.approvals().deny_reason.is_some() {
@@ -38,7 +38,7 @@ impl App {
 
     /// Whether the top of the stack of opened layers has the focus (nothing is drawn over it).
     pub(super) fn stack_focused(&self) -> bool {
-        self.stack
+        self.stack()
             .top()
             .is_some_and(|top| top.focus() == self.layer())
     }
@@ -46,13 +46,13 @@ impl App {
     /// What every opened layer may read.
     pub(super) fn shared(&self) -> Shared<'_> {
         Shared {
-            mcp: &self.mcp,
-            transcript: &self.transcript,
+            mcp: self.mcp(),
+            transcript: self.transcript(),
             expanded: self.view().expanded,
-            spinner: self.spinner,
-            clock: &self.clock,
+            spinner: self.screen().spinner,
+            clock: self.clock(),
             viewport: self.view().viewport,
-            session_id: &self.session.session_id,
+            session_id: &self.session().session_id,
             running: self.run().running,
         }
     }
@@ -60,16 +60,16 @@ impl App {
     /// `give` the stack of opened layers, with what they may read of the rest of the app.
     pub(super) fn with_stack<R>(&mut self, give: impl FnOnce(&mut Stack, &Shared) -> R) -> R {
         // Out of the app while it is given: the layers read the app beside it.
-        let mut stack = std::mem::take(&mut self.stack);
+        let mut stack = std::mem::take(self.stack_mut());
         let given = give(&mut stack, &self.shared());
-        self.stack = stack;
+        *self.stack_mut() = stack;
         given
     }
 
     /// The hints of the focused layer, shown in the rule above the input.
     pub fn hints(&self) -> &'static str {
         if self.stack_focused()
-            && let Some(top) = self.stack.top()
+            && let Some(top) = self.stack().top()
         {
             return top.hints();
         }
@@ -114,7 +114,7 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
             // The opened layers (the stack's), bottom up, drawn once for all of them.
             _ => {
                 if !opened_drawn {
-                    app.stack.draw(&app.shared(), frame, body);
+                    app.stack().draw(&app.shared(), frame, body);
                     opened_drawn = true;
                 }
             }

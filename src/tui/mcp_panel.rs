@@ -64,11 +64,11 @@ impl McpView {
 
 /// The status line's part: connected of configured, or nothing without servers.
 pub fn status_text(app: &App) -> Option<String> {
-    if app.mcp.is_empty() {
+    if app.mcp().is_empty() {
         return None;
     }
-    let connected = app.mcp.iter().filter(|s| s.connected).count();
-    Some(format!(" · mcp {connected}/{}", app.mcp.len()))
+    let connected = app.mcp().iter().filter(|s| s.connected).count();
+    Some(format!(" · mcp {connected}/{}", app.mcp().len()))
 }
 
 /// Whether `/name` is a connected server's prompt.
@@ -76,7 +76,7 @@ pub fn is_prompt(app: &App, name: &str) -> bool {
     let Some(command) = name.strip_prefix('/') else {
         return false;
     };
-    app.mcp
+    app.mcp()
         .iter()
         .flat_map(|s| &s.prompts)
         .any(|(c, _, _)| c == command)
@@ -87,7 +87,7 @@ pub fn prompt_completions(app: &App, input: &str) -> Vec<Completion> {
     if input.contains(char::is_whitespace) {
         return Vec::new();
     }
-    app.mcp
+    app.mcp()
         .iter()
         .flat_map(|s| &s.prompts)
         .filter(|(command, _, _)| format!("/{command}").starts_with(input))
@@ -103,7 +103,7 @@ pub fn prompt_completions(app: &App, input: &str) -> Vec<Completion> {
 
 /// The servers' resources whose `server:uri` starts with what follows the `@`, at most 8.
 pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
-    app.mcp
+    app.mcp()
         .iter()
         .flat_map(|s| {
             s.resources
@@ -124,7 +124,7 @@ pub fn resource_completions(app: &App, query: &str) -> Vec<Completion> {
 /// meanwhile; the text is sent when it arrives (`prompt_fetched`).
 pub fn fetch_prompt(app: &mut App, typed: &str, args: &str) -> Vec<Effect> {
     let command = typed.trim_start_matches('/').to_owned();
-    app.flash = Some(format!("fetching /{command} from its server…"));
+    app.flash_mut().text = Some(format!("fetching /{command} from its server…"));
     vec![Effect::Request(Request::McpPrompt {
         command,
         args: args.to_owned(),
@@ -138,13 +138,13 @@ pub fn prompt_fetched(
     command: &str,
     result: Result<String, crate::session::Failure>,
 ) -> Vec<Effect> {
-    app.flash = None;
+    app.flash_mut().text = None;
     match result {
         Ok(text) => app.send_or_queue(text),
         Err(error) => {
             let notice = sanitize(&format!("/{command}: {}", error.message));
-            app.flash = Some(notice.clone());
-            app.transcript.notice(notice, Tone::Warning);
+            app.flash_mut().text = Some(notice.clone());
+            app.transcript_mut().notice(notice, Tone::Warning);
             Vec::new()
         }
     }
@@ -152,11 +152,11 @@ pub fn prompt_fetched(
 
 /// The servers as the session reports them; what went wrong with them goes to the transcript.
 pub fn servers_changed(app: &mut App, servers: Vec<McpView>, notices: Vec<String>) {
-    app.mcp = servers;
+    *app.mcp_mut() = servers;
     for notice in notices {
         let notice = sanitize(&notice);
-        app.flash = Some(notice.clone());
-        app.transcript.notice(notice, Tone::Warning);
+        app.flash_mut().text = Some(notice.clone());
+        app.transcript_mut().notice(notice, Tone::Warning);
     }
 }
 

@@ -56,7 +56,7 @@ impl App {
     /// are sent as plain text); nothing while the file list is not known. The files attached
     /// are named by the core once it has read them (`attached_note`).
     pub(super) fn missing_mentions(&self, prompt: &str) -> Option<String> {
-        let known = self.files.as_ref().filter(|f| !f.is_empty())?;
+        let known = self.input_box().files.as_ref().filter(|f| !f.is_empty())?;
         let mut missing = Vec::new();
         for path in mentions(prompt) {
             let trimmed = path.trim_end_matches('/');

@@ -64,7 +64,7 @@ impl App {
                     Mode::Default
                 };
                 self.plan_mut().review_pending = false;
-                self.session.mode = mode;
+                self.session_mut().mode = mode;
                 self.plan_mut().auto_continue = true;
                 let mut commands = vec![
                     Effect::Request(Request::SetMode(mode)),
@@ -75,7 +75,7 @@ impl App {
             }
             Action::PlanStep => {
                 self.plan_mut().review_pending = false;
-                self.session.mode = Mode::Default;
+                self.session_mut().mode = Mode::Default;
                 self.plan_mut().auto_continue = false;
                 let mut commands = vec![
                     Effect::Request(Request::SetMode(Mode::Default)),
@@ -94,7 +94,7 @@ impl App {
             }
             Action::PlanDiscard => {
                 self.plan_mut().review_pending = false;
-                self.flash = Some("plan discarded; still in plan mode".into());
+                self.flash_mut().text = Some("plan discarded; still in plan mode".into());
                 vec![Effect::Request(Request::ClearTodos)]
             }
             _ => return None,

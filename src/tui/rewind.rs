@@ -37,7 +37,7 @@ impl App {
     /// `/undo`: the files of the last prompt that changed any.
     pub(super) fn undo(&mut self) -> Vec<Effect> {
         if self.busy() {
-            self.flash = Some("wait for the run to end (or Esc) before /undo".into());
+            self.flash_mut().text = Some("wait for the run to end (or Esc) before /undo".into());
             return Vec::new();
         }
         vec![Effect::Request(Request::Restore {
@@ -49,7 +49,7 @@ impl App {
     /// `/rewind`: asks for the prompts and opens the list.
     pub(super) fn open_rewind(&mut self) -> Vec<Effect> {
         if self.busy() {
-            self.flash = Some("wait for the run to end (or Esc) before /rewind".into());
+            self.flash_mut().text = Some("wait for the run to end (or Esc) before /rewind".into());
             return Vec::new();
         }
         self.open_layer(RewindList {
@@ -60,7 +60,7 @@ impl App {
     }
 
     pub(super) fn on_prompts(&mut self, prompts: Vec<PromptPoint>) {
-        if let Some(list) = self.stack.find_mut::<RewindList>() {
+        if let Some(list) = self.stack_mut().find_mut::<RewindList>() {
             // The newest is the likeliest choice.
             list.selected = prompts.len().saturating_sub(1);
             list.prompts = prompts;
@@ -69,7 +69,7 @@ impl App {
     }
 
     pub(super) fn on_restored(&mut self, restored: Arc<Restored>) {
-        let workdir = std::path::PathBuf::from(&self.session.workdir);
+        let workdir = std::path::PathBuf::from(&self.session().workdir);
         if restored.report.asking {
             self.open_layer(RestoreQuestion::new(
                 restored.what.clone(),
@@ -87,8 +87,8 @@ impl App {
         } else {
             Tone::Warning
         };
-        self.transcript.notice(restored.text.clone(), tone);
-        self.flash = Some(restored.text.lines().next().unwrap_or("").to_owned());
+        self.transcript_mut().notice(restored.text.clone(), tone);
+        self.flash_mut().text = Some(restored.text.lines().next().unwrap_or("").to_owned());
         // Back before a prompt in the conversation: the prompt is offered again to edit.
         if restored.branched.is_some()
             && let Some(prompt) = &restored.prompt

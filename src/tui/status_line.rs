@@ -55,7 +55,7 @@ fn gauge(app: &App) -> Vec<Span<'static>> {
         .tokens
         .map(|t| t.context_window)
         .filter(|w| *w > 0)
-        .unwrap_or(app.session.context_window);
+        .unwrap_or(app.session().context_window);
     let used = app
         .run()
         .tokens
@@ -127,7 +127,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
         segments.push((
             8,
             vec![Span::styled(
-                format!(" · {} {elapsed}", spinner(app.spinner)),
+                format!(" · {} {elapsed}", spinner(app.screen().spinner)),
                 Style::new().fg(super::theme::accent()),
             )],
         ));
@@ -186,7 +186,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if !app.mouse_captured && !app.inline {
+    if !app.screen().mouse_captured && !app.screen().inline {
         segments.push((
             7,
             vec![Span::styled(
@@ -195,7 +195,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
             )],
         ));
     }
-    if let Some(flash) = &app.flash {
+    if let Some(flash) = &app.flash().text {
         segments.push((
             6,
             vec![Span::styled(
@@ -217,15 +217,15 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
     let width = width as usize;
     let mode = vec![
         Span::styled(
-            format!(" {} ", app.session.mode),
-            mode_style(app.session.mode),
+            format!(" {} ", app.session().mode),
+            mode_style(app.session().mode),
         ),
         Span::raw(" "),
     ];
     let model_room = (width / 5).max(10);
-    let model = truncate(&app.session.model, model_room);
+    let model = truncate(&app.session().model, model_room);
     let dir_room = (width / 6).max(8);
-    let dir = short_path(&app.session.workdir, dir_room);
+    let dir = short_path(&app.session().workdir, dir_room);
     let essentials = spans_width(&mode) + model.width() + 3 + dir.width();
     let segments = optional_segments(app);
     // What is going on now (work, retries, notices) comes before the gauge's bar: the gauge
@@ -247,7 +247,7 @@ pub fn status_line(app: &App, width: u16) -> Line<'static> {
 
     let mut left = mode;
     let provider = Span::styled(
-        format!("{}/", app.session.provider),
+        format!("{}/", app.session().provider),
         Style::new().fg(super::theme::accent()),
     );
     let mut segments = segments;

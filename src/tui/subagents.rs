@@ -25,14 +25,14 @@ impl App {
                 let model = self
                     .spending()
                     .child_model(&event.task_id)
-                    .unwrap_or(self.session.model.as_str())
+                    .unwrap_or(self.session().model.as_str())
                     .to_owned();
                 self.spending_mut().count(&model, update);
             }
             _ => {}
         }
-        let now = self.clock.now();
-        self.transcript
+        let now = self.clock().now();
+        self.transcript_mut()
             .task_event(&event.task_id, &event.agent, &event.event, now);
     }
 
@@ -42,20 +42,20 @@ impl App {
         if self.layer() != Focus::Main || action != Action::ToggleExpand {
             return None;
         }
-        let task = self.transcript.current_task()?;
+        let task = self.transcript().current_task()?;
         // A block read back from the store does not know its child's session: Ctrl+O folds
         // and unfolds there, as everywhere.
         if task.child_session.is_none() && !task.is_running() {
             return None;
         }
         let task_id = task.call.id.clone();
-        Some(match ChildView::open(&self.transcript, &task_id) {
+        Some(match ChildView::open(self.transcript(), &task_id) {
             Ok((view, read)) => {
                 self.open_layer(view);
                 vec![read]
             }
             Err(said) => {
-                self.flash = said.flash();
+                self.flash_mut().text = said.flash();
                 Vec::new()
             }
         })
@@ -68,21 +68,27 @@ impl App {
         session_id: &str,
         messages: Result<Vec<Message>, crate::session::Failure>,
     ) {
-        let Some(view) = self.stack.find_mut::<ChildView>() else {
+        let Some(task_id) = self
+            .stack()
+            .find::<ChildView>()
+            .map(|view| view.task_id().to_owned())
+        else {
             return;
         };
         let running = self
-            .transcript
-            .task(view.task_id())
+            .transcript()
+            .task(&task_id)
             .is_some_and(|t| t.is_running());
-        view.read(session_id, messages, running);
+        if let Some(view) = self.stack_mut().find_mut::<ChildView>() {
+            view.read(session_id, messages, running);
+        }
     }
 
     /// `/tasks`: the children still running, one line each.
     pub(super) fn tasks_text(&self) -> String {
-        let now = self.clock.now();
+        let now = self.clock().now();
         let running: Vec<String> = self
-            .transcript
+            .transcript()
             .tasks()
             .filter(|t| t.is_running())
             .map(|t| {

@@ -55,7 +55,7 @@ fn app() -> App {
     let mut app = App::new(session(Mode::Default));
     let start = std::time::Instant::now();
     let readings = std::sync::atomic::AtomicU64::new(0);
-    app.clock = Clock::from_fn(move || {
+    *app.clock_mut() = Clock::from_fn(move || {
         let n = readings.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         start + Duration::from_secs(n)
     });
@@ -66,7 +66,7 @@ fn app() -> App {
 fn app_at(now: &std::sync::Arc<std::sync::Mutex<std::time::Instant>>) -> App {
     let mut app = app();
     let time = std::sync::Arc::clone(now);
-    app.clock = Clock::from_fn(move || *time.lock().unwrap());
+    *app.clock_mut() = Clock::from_fn(move || *time.lock().unwrap());
     app
 }
 
@@ -128,9 +128,9 @@ const MARKDOWN: &str = "## Plan\n\nThe parser has **two** bugs, see [the issue](
 fn snapshot_markdown_with_code_and_a_table() {
     snapshot_both("markdown", || {
         let mut app = app();
-        app.transcript
+        app.transcript_mut()
             .push(EntryKind::User("Why does the parser fail?".into()));
-        app.transcript.push(EntryKind::Assistant {
+        app.transcript_mut().push(EntryKind::Assistant {
             text: MARKDOWN.into(),
             streaming: false,
         });
@@ -143,15 +143,15 @@ fn snapshot_thinking_folded_and_streaming() {
     snapshot_both("thinking", || {
         let mut app = app();
         let thinking = "The user wants the failing test fixed. First I should read the parser, then the test, then compare what split returns with what the test expects. ".repeat(3);
-        app.transcript.push(EntryKind::Thinking {
+        app.transcript_mut().push(EntryKind::Thinking {
             text: thinking.clone(),
             streaming: false,
         });
-        app.transcript.push(EntryKind::Assistant {
+        app.transcript_mut().push(EntryKind::Assistant {
             text: "Reading the parser.".into(),
             streaming: false,
         });
-        app.transcript.push(EntryKind::Thinking {
+        app.transcript_mut().push(EntryKind::Thinking {
             text: "Now the test file…".into(),
             streaming: true,
         });
@@ -163,32 +163,32 @@ fn snapshot_thinking_folded_and_streaming() {
 fn snapshot_tool_blocks_running_ok_error_and_a_diff() {
     snapshot_both("tools", || {
         let mut app = app();
-        app.transcript
+        app.transcript_mut()
             .tool_started(call("1", "bash", r#"{"command":"cargo test -q"}"#));
-        app.transcript.tool_finished(
+        app.transcript_mut().tool_finished(
             &ToolResult::ok("1", "running 12 tests\n............\ntest result: ok. 12 passed; 0 failed\nline 4\nline 5\nline 6\nexit status: 0"),
             Some(Duration::from_millis(1840)),
         );
-        app.transcript
+        app.transcript_mut()
             .tool_started(call("2", "read_file", r#"{"path":"src/missing.rs"}"#));
-        app.transcript.tool_finished(
+        app.transcript_mut().tool_finished(
             &ToolResult::error(
                 "2",
                 "src/missing.rs does not exist. Check the path with glob or list_dir.",
             ),
             Some(Duration::from_millis(2)),
         );
-        app.transcript.tool_started(call(
+        app.transcript_mut().tool_started(call(
             "3",
             "edit_file",
             r#"{"path":"src/parse.rs","old_string":"a","new_string":"b"}"#,
         ));
-        app.transcript.tool_finished(
+        app.transcript_mut().tool_finished(
             &ToolResult::ok("3", "Edited src/parse.rs: 1 replacement.\n--- a/src/parse.rs\n+++ b/src/parse.rs\n@@ -1,3 +1,3 @@\n fn split(line: &str) -> Vec<&str> {\n-    line.split(',').collect()\n+    line.split(',').map(str::trim).collect()\n }"),
             Some(Duration::from_millis(5)),
         );
         app.view_mut().expanded = true;
-        app.transcript
+        app.transcript_mut()
             .tool_started(call("4", "grep", r#"{"pattern":"fn split"}"#));
         app
     });
@@ -202,7 +202,7 @@ fn approval(call: ToolCall, reason: &str, scope: &str) -> ApprovalRequest {
 fn snapshot_approval_overlays_for_bash_and_edit_file() {
     snapshot_both("approval_bash", || {
         let mut app = app();
-        app.transcript
+        app.transcript_mut()
             .push(EntryKind::User("clean the build".into()));
         app.handle_engine(event(
             1,
@@ -308,7 +308,7 @@ fn queued_approvals_are_asked_one_after_another() {
 fn reading_older_text_is_not_yanked_by_streaming() {
     let mut app = app();
     for i in 0..40 {
-        app.transcript
+        app.transcript_mut()
             .push(EntryKind::User(format!("question {i}")));
     }
     app.run_mut().running = true;
@@ -409,7 +409,7 @@ fn a_resumed_transcript_shows_tools_and_marks_cut_calls_interrupted() {
         Message::tool_result(&ToolResult::ok("a", "src\nCargo.toml")),
     ];
     let mut app = app();
-    app.transcript = super::Transcript::from_messages(&messages);
+    *app.transcript_mut() = super::Transcript::from_messages(&messages);
     let text = screen(&mut app, 80, 24);
     assert!(
         text.contains("✓ bash  ls") && text.contains("Cargo.toml"),
@@ -421,7 +421,7 @@ fn a_resumed_transcript_shows_tools_and_marks_cut_calls_interrupted() {
 #[test]
 fn a_resize_reflows_the_transcript() {
     let mut app = app();
-    app.transcript.push(EntryKind::Assistant {
+    app.transcript_mut().push(EntryKind::Assistant {
         text: "word ".repeat(60),
         streaming: false,
     });
@@ -460,12 +460,12 @@ fn no_state_panics_at_tiny_sizes() {
         Box::new(app),
         Box::new(|| {
             let mut app = app();
-            app.transcript.push(EntryKind::User("q".repeat(300)));
-            app.transcript.push(EntryKind::Assistant {
+            app.transcript_mut().push(EntryKind::User("q".repeat(300)));
+            app.transcript_mut().push(EntryKind::Assistant {
                 text: MARKDOWN.into(),
                 streaming: true,
             });
-            app.transcript
+            app.transcript_mut()
                 .tool_started(call("1", "bash", r#"{"command":"ls"}"#));
             app
         }),
@@ -512,7 +512,7 @@ fn no_state_panics_at_tiny_sizes() {
         }),
         Box::new(|| {
             let mut app = app();
-            app.session.mode = Mode::Plan;
+            app.session_mut().mode = Mode::Plan;
             app.plan_mut().todos = vec![TodoItem {
                 content: "step".into(),
                 status: TodoStatus::Pending,

@@ -41,7 +41,7 @@ pub(super) struct Areas {
 
 /// The screen's parts for `app` in `area`, with the lines above the input.
 pub(super) fn areas(app: &App, area: Rect) -> (Areas, Vec<Line<'static>>) {
-    let input_lines = app.input.lines().len().clamp(1, 6) as u16;
+    let input_lines = app.input_box().input.lines().len().clamp(1, 6) as u16;
     let mut queue_lines = super::jobs::running_lines(app);
     queue_lines.extend(queue_lines_of(app));
     let [body, queue, input, status] = Layout::vertical([
@@ -146,7 +146,7 @@ pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
         ));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let selected = app.popup_selected.min(popup.len() - 1);
+    let selected = app.input_box().popup_selected.min(popup.len() - 1);
     // The window of entries follows the selection.
     let first = selected.saturating_sub(rows.saturating_sub(1) as usize);
     let room = inner.width as usize;
@@ -175,17 +175,17 @@ pub(super) fn draw_popup(app: &App, frame: &mut Frame, body: Rect) {
 fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(1).max(1);
     let height = area.height as usize;
-    let (expanded, spinner) = (app.view().expanded, app.spinner);
-    app.transcript.set_now(app.clock.now());
-    if app.inline {
+    let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
+    app.transcript().set_now(app.clock().now());
+    if app.screen().inline {
         return draw_live(app, frame, Rect { width, ..area });
     }
     // Where the view is was settled before the frame (`App::prepare`).
     let offset = app.scroll_offset();
     let (mut lines, _) = app
-        .transcript
+        .transcript()
         .window(width, height, offset, expanded, spinner);
-    if app.transcript.is_empty() {
+    if app.transcript().is_empty() {
         lines = welcome(app, width);
     }
     let view = Rect { width, ..area };
@@ -212,11 +212,11 @@ fn draw_transcript(app: &App, frame: &mut Frame, area: Rect) {
 /// Inline: what is not in the scrollback yet, at the bottom of the body, right above the
 /// input (the body can be taller while a popup is open). The terminal scrolls, not the view.
 fn draw_live(app: &App, frame: &mut Frame, area: Rect) {
-    let lines = if app.transcript.is_empty() {
+    let lines = if app.transcript().is_empty() {
         welcome(app, area.width)
     } else {
-        let (expanded, spinner) = (app.view().expanded, app.spinner);
-        app.transcript
+        let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
+        app.transcript()
             .live_window(area.width, area.height as usize, expanded, spinner)
     };
     let height = (lines.len() as u16).min(area.height);
@@ -244,15 +244,15 @@ pub(super) fn transcript_width(app: &App, width: u16) -> u16 {
 /// Inline: the live area's height at `width` (at most `rows`), and the height it wants while
 /// the completion popup or the todo panel needs more room over the conversation above it.
 pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
-    let input_lines = app.input.lines().len().clamp(1, 6);
+    let input_lines = app.input_box().input.lines().len().clamp(1, 6);
     let queue = super::jobs::running_lines(app).len() + queue_lines_of(app).len();
     let fixed = queue + input_lines + 2;
     let text_width = transcript_width(app, width);
-    let body = if app.transcript.is_empty() {
+    let body = if app.transcript().is_empty() {
         welcome(app, text_width).len()
     } else {
-        let (expanded, spinner) = (app.view().expanded, app.spinner);
-        app.transcript.live_height(text_width, expanded, spinner)
+        let (expanded, spinner) = (app.view().expanded, app.screen().spinner);
+        app.transcript().live_height(text_width, expanded, spinner)
     }
     .max(1);
     let mut wanted = body;
@@ -275,10 +275,10 @@ fn welcome(app: &App, width: u16) -> Vec<Line<'static>> {
                 .fg(super::theme::accent())
                 .add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!("  {}", app.session.workdir), DIM),
+        Span::styled(format!("  {}", app.session().workdir), DIM),
     ])];
     // What the mode will do (its one description), so yolo never promises to ask.
-    let mode = app.session.mode;
+    let mode = app.session().mode;
     let promise = format!("Describe a task. Mode {mode}: {}.", mode.behaviour());
     for text in [
         promise,
@@ -311,12 +311,12 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
         )),
         prompt,
     );
-    frame.render_widget(&app.input, field);
+    frame.render_widget(&app.input_box().input, field);
     // The terminal's own cursor sits where the next character goes, so an input method places
     // its window there.
     if app.layer() == super::keymap::Focus::Main {
-        let cursor = app.input.screen_cursor();
-        let (top, left) = app.input.scroll_offset();
+        let cursor = app.input_box().input.screen_cursor();
+        let (top, left) = app.input_box().input.scroll_offset();
         let row = (cursor.row as u16).saturating_sub(top);
         let col = (cursor.col as u16).saturating_sub(left);
         if row < field.height && col < field.width {

@@ -19,7 +19,7 @@ pub const POPUP_ROWS: usize = 8;
 impl App {
     /// The completion popup for what is being typed: commands after `/`, files after `@`.
     pub fn popup(&self) -> Vec<Completion> {
-        if self.layer() != super::keymap::Focus::Main || self.popup_closed {
+        if self.layer() != super::keymap::Focus::Main || self.input_box().popup_closed {
             return Vec::new();
         }
         let text = self.input_text();
@@ -31,7 +31,7 @@ impl App {
         if let Some(query) = mention_query(&text) {
             // MCP resources (`@server:uri`) first, then the working directory's files.
             let mut list = super::mcp_panel::resource_completions(self, query);
-            if let Some(files) = &self.files {
+            if let Some(files) = &self.input_box().files {
                 list.extend(
                     crate::session::text::rank(query, files, POPUP_ROWS)
                         .into_iter()
@@ -67,53 +67,55 @@ impl App {
             Action::CopyLast => self.copy(""),
             Action::PasteImage => vec![Effect::Request(Request::PasteImage)],
             // Inline, the mouse stays the terminal's (its scrollback, its selection).
-            Action::ToggleMouse if self.inline => Vec::new(),
+            Action::ToggleMouse if self.screen_mut().inline => Vec::new(),
             Action::ToggleMouse => {
-                self.mouse_captured = !self.mouse_captured;
-                self.flash = Some(if self.mouse_captured {
+                self.screen_mut().mouse_captured = !self.screen().mouse_captured;
+                self.flash_mut().text = Some(if self.screen().mouse_captured {
                     "mouse: wheel scrolls (F2 lets the terminal select text)".into()
                 } else {
                     "mouse: the terminal selects text (F2 for wheel scrolling)".into()
                 });
-                vec![Effect::SetMouseCapture(self.mouse_captured)]
+                vec![Effect::SetMouseCapture(self.screen().mouse_captured)]
             }
             Action::EditQueued => {
                 let Some(last) = self.queue_mut().pop_last() else {
                     return Some(Vec::new());
                 };
                 self.set_input(&last);
-                self.flash =
+                self.flash_mut().text =
                     Some("editing a queued prompt: Enter queues it again, Ctrl+C drops it".into());
                 vec![self.queue().told()]
             }
             Action::PopupUp => {
-                self.popup_selected = self.popup_selected.saturating_sub(1);
+                self.input_box_mut().popup_selected =
+                    self.input_box().popup_selected.saturating_sub(1);
                 Vec::new()
             }
             Action::PopupDown => {
-                self.popup_selected =
-                    (self.popup_selected + 1).min(self.popup().len().saturating_sub(1));
+                self.input_box_mut().popup_selected =
+                    (self.input_box().popup_selected + 1).min(self.popup().len().saturating_sub(1));
                 Vec::new()
             }
             Action::PopupComplete => self.accept_completion(false),
             Action::PopupAccept => self.accept_completion(true),
             Action::PopupClose => {
-                self.popup_closed = true;
+                self.input_box_mut().popup_closed = true;
                 Vec::new()
             }
             Action::Edit(key) => {
                 // The first `@` loads the file list for completion, once.
-                let commands = if key.code == KeyCode::Char('@') && self.files.is_none() {
-                    self.files = Some(Vec::new());
+                let commands = if key.code == KeyCode::Char('@') && self.input_box().files.is_none()
+                {
+                    self.input_box_mut().files = Some(Vec::new());
                     vec![Effect::Request(Request::ListFiles { generation: 0 })]
                 } else {
                     Vec::new()
                 };
-                self.popup_selected = 0;
+                self.input_box_mut().popup_selected = 0;
                 if commands.is_empty() {
                     return None;
                 }
-                self.input.input(key);
+                self.input_box_mut().input.input(key);
                 commands
             }
             _ => return None,
@@ -126,12 +128,16 @@ impl App {
     fn accept_completion(&mut self, run: bool) -> Vec<Effect> {
         let popup = self.popup();
         let Some(choice) = popup
-            .get(self.popup_selected.min(popup.len().saturating_sub(1)))
+            .get(
+                self.input_box()
+                    .popup_selected
+                    .min(popup.len().saturating_sub(1)),
+            )
             .cloned()
         else {
             return Vec::new();
         };
-        self.popup_selected = 0;
+        self.input_box_mut().popup_selected = 0;
         let text = self.input_text();
         if text.starts_with('/') {
             let takes_args = slash::COMMANDS
@@ -162,16 +168,16 @@ impl App {
         if let Some(command) = text.strip_prefix('!') {
             let command = command.trim();
             if command.is_empty() {
-                self.flash = Some("type a command after ! to run it here".into());
+                self.flash_mut().text = Some("type a command after ! to run it here".into());
                 return Some(Vec::new());
             }
             let id = self.next_shell_id();
-            self.shells.push(id.clone());
+            self.shells_mut().push(id.clone());
             self.run_mut()
                 .working_since
                 .get_or_insert_with(std::time::Instant::now);
-            self.transcript.push(EntryKind::User(text.to_owned()));
-            self.transcript.tool_started(ToolCall {
+            self.transcript_mut().push(EntryKind::User(text.to_owned()));
+            self.transcript_mut().tool_started(ToolCall {
                 id: id.clone(),
                 name: "bash".into(),
                 arguments: serde_json::json!({ "command": command }).to_string(),
@@ -200,40 +206,40 @@ impl App {
             "/new" => vec![Effect::Request(Request::NewSession)],
             "/resume" => self.open_picker(),
             "/rename" if rest.is_empty() => {
-                self.flash = Some("usage: /rename NAME".into());
+                self.flash_mut().text = Some("usage: /rename NAME".into());
                 Vec::new()
             }
             "/rename" => vec![Effect::Request(Request::Rename(rest.to_owned()))],
             "/compact" if self.run_mut().running => {
-                self.flash = Some("compacting once this turn ends…".into());
+                self.flash_mut().text = Some("compacting once this turn ends…".into());
                 vec![Effect::Request(Request::Compact)]
             }
             "/compact" => {
-                self.flash = Some("compacting…".into());
+                self.flash_mut().text = Some("compacting…".into());
                 vec![Effect::Request(Request::Compact)]
             }
             "/mode" if rest.is_empty() => {
-                self.flash = Some(format!(
+                self.flash_mut().text = Some(format!(
                     "mode: {} (default, auto-edit, plan, yolo)",
-                    self.session.mode
+                    self.session().mode
                 ));
                 Vec::new()
             }
             "/mode" => match Mode::parse(rest) {
                 Some(mode) => {
-                    self.session.mode = mode;
-                    self.flash = Some(mode.switch_notice());
+                    self.session_mut().mode = mode;
+                    self.flash_mut().text = Some(mode.switch_notice());
                     vec![Effect::Request(Request::SetMode(mode))]
                 }
                 None => {
-                    self.flash = Some(format!(
+                    self.flash_mut().text = Some(format!(
                         "no mode `{rest}`: default, auto-edit, plan or yolo"
                     ));
                     Vec::new()
                 }
             },
             "/model" if rest.is_empty() => {
-                let mut text = format!("model: {} (/model NAME switches)", self.session.model);
+                let mut text = format!("model: {} (/model NAME switches)", self.session().model);
                 if !self.facts().models.is_empty() {
                     text.push_str(
                         "\nknown models of this provider (a name starting with one matches):",
@@ -243,13 +249,14 @@ impl App {
                         text.push_str(&format!("\n  {name}{window}"));
                     }
                 }
-                self.flash = Some(format!("model: {}", self.session.model));
-                self.transcript.notice(text, super::transcript::Tone::Quiet);
+                self.flash_mut().text = Some(format!("model: {}", self.session().model));
+                self.transcript_mut()
+                    .notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
             }
             "/model" => {
-                self.session.model = rest.to_owned();
-                self.flash = Some(format!("model: {rest} (from the next turn)"));
+                self.session_mut().model = rest.to_owned();
+                self.flash_mut().text = Some(format!("model: {rest} (from the next turn)"));
                 vec![Effect::Request(Request::SetModel(rest.to_owned()))]
             }
             "/mcp" => {
@@ -272,12 +279,13 @@ impl App {
                 } else {
                     format!("hooks:\n{}", self.facts().hooks.join("\n"))
                 };
-                self.transcript.notice(text, super::transcript::Tone::Quiet);
+                self.transcript_mut()
+                    .notice(text, super::transcript::Tone::Quiet);
                 Vec::new()
             }
             "/copy" => self.copy(rest),
             "/quit" | "/exit" => {
-                self.should_quit = true;
+                self.screen_mut().should_quit = true;
                 let mut commands = Vec::new();
                 if self.run().running {
                     commands.push(Effect::Request(Request::Interrupt));
@@ -305,7 +313,7 @@ impl App {
                     // The transcript shows what the user typed; the model gets the request.
                     return Some(self.start_run_shown(text.to_owned(), prompt));
                 }
-                self.flash = Some(match slash::nearest(other, &self.facts().skills) {
+                self.flash_mut().text = Some(match slash::nearest(other, &self.facts().skills) {
                     Some(near) => {
                         format!("unknown command {other}: did you mean {near}? (/help lists them)")
                     }
@@ -326,7 +334,7 @@ impl App {
     /// The last answer, or its code block `which` (1-based), to the clipboard.
     fn copy(&mut self, which: &str) -> Vec<Effect> {
         let answer = self
-            .transcript
+            .transcript()
             .entries()
             .iter()
             .rev()
@@ -335,7 +343,7 @@ impl App {
                 _ => None,
             });
         let Some(answer) = answer else {
-            self.flash = Some("there is no answer to copy yet".into());
+            self.flash_mut().text = Some("there is no answer to copy yet".into());
             return Vec::new();
         };
         let text = match which.trim() {
@@ -350,7 +358,7 @@ impl App {
                 {
                     Some(block) => block.clone(),
                     None => {
-                        self.flash = Some(format!(
+                        self.flash_mut().text = Some(format!(
                             "the last answer has {} code block(s); /copy N picks one",
                             blocks.len()
                         ));
@@ -359,7 +367,7 @@ impl App {
                 }
             }
         };
-        self.flash = Some(format!(
+        self.flash_mut().text = Some(format!(
             "copied {} characters to the clipboard",
             text.chars().count()
         ));

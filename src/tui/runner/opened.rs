@@ -47,10 +47,10 @@ impl Runner {
         // A session named in an earlier run is still resumed by its name (`show_loaded`); the
         // notices said at start are the opening's.
         let (problems, _) = app.show_loaded(loaded);
-        app.flash = None;
+        app.flash_mut().text = None;
         // Unreadable stored state is reported and left in sessions.db until the user changes it.
         for problem in problems {
-            app.transcript.notice(problem.message, Tone::Warning);
+            app.transcript_mut().notice(problem.message, Tone::Warning);
         }
         // What was ignored or changed at start (the folder's .env, an untrusted folder's files,
         // a malformed settings file, a yolo session resumed in default, a sandbox that cannot
@@ -59,8 +59,8 @@ impl Runner {
             .into_iter()
             .chain(self.display.notices.iter().cloned())
         {
-            app.flash = Some(notice.lines().next().unwrap_or("").to_owned());
-            app.transcript.notice(notice, Tone::Warning);
+            app.flash_mut().text = Some(notice.lines().next().unwrap_or("").to_owned());
+            app.transcript_mut().notice(notice, Tone::Warning);
         }
         if self.open_picker {
             return app.open_picker();

@@ -14,7 +14,13 @@ fn clear_starts_a_new_session() {
         send(&mut app, "/clear"),
         [Effect::Request(Request::NewSession)]
     );
-    assert!(app.flash.as_deref().unwrap().contains("--resume 01234567"));
+    assert!(
+        app.flash()
+            .text
+            .as_deref()
+            .unwrap()
+            .contains("--resume 01234567")
+    );
     app.run_mut().running = true;
     assert!(
         send(&mut app, "/clear").is_empty(),
@@ -25,15 +31,15 @@ fn clear_starts_a_new_session() {
 #[test]
 fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
     let mut app = app();
-    app.transcript
+    app.transcript_mut()
         .push(EntryKind::User("fix the parser".into()));
-    app.transcript.push(EntryKind::Assistant {
+    app.transcript_mut().push(EntryKind::Assistant {
         text: "Done: `split` trims.".into(),
         streaming: false,
     });
-    app.transcript
+    app.transcript_mut()
         .tool_started(call("1", "bash", r#"{"command":"cargo test"}"#));
-    app.transcript
+    app.transcript_mut()
         .tool_finished(&ToolResult::ok("1", "ok ``` fenced\nexit status: 0"), None);
     let commands = send(&mut app, "/export notes.md");
     let [
@@ -70,7 +76,7 @@ fn status_says_which_web_search_applies() {
     assert!(send(&mut app, "/status").is_empty());
     assert!(screen(&mut app, 100, 30).contains("web search: unknown"));
     let label = crate::engine::WebSearch::Unavailable.label();
-    let session = app.session.clone();
+    let session = app.session().clone();
     app.show_session(
         session,
         crate::tui::app::Facts {
@@ -197,7 +203,7 @@ fn cost_breaks_the_spend_down_by_model_when_more_than_one_answered() {
             ..TokenUpdate::default()
         }),
     };
-    app.session.model = "claude-sonnet-4".into();
+    app.session_mut().model = "claude-sonnet-4".into();
     app.handle_engine(update(1_000, 100, Some(0.0045)));
     assert!(send(&mut app, "/cost").is_empty());
     let text = screen(&mut app, 140, 30);
@@ -209,7 +215,7 @@ fn cost_breaks_the_spend_down_by_model_when_more_than_one_answered() {
         "one model: one line: {text}"
     );
     // `/model` switched; the next calls are the other model's. An estimate counts for nobody.
-    app.session.model = "claude-opus-4".into();
+    app.session_mut().model = "claude-opus-4".into();
     app.handle_engine(crate::engine::Event {
         turn: 2,
         kind: EventKind::TokenUpdate(TokenUpdate {

@@ -6,12 +6,12 @@ use super::*;
 
 fn tool_app() -> App {
     let mut app = app();
-    app.transcript.tool_started(call(
+    app.transcript_mut().tool_started(call(
         "e",
         "edit_file",
         r#"{"path":"src/parse.rs","old_string":"a","new_string":"b"}"#,
     ));
-    app.transcript.tool_finished(
+    app.transcript_mut().tool_finished(
         &ToolResult::ok(
             "e",
             "Edited src/parse.rs: 1 replacement.\n--- a/src/parse.rs\n+++ b/src/parse.rs\n@@ -40,4 +40,4 @@\n fn split(line: &str) -> Vec<&str> {\n-\tline.split(',').collect()\n+\tline.split(',').map(str::trim).collect()\n }\n",
@@ -21,9 +21,9 @@ fn tool_app() -> App {
     let output: String = (1..=30)
         .map(|i| format!("test case_{i} ... ok\n"))
         .collect();
-    app.transcript
+    app.transcript_mut()
         .tool_started(call("b", "bash", r#"{"command":"cargo test"}"#));
-    app.transcript.tool_finished(
+    app.transcript_mut().tool_finished(
         &ToolResult::ok("b", format!("{output}test result: ok\nexit status: 0")),
         Some(Duration::from_millis(2100)),
     );
@@ -57,7 +57,7 @@ const TABLE: &str = "| option | what it does |\n|---|---|\n| `--no-alt-screen` |
 fn snapshot_tables_wrap_long_cells_at_narrow_widths() {
     for width in [40u16, 80] {
         let mut app = app();
-        app.transcript.push(EntryKind::Assistant {
+        app.transcript_mut().push(EntryKind::Assistant {
             text: TABLE.into(),
             streaming: false,
         });
@@ -76,8 +76,9 @@ fn snapshot_tables_wrap_long_cells_at_narrow_widths() {
 fn a_long_prompt_stays_folded_in_the_transcript_and_ctrl_o_expands_it() {
     let mut app = app();
     let long: String = (0..40).map(|i| format!("pasted line {i}\n")).collect();
-    app.transcript.push(EntryKind::User(long));
-    app.transcript.push(EntryKind::User("short\nsecond".into()));
+    app.transcript_mut().push(EntryKind::User(long));
+    app.transcript_mut()
+        .push(EntryKind::User("short\nsecond".into()));
     let text = screen(&mut app, 80, 24);
     assert!(
         text.contains("… 36 more lines (Ctrl+O to expand)"),
@@ -87,7 +88,7 @@ fn a_long_prompt_stays_folded_in_the_transcript_and_ctrl_o_expands_it() {
     app.handle_key(ctrl('o'));
     assert!(screen(&mut app, 80, 60).contains("pasted line 20"));
     let mut app = self::app();
-    app.transcript.push(EntryKind::Thinking {
+    app.transcript_mut().push(EntryKind::Thinking {
         text: "one two three four five six seven eight nine ten eleven twelve ".repeat(2),
         streaming: false,
     });
@@ -138,7 +139,7 @@ fn a_resumed_prompt_lists_its_attached_files_with_sizes() {
         "x".repeat(2048)
     );
     let mut app = app();
-    app.transcript = super::super::Transcript::from_messages(&[
+    *app.transcript_mut() = super::super::Transcript::from_messages(&[
         Message::user(content),
         Message::assistant("It is x."),
     ]);

@@ -7,11 +7,11 @@ use crate::tui::EntryKind;
 #[test]
 fn the_live_area_shows_only_what_was_not_written_yet() {
     let mut app = app();
-    app.inline = true;
-    app.transcript
+    app.screen_mut().inline = true;
+    app.transcript_mut()
         .push(EntryKind::User("explain the parser".into()));
-    app.transcript.append_text("The parser reads");
-    let written = app.transcript.take_finished(79, false, 0);
+    app.transcript_mut().append_text("The parser reads");
+    let written = app.transcript_mut().take_finished(79, false, 0);
     assert_eq!(written.len(), 1);
     let (need, want) = view::inline_heights(&app, 80, 24);
     // The gap and the streaming line, the rule, the input, the status line.
@@ -26,9 +26,9 @@ fn the_live_area_shows_only_what_was_not_written_yet() {
 #[test]
 fn the_live_area_asks_for_room_for_the_popup_and_no_more_than_the_screen() {
     let mut app = app();
-    app.inline = true;
-    app.transcript.push(EntryKind::User("hello".into()));
-    app.transcript.take_finished(79, false, 0);
+    app.screen_mut().inline = true;
+    app.transcript_mut().push(EntryKind::User("hello".into()));
+    app.transcript_mut().take_finished(79, false, 0);
     // Nothing live: one blank row above the rule.
     assert_eq!(view::inline_heights(&app, 80, 24), (4, 4));
     type_text(&mut app, "/re");
@@ -41,7 +41,7 @@ fn the_live_area_asks_for_room_for_the_popup_and_no_more_than_the_screen() {
         shown.contains("/resume") && shown.contains("/rewind"),
         "{shown}"
     );
-    app.transcript.append_text(&"a line\n\n".repeat(40));
+    app.transcript_mut().append_text(&"a line\n\n".repeat(40));
     assert_eq!(view::inline_heights(&app, 80, 24).0, 24);
 }
 
@@ -66,13 +66,14 @@ fn live_area(app: &mut App, rows: u16) -> Vec<String> {
 fn a_streaming_list_taller_than_the_screen_shows_its_tail_and_is_written_once_when_done() {
     for rows in [30, 12] {
         let mut app = app();
-        app.inline = true;
-        app.transcript.push(EntryKind::User("list them".into()));
+        app.screen_mut().inline = true;
+        app.transcript_mut()
+            .push(EntryKind::User("list them".into()));
         let items: Vec<String> = (0..40).map(|i| format!("- {}", item(i))).collect();
-        app.transcript
+        app.transcript_mut()
             .append_text(&format!("Answer.\n\n{}", items.join("\n")));
         // The list may still change: only what comes before it is written.
-        let written = app.transcript.take_finished(99, false, 0);
+        let written = app.transcript_mut().take_finished(99, false, 0);
         assert_eq!(written.len(), 3, "{written:?}");
         let shown = live_area(&mut app, rows);
         let body = &shown[..shown.len() - 3];
@@ -83,16 +84,16 @@ fn a_streaming_list_taller_than_the_screen_shows_its_tail_and_is_written_once_wh
         );
         assert_eq!(body[0], format!("• {}", item(40 - body.len())), "{shown:?}");
         // Finished, the list is written whole, once, in order; the live area is small again.
-        app.transcript.finish_streaming();
+        app.transcript_mut().finish_streaming();
         let written: Vec<String> = app
-            .transcript
+            .transcript_mut()
             .take_finished(99, false, 0)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
         let expected: Vec<String> = (0..40).map(|i| format!("• {}", item(i))).collect();
         assert_eq!(written[1..], expected[..], "{written:?}");
-        assert!(app.transcript.take_finished(99, false, 0).is_empty());
+        assert!(app.transcript_mut().take_finished(99, false, 0).is_empty());
         assert_eq!(view::inline_heights(&app, 100, rows).0, 4);
     }
 }
@@ -101,12 +102,12 @@ fn a_streaming_list_taller_than_the_screen_shows_its_tail_and_is_written_once_wh
 fn streaming_thinking_taller_than_the_screen_shows_its_tail() {
     for rows in [30, 12] {
         let mut app = app();
-        app.inline = true;
-        app.transcript.push(EntryKind::User("think".into()));
-        app.transcript.take_finished(99, false, 0);
+        app.screen_mut().inline = true;
+        app.transcript_mut().push(EntryKind::User("think".into()));
+        app.transcript_mut().take_finished(99, false, 0);
         let thoughts: Vec<String> = (0..40).map(item).collect();
-        app.transcript.append_thinking(&thoughts.join("\n"));
-        assert!(app.transcript.take_finished(99, false, 0).is_empty());
+        app.transcript_mut().append_thinking(&thoughts.join("\n"));
+        assert!(app.transcript_mut().take_finished(99, false, 0).is_empty());
         let shown = live_area(&mut app, rows);
         let body = &shown[..shown.len() - 3];
         assert!(body.last().unwrap().ends_with(&item(39)), "{shown:?}");

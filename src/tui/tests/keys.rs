@@ -28,7 +28,7 @@ fn ctrl_c_interrupts_a_run_and_keeps_the_input() {
         app.handle_key(ctrl('c')),
         [Effect::Request(Request::Interrupt)]
     );
-    assert!(!app.should_quit);
+    assert!(!app.screen().should_quit);
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn tab_in_the_slash_popup_completes_and_never_runs_and_esc_closes_it() {
     type_text(&mut app, "");
     app.set_input("/q");
     assert!(app.handle_key(key(KeyCode::Tab)).is_empty());
-    assert!(!app.should_quit && app.input_text() == "/quit");
+    assert!(!app.screen().should_quit && app.input_text() == "/quit");
     // Esc closes the popup without touching a run or the text; typing opens it again.
     app.set_input("/c");
     assert!(screen(&mut app, 80, 24).contains("Tab completes"));
@@ -147,12 +147,12 @@ fn a_shell_command_is_stopped_by_esc_and_a_prompt_typed_meanwhile_waits_for_it()
             Effect::Request(Request::SetQueue(Vec::new()))
         ]
     );
-    assert!(app.run().running && app.shells.is_empty());
+    assert!(app.run().running && app.shells().is_empty());
 }
 
 /// What the open picker's query holds.
 fn picker_query(app: &App) -> &str {
-    let picker = app.stack.find::<crate::tui::picker::Picker>();
+    let picker = app.stack().find::<crate::tui::picker::Picker>();
     picker.map_or("", |p| p.query.as_str())
 }
 

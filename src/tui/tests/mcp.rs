@@ -44,7 +44,7 @@ fn servers() -> Vec<McpView> {
 fn the_status_line_counts_connected_servers_only_when_there_are_any() {
     let mut app = app();
     assert!(!screen(&mut app, 160, 10).contains("mcp "));
-    app.mcp = servers();
+    *app.mcp_mut() = servers();
     let shown = screen(&mut app, 160, 10);
     assert!(shown.contains("mcp 1/2"), "{shown}");
 }
@@ -52,7 +52,7 @@ fn the_status_line_counts_connected_servers_only_when_there_are_any() {
 #[test]
 fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
     let mut app = app();
-    app.mcp = servers();
+    *app.mcp_mut() = servers();
     assert!(type_text(&mut app, "/mcp").is_empty());
     assert!(app.handle_key(key(KeyCode::Enter)).is_empty());
     assert_eq!(app.layer(), Focus::McpPanel);
@@ -82,7 +82,7 @@ fn the_mcp_panel_shows_servers_and_tools_and_answers_with_commands() {
 #[test]
 fn a_servers_prompt_is_a_slash_command_with_completion() {
     let mut app = app();
-    app.mcp = servers();
+    *app.mcp_mut() = servers();
     type_text(&mut app, "/mcp__gi");
     let popup = app.popup();
     assert_eq!(popup.len(), 1);
@@ -115,7 +115,7 @@ fn a_servers_prompt_is_a_slash_command_with_completion() {
 #[test]
 fn completion_offers_a_servers_resources_after_at() {
     let mut app = app();
-    app.mcp = servers();
+    *app.mcp_mut() = servers();
     type_text(&mut app, "summarise @git");
     let popup = app.popup();
     assert_eq!(popup[0].insert, "@github:repo://readme ");
@@ -129,7 +129,7 @@ fn a_prompt_being_fetched_leaves_the_input_working_and_is_sent_when_it_arrives()
         servers: std::sync::Arc::new(statuses()),
         notices: vec!["MCP server `docs` failed: cannot start".into()],
     });
-    assert_eq!(app.mcp, servers());
+    assert_eq!(*app.mcp(), servers());
     assert!(screen(&mut app, 100, 20).contains("MCP server `docs` failed"));
     app.set_input("/mcp__github__review 42 tests");
     assert_eq!(

@@ -161,7 +161,7 @@ fn files_changed_since_are_named_and_the_answer_is_sent_back() {
     app.take_update(asking(what));
     assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
     assert_eq!(app.layer(), Focus::Main);
-    assert_eq!(app.flash.as_deref(), Some("nothing was restored"));
+    assert_eq!(app.flash().text.as_deref(), Some("nothing was restored"));
 }
 
 #[test]

@@ -111,7 +111,7 @@ fn a_retry_discards_the_partial_answer_and_says_why() {
 #[test]
 fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
     let mut app = app();
-    app.session.mode = Mode::Plan;
+    app.session_mut().mode = Mode::Plan;
     app.plan_mut().todos = vec![
         TodoItem {
             content: "read the parser".into(),

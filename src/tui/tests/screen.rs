@@ -14,7 +14,7 @@ fn status(app: &mut App, width: u16) -> String {
 
 fn long_home_app() -> App {
     let mut app = app();
-    app.session.workdir = "/home/someone/projects/client-work/harness9-checkout".into();
+    app.session_mut().workdir = "/home/someone/projects/client-work/harness9-checkout".into();
     app.facts_mut().sandbox = Some("sandbox: workspace-write".into());
     app.run_mut().tokens = Some(TokenUpdate {
         input_tokens: 120_000,
@@ -50,8 +50,8 @@ fn snapshot_the_status_line_at_40_80_200_in_each_state() {
         (
             "notice",
             Box::new(|app| {
-                app.flash = Some("queued: it is sent when the current turn ends".into());
-                app.session.mode = Mode::Yolo;
+                app.flash_mut().text = Some("queued: it is sent when the current turn ends".into());
+                app.session_mut().mode = Mode::Yolo;
             }),
         ),
     ];
@@ -61,7 +61,7 @@ fn snapshot_the_status_line_at_40_80_200_in_each_state() {
             set(&mut app);
             let line = status(&mut app, width);
             assert!(
-                line.contains(app.session.mode.as_str()),
+                line.contains(app.session().mode.as_str()),
                 "{name} {width}: {line}"
             );
             assert!(
@@ -175,14 +175,15 @@ fn snapshot_both_themes_with_only_readable_colours() {
     for (name, chosen) in [("dark", Theme::Dark), ("light", Theme::Light)] {
         theme::set(chosen);
         let mut app = long_home_app();
-        app.transcript.push(EntryKind::User("fix `split`".into()));
-        app.transcript.push(EntryKind::Assistant {
+        app.transcript_mut()
+            .push(EntryKind::User("fix `split`".into()));
+        app.transcript_mut().push(EntryKind::Assistant {
             text: "See [the issue](https://example.com): `split` drops a field.\n\n> quoted\n\n```rust\nfn a() {}\n```".into(),
             streaming: false,
         });
-        app.transcript
+        app.transcript_mut()
             .tool_started(call("1", "bash", r#"{"command":"cargo test"}"#));
-        app.transcript.tool_finished(
+        app.transcript_mut().tool_finished(
             &ToolResult::ok("1", "running 3 tests\nexit status: 0"),
             Some(Duration::from_millis(900)),
         );
@@ -225,7 +226,7 @@ fn wide_titles_never_run_over_the_pickers_right_edge() {
         let mut app = app();
         app.handle_key(ctrl('r'));
         let generation = app
-            .stack
+            .stack()
             .find::<crate::tui::picker::Picker>()
             .unwrap()
             .generation;

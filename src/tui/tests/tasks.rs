@@ -220,7 +220,7 @@ fn three_interleaved_children_update_their_own_blocks() {
     app.handle_engine(child("t1", "explore", EventKind::ThinkingDelta("a".into())));
     app.handle_engine(child("t3", "explore", EventKind::ActionDelta("b".into())));
     later(&now, 5);
-    let step = |app: &App, id: &str| app.transcript.task(id).unwrap().step_text();
+    let step = |app: &App, id: &str| app.transcript().task(id).unwrap().step_text();
     assert_eq!(step(&app, "t1"), "thinking");
     assert_eq!(step(&app, "t2"), "grep fn split");
     assert_eq!(step(&app, "t3"), "writing");
@@ -229,14 +229,14 @@ fn three_interleaved_children_update_their_own_blocks() {
 
     // A stream of one child's deltas changes its block once and leaves the others alone.
     let (t1, t2) = (
-        app.transcript.task_revision("t1").unwrap(),
-        app.transcript.task_revision("t2").unwrap(),
+        app.transcript().task_revision("t1").unwrap(),
+        app.transcript().task_revision("t2").unwrap(),
     );
     for _ in 0..500 {
         app.handle_engine(child("t1", "explore", EventKind::ActionDelta("x".into())));
     }
-    assert_eq!(app.transcript.task_revision("t1"), Some(t1 + 1));
-    assert_eq!(app.transcript.task_revision("t2"), Some(t2));
+    assert_eq!(app.transcript().task_revision("t1"), Some(t1 + 1));
+    assert_eq!(app.transcript().task_revision("t2"), Some(t2));
     assert!(
         !screen(&mut app, 100, 24).contains("xxx"),
         "a child's answer stays off the parent's transcript"
@@ -245,9 +245,9 @@ fn three_interleaved_children_update_their_own_blocks() {
     app.handle_engine(child_done("t2", "explore", 2, 5_000));
     app.handle_engine(result("t2", "two tests cover split", false, 5));
     assert_eq!(step(&app, "t1"), "writing");
-    assert!(app.transcript.task("t1").unwrap().is_running());
-    assert!(!app.transcript.task("t2").unwrap().is_running());
-    assert!(app.transcript.task("t3").unwrap().is_running());
+    assert!(app.transcript().task("t1").unwrap().is_running());
+    assert!(!app.transcript().task("t2").unwrap().is_running());
+    assert!(app.transcript().task("t3").unwrap().is_running());
     let text = screen(&mut app, 100, 24);
     assert!(text.contains("done · 2 turns · 5.0k tokens"), "{text}");
 
@@ -391,7 +391,7 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
         Message::tool_result(&ToolResult::ok("t1", "One caller.")),
     ];
     let mut app = app();
-    app.transcript = crate::tui::Transcript::from_messages(&messages);
+    *app.transcript_mut() = crate::tui::Transcript::from_messages(&messages);
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("✓ explore  find the callers  done"), "{text}");
     assert!(text.contains("│ One caller."), "{text}");
@@ -406,7 +406,7 @@ fn a_stored_task_call_shows_as_a_done_task_block() {
 #[test]
 fn a_childs_token_updates_count_once_in_the_spend() {
     let (mut app, _now) = running_app();
-    app.session.model = "claude-sonnet".into();
+    app.session_mut().model = "claude-sonnet".into();
     let update = |input: u64, output: u64, cost: f64| {
         EventKind::TokenUpdate(TokenUpdate {
             input_tokens: input,

@@ -153,7 +153,8 @@ fn slash_commands_do_what_they_say() {
     app.handle_key(key(KeyCode::Esc));
     assert!(send(&mut app, "/compcat").is_empty());
     assert!(
-        app.flash
+        app.flash()
+            .text
             .as_deref()
             .unwrap()
             .contains("did you mean /compact?")
@@ -163,7 +164,7 @@ fn slash_commands_do_what_they_say() {
         matches!(&commands[..], [Effect::Request(Request::Submit(p))] if p.contains("use_skill with name \"deploy\"") && p.ends_with("the api"))
     );
     app.handle_engine(done());
-    app.transcript
+    app.transcript_mut()
         .push(super::super::transcript::EntryKind::Assistant {
             text: "Run this:\n\n```sh\ncargo test\n```\n\nthen\n\n```sh\ncargo clippy\n```".into(),
             streaming: false,
@@ -340,7 +341,7 @@ fn a_loaded_session_shows_its_transcript_mode_queue_and_an_interrupted_turn() {
         "{text}"
     );
     assert!(text.contains("» queued  after that"));
-    assert_eq!(app.session.mode, Mode::Plan);
+    assert_eq!(app.session().mode, Mode::Plan);
     app.handle_key(key(KeyCode::Up));
     assert_eq!(
         app.input_text(),
@@ -407,7 +408,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
         },
     ];
     let mut app = app();
-    app.session.mode = Mode::Plan;
+    app.session_mut().mode = Mode::Plan;
     send(&mut app, "plan the fix");
     app.plan_mut().todos = plan.clone();
     app.handle_engine(done());
@@ -444,7 +445,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     );
 
     let mut app = self::app();
-    app.session.mode = Mode::Plan;
+    app.session_mut().mode = Mode::Plan;
     app.plan_mut().todos = plan.clone();
     app.handle_engine(done());
     app.handle_key(key(KeyCode::Char('k')));
@@ -456,13 +457,13 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
         ))]
     );
     assert_eq!(
-        app.session.mode,
+        app.session().mode,
         Mode::Plan,
         "keep planning stays in plan mode"
     );
 
     let mut app = self::app();
-    app.session.mode = Mode::Plan;
+    app.session_mut().mode = Mode::Plan;
     app.plan_mut().todos = plan;
     app.handle_engine(done());
     assert_eq!(
@@ -473,7 +474,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
         ]
     );
     let mut app = self::app();
-    app.session.mode = Mode::Plan;
+    app.session_mut().mode = Mode::Plan;
     app.plan_mut().todos = vec![TodoItem {
         content: "x".into(),
         status: TodoStatus::Pending,
@@ -496,7 +497,7 @@ fn a_store_failure_is_shown_as_what_it_is_and_stays_in_the_transcript() {
     let text = screen(&mut app);
     assert!(text.contains("disk I/O error"), "{text}");
     assert!(
-        app.transcript.entries().iter().any(|e| matches!(
+        app.transcript().entries().iter().any(|e| matches!(
             &e.kind,
             super::super::transcript::EntryKind::Notice { text, .. } if text.contains("disk I/O error")
         )),
@@ -507,5 +508,5 @@ fn a_store_failure_is_shown_as_what_it_is_and_stays_in_the_transcript() {
         FailureKind::NotFound,
         "session 4567 is gone",
     )));
-    assert_eq!(app.flash.as_deref(), Some("session 4567 is gone"));
+    assert_eq!(app.flash().text.as_deref(), Some("session 4567 is gone"));
 }
