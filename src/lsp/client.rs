@@ -183,7 +183,13 @@ impl Client {
         tokio::spawn({
             let ended = ended.clone();
             let name = spec.name.clone();
+            // async-lsp's loop panics ("Sender is alive") when every socket is dropped while it
+            // still runs, as happens when a server fails to start and its client is dropped:
+            // the loop holds one of its own and ends when the server's output does (the child
+            // is killed on drop).
+            let keep_alive = socket.clone();
             async move {
+                let _keep_alive = keep_alive;
                 let outcome = main_loop
                     .run_buffered(stdout.compat(), stdin.compat_write())
                     .await;

@@ -227,6 +227,9 @@ while True:
             length = int(line.split(b":")[1])
     message = json.loads(inp.read(length))
     method = message.get("method")
+    if method == "initialize" and os.path.exists(os.path.join(here, "refuse")):
+        send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": "no installation found"}})
+        sys.exit(1)
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
     elif method == "shutdown":
@@ -413,4 +416,57 @@ fn the_lsp_tool_may_not_read_a_secret_file() {
     assert_eq!(outputs.len(), 1, "{outputs:?}");
     assert!(!outputs[0].contains("do-not-show"), "{}", outputs[0]);
     assert!(outputs[0].contains(".env"), "{}", outputs[0]);
+}
+
+/// A server that refuses `initialize` (typescript-language-server does without `typescript` in
+/// the workspace) is given up on quietly: the edit lands without diagnostics, and nothing
+/// panics. It did: async-lsp's loop panicked ("Sender is alive") when the failed client was
+/// dropped while the loop still ran, once per start, and a debug build's backtrace took the
+/// process to 200 MB.
+#[test]
+fn a_server_that_refuses_to_start_leaves_the_edit_alone_and_nothing_panics() {
+    let run = Run::new();
+    let dir = fake_server(&run);
+    std::fs::write(dir.join("refuse"), "").unwrap();
+    let mock = MockLlm::start_in_background();
+    mock.push(Reply::Sse {
+        body: openai_tool_sse(
+            "call_1",
+            "write_file",
+            &json!({"path": "a.fake", "content": "one"}).to_string(),
+        ),
+        split: Split::Whole,
+    });
+    mock.set_fallback(Reply::Sse {
+        body: openai_text_sse("Done."),
+        split: Split::Whole,
+    });
+    let out = run
+        .command(
+            &mock,
+            &["exec", "--json", "--mode", "yolo", "--trust", "go"],
+        )
+        .output()
+        .expect("harness9 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(starts(&dir) >= 1, "the server was started");
+    let events = json_lines(&out.stdout);
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("a tool result");
+    assert_eq!(result["data"]["is_error"], false, "{result}");
+    assert!(
+        !result["data"]["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("language server"),
+        "{result}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.workdir.join("a.fake")).unwrap(),
+        "one"
+    );
 }

@@ -1,0 +1,4 @@
+def f(x: int) -> int:
+    return x
+
+f('no')
