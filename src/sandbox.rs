@@ -86,7 +86,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use denial::{Outcome, denial_hint};
+pub use denial::{Outcome, Refusal, denial_hint, refusal, refusal_notice};
 pub use guard::{ProtectedSnapshot, Restored, Survey};
 pub use probe::ProbeError;
 pub use settings::{SandboxSettings, read_settings};

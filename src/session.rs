@@ -49,7 +49,7 @@ pub use catalogue::Catalogue;
 pub use export::ExportError;
 pub use protocol::{Closing, LoadedSession, Request, Restore, Restored, Update};
 pub use views::{
-    ClipboardImage, Conflicts, JobSummary, McpPromptInfo, McpServer, McpStatus, Memory,
+    ClipboardImage, Conflicts, JobEnd, JobSummary, McpPromptInfo, McpServer, McpStatus, Memory,
     MemoryScope, PromptPoint, RestoreReport, SessionHit, SessionSummary, SessionTotals, Unsaved,
 };
 

@@ -27,7 +27,7 @@ mod use_skill;
 mod validate;
 mod write_file;
 
-pub use background::{JobSummary, Jobs};
+pub use background::{JobEnd, JobSummary, Jobs};
 pub use bash::Bash;
 pub use edit_file::EditFile;
 pub use editor_files::{EditorFileError, EditorFiles};

@@ -90,6 +90,8 @@ impl Core {
         // Front ends learn of the MCP servers from here only; the first look is at once (when
         // any are configured: a session without them says nothing of them).
         let mut mcp_changes = self.assembly.mcp.subscribe();
+        // A background job's end is a notice for every front end, with the list refreshed.
+        let mut job_ends = self.assembly.jobs.watch_ends();
         if !self.assembly.mcp.statuses().is_empty() {
             self.publish_mcp();
         }
@@ -116,6 +118,7 @@ impl Core {
                     self.hub.publish(Update::Todos(todos.snapshot()));
                 }
                 Ok(()) = mcp_changes.changed() => self.publish_mcp(),
+                Ok(()) = job_ends.changed() => self.publish_job_ends(),
             }
         }
     }
@@ -339,6 +342,17 @@ impl Core {
             // Handled by the loop.
             Request::Close { .. } => {}
         }
+    }
+
+    /// The notices of the background jobs that ended, then the list as it now stands.
+    fn publish_job_ends(&self) {
+        for notice in self.assembly.jobs.take_ends() {
+            self.hub.publish(Update::Engine(Event {
+                turn: 0,
+                kind: EventKind::Notice(notice),
+            }));
+        }
+        self.publish_jobs();
     }
 
     /// The session's background commands, for every front end.

@@ -231,6 +231,7 @@ impl Tool for Bash {
                 &args.command,
                 &ctx.workdir,
                 prepared,
+                sandbox_mode,
                 self.reaper.as_deref(),
             );
         }

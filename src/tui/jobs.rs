@@ -1,6 +1,6 @@
 //! Background commands on screen: a line above the input per running one (its command and last
 //! line of output), a count on the status line, and `/ps` listing every one of the session with
-//! its state, age, command and last lines. The list comes from
+//! its state (running, or how and when it ended), command and last lines. The list comes from
 //! the session core (`Request::ListJobs`), refreshed after every tool result and run.
 
 use ratatui::style::Style;
@@ -50,11 +50,10 @@ pub fn ps_text(list: &[JobSummary]) -> String {
     }
     let mut out = String::from("background commands:");
     for job in list {
-        let state = if job.running { "running" } else { "ended" };
         out.push_str(&format!(
-            "\n[{}] {state} {}s  {}",
+            "\n[{}] {}  {}",
             job.id,
-            job.elapsed.as_secs(),
+            job_state(job),
             sanitize(&job.command)
         ));
         for line in job.tail.lines().filter(|l| !l.trim().is_empty()) {
@@ -62,6 +61,23 @@ pub fn ps_text(list: &[JobSummary]) -> String {
         }
     }
     out
+}
+
+/// A job's real state: running for how long, or how it ended, when (the clock, UTC) and after
+/// how long a run.
+fn job_state(job: &JobSummary) -> String {
+    let ran = job.elapsed.as_secs();
+    let Some(end) = job.ended else {
+        return format!("running {ran}s");
+    };
+    let how = match end.status {
+        Some(code) => format!("exited with status {code}"),
+        None => "stopped".to_owned(),
+    };
+    // `2026-12-05T12:53:10Z`: the time of day is what tells when it died.
+    let stamp = humantime::format_rfc3339_seconds(end.at).to_string();
+    let clock = stamp.get(11..19).unwrap_or(&stamp);
+    format!("{how} at {clock} UTC after {ran}s")
 }
 
 /// The status line's part: running background commands, when any.
