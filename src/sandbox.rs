@@ -350,6 +350,18 @@ impl Sandbox {
         self.mode
     }
 
+    /// What one call in `mode` may do, for its approval: the sandbox's mode and what it allows,
+    /// or that it runs outside it.
+    pub fn allows_text(&self, mode: Mode, arguments: &Value) -> String {
+        match self.mode_for(mode, arguments) {
+            SandboxMode::Off => "outside the sandbox: it may do whatever you may".to_owned(),
+            sandbox_mode => format!(
+                "in the sandbox ({sandbox_mode}): {}",
+                denial::what_it_allows(sandbox_mode, self.network)
+            ),
+        }
+    }
+
     /// The permission engine's two inputs for a `bash` call.
     pub fn request(&self, mode: Mode, arguments: &Value) -> SandboxRequest {
         SandboxRequest {

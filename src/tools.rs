@@ -162,6 +162,12 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// What the user should know of this call when asked to approve it, beyond its arguments
+    /// (a background command: that it keeps running, and what its sandbox allows).
+    fn approval_note(&self, _arguments: &Value, _mode: Mode) -> Option<String> {
+        None
+    }
+
     /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind
     /// plan mode does not allow is refused; `bash` narrows this to read-only commands.
     fn plan_mode_refusal(&self, _arguments: &Value) -> Option<String> {

@@ -27,7 +27,7 @@ pub struct Outcome<'a> {
     pub restored: &'a Restored,
 }
 
-fn what_it_allows(mode: SandboxMode, network: bool) -> &'static str {
+pub(super) fn what_it_allows(mode: SandboxMode, network: bool) -> &'static str {
     match (mode, network) {
         (SandboxMode::ReadOnly, _) => "it may read files but write none and use no network",
         (_, false) => {
