@@ -317,6 +317,7 @@ impl Core {
                 overwrite,
             ),
             Request::ListJobs => self.publish_jobs(),
+            Request::Job { id, action } => self.job(&id, action),
             Request::Worktrees(action) => super::worktrees::start(
                 Arc::clone(&self.hub),
                 self.assembly.engine.rules().home().to_path_buf(),
@@ -353,6 +354,25 @@ impl Core {
             }));
         }
         self.publish_jobs();
+    }
+
+    /// `/ps N` or `/ps stop N`: the answer as a notice, or why there is none.
+    fn job(&self, id: &str, action: super::protocol::JobAction) {
+        let jobs = &self.assembly.jobs;
+        let answer = match action {
+            super::protocol::JobAction::Output => jobs.whole_output(id),
+            super::protocol::JobAction::Stop => jobs.stop(id),
+        };
+        match answer {
+            Ok(text) => self.hub.publish(Update::Engine(Event {
+                turn: 0,
+                kind: EventKind::Notice(text),
+            })),
+            Err(error) => self.hub.publish(Update::Failed(Failure::new(
+                FailureKind::NotFound,
+                error.to_string(),
+            ))),
+        }
     }
 
     /// The session's background commands, for every front end.

@@ -337,6 +337,42 @@ impl Jobs {
         })
     }
 
+    /// All of a job's output that is kept (the newest `KEPT` bytes), for the user's `/ps N`;
+    /// it does not move what `bash_output` shows the model next.
+    pub fn whole_output(&self, id: &str) -> Result<String, ToolError> {
+        self.with_job(id, |job| {
+            let Ok(out) = job.output.lock() else {
+                return "(the output could not be read)".to_owned();
+            };
+            let dropped = out.total - out.kept.len() as u64;
+            let mut text = format!(
+                "background job {id} (`{}`): {}",
+                sanitize(&job.command),
+                state_line(&out, job.started.elapsed())
+            );
+            if dropped > 0 {
+                text.push_str(&format!(
+                    "\n({dropped} bytes of older output were dropped: the newest {} KB are kept)",
+                    KEPT / 1024
+                ));
+            }
+            let kept = String::from_utf8_lossy(&out.kept);
+            if kept.trim().is_empty() {
+                text.push_str("\n(no output)");
+            }
+            for line in kept.lines() {
+                text.push_str("\n    ");
+                text.push_str(&sanitize(line));
+            }
+            text
+        })
+    }
+
+    /// Stops a job with everything it started, for the user's `/ps stop N`.
+    pub fn stop(&self, id: &str) -> Result<String, ToolError> {
+        self.kill(id)
+    }
+
     /// Every job of the session, oldest first.
     pub fn list(&self) -> Vec<JobSummary> {
         let Ok(table) = self.table.lock() else {

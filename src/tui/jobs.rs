@@ -1,7 +1,8 @@
 //! Background commands on screen: a line above the input per running one (its command and last
 //! line of output), a count on the status line, and `/ps` listing every one of the session with
 //! its state (running, or how and when it ended), command and last lines. The list comes from
-//! the session core (`Request::ListJobs`), refreshed after every tool result and run.
+//! the session core (`Request::ListJobs`), refreshed after every tool result and run. `/ps N`
+//! shows one job's whole output and `/ps stop N` stops it (`Request::Job`).
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -9,7 +10,7 @@ use ratatui::text::{Line, Span};
 use super::app::{App, Effect};
 use super::transcript::Tone;
 use crate::session::JobSummary;
-use crate::session::Request;
+use crate::session::{JobAction, Request};
 use crate::terminal_text::sanitize;
 
 /// The session's background commands, as last heard.
@@ -27,10 +28,30 @@ impl JobsView {
 }
 
 impl App {
-    /// `/ps`: asks for the list; it is shown when it comes.
-    pub(super) fn ps(&mut self) -> Vec<Effect> {
-        self.jobs.show_next = true;
-        vec![Effect::Request(Request::ListJobs)]
+    /// `/ps`: asks for the list (shown when it comes); `/ps N` for one job's whole output,
+    /// `/ps stop N` to stop it (the session core answers both with a notice).
+    pub(super) fn ps(&mut self, rest: &str) -> Vec<Effect> {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let (id, action) = match words.as_slice() {
+            [] => {
+                self.jobs.show_next = true;
+                return vec![Effect::Request(Request::ListJobs)];
+            }
+            [id] => (*id, JobAction::Output),
+            ["stop" | "kill", id] => (*id, JobAction::Stop),
+            _ => {
+                self.transcript.notice(
+                    "usage: /ps (list), /ps N (job N's whole output), /ps stop N (stop it)"
+                        .to_owned(),
+                    Tone::Warning,
+                );
+                return Vec::new();
+            }
+        };
+        vec![Effect::Request(Request::Job {
+            id: id.to_owned(),
+            action,
+        })]
     }
 
     pub(super) fn on_jobs(&mut self, list: Vec<JobSummary>) {

@@ -190,6 +190,19 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
     );
     assert!(!shown.contains("running 42s"), "{shown}");
     assert_eq!(send(&mut app, "/ps"), [Effect::Request(Request::ListJobs)]);
+    // One job: its whole output, or stopping it, asked of the session core.
+    for (typed, action) in [
+        ("/ps 2", crate::session::JobAction::Output),
+        ("/ps stop 2", crate::session::JobAction::Stop),
+    ] {
+        assert_eq!(
+            send(&mut app, typed),
+            [Effect::Request(Request::Job {
+                id: "2".into(),
+                action
+            })]
+        );
+    }
     app.on_jobs(vec![
         job(
             "1",
