@@ -322,9 +322,10 @@ impl Jobs {
                 guard.kill();
             }
             if was_running {
+                // Shown to the user too (`/ps stop N`): no control sequences of the command.
                 format!(
                     "job {id} (`{}`) was stopped with everything it started",
-                    job.command
+                    sanitize(&job.command)
                 )
             } else {
                 let state = job
