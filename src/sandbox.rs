@@ -86,7 +86,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use denial::{Outcome, denial_hint};
+pub use denial::{Outcome, Refusal, denial_hint, refusal, refusal_notice};
 pub use guard::{ProtectedSnapshot, Restored, Survey};
 pub use probe::ProbeError;
 pub use settings::{SandboxSettings, read_settings};
@@ -348,6 +348,18 @@ impl Sandbox {
             return SandboxMode::Off;
         }
         self.mode
+    }
+
+    /// What one call in `mode` may do, for its approval: the sandbox's mode and what it allows,
+    /// or that it runs outside it.
+    pub fn allows_text(&self, mode: Mode, arguments: &Value) -> String {
+        match self.mode_for(mode, arguments) {
+            SandboxMode::Off => "outside the sandbox: it may do whatever you may".to_owned(),
+            sandbox_mode => format!(
+                "in the sandbox ({sandbox_mode}): {}",
+                denial::what_it_allows(sandbox_mode, self.network)
+            ),
+        }
     }
 
     /// The permission engine's two inputs for a `bash` call.

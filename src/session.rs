@@ -47,9 +47,9 @@ pub use crate::planning::{Mode, TodoItem, TodoStatus};
 pub use actor::MENTION_FILES;
 pub use catalogue::Catalogue;
 pub use export::ExportError;
-pub use protocol::{Closing, LoadedSession, Request, Restore, Restored, Update};
+pub use protocol::{Closing, JobAction, LoadedSession, Request, Restore, Restored, Update};
 pub use views::{
-    ClipboardImage, Conflicts, JobSummary, McpPromptInfo, McpServer, McpStatus, Memory,
+    ClipboardImage, Conflicts, JobEnd, JobSummary, McpPromptInfo, McpServer, McpStatus, Memory,
     MemoryScope, PromptPoint, RestoreReport, SessionHit, SessionSummary, SessionTotals, Unsaved,
 };
 

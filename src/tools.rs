@@ -27,7 +27,7 @@ mod use_skill;
 mod validate;
 mod write_file;
 
-pub use background::{JobSummary, Jobs};
+pub use background::{JobEnd, JobSummary, Jobs};
 pub use bash::Bash;
 pub use edit_file::EditFile;
 pub use editor_files::{EditorFileError, EditorFiles};
@@ -160,6 +160,12 @@ pub trait Tool: Send + Sync {
     /// permission decision lets a sandboxed call run unasked in `auto-edit`.
     fn runs_sandboxed(&self, _arguments: &Value, _mode: Mode) -> bool {
         false
+    }
+
+    /// What the user should know of this call when asked to approve it, beyond its arguments
+    /// (a background command: that it keeps running, and what its sandbox allows).
+    fn approval_note(&self, _arguments: &Value, _mode: Mode) -> Option<String> {
+        None
     }
 
     /// Why plan mode refuses this call, or `None` to let it run. By default a tool of a kind

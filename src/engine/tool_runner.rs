@@ -136,6 +136,10 @@ impl AgentEngine {
                     let flag = permission::headless_flag(tool.as_ref(), arguments, &self.workdir);
                     let suggested =
                         permission::suggested_rule(tool.as_ref(), arguments, &self.workdir);
+                    let reason = match tool.approval_note(arguments, mode) {
+                        Some(note) => format!("{reason}. {note}"),
+                        None => reason,
+                    };
                     let (mut request, answer) = ApprovalRequest::new(
                         call.clone(),
                         reason,

@@ -90,6 +90,8 @@ impl Core {
         // Front ends learn of the MCP servers from here only; the first look is at once (when
         // any are configured: a session without them says nothing of them).
         let mut mcp_changes = self.assembly.mcp.subscribe();
+        // A background job's end is a notice for every front end, with the list refreshed.
+        let mut job_ends = self.assembly.jobs.watch_ends();
         if !self.assembly.mcp.statuses().is_empty() {
             self.publish_mcp();
         }
@@ -116,6 +118,7 @@ impl Core {
                     self.hub.publish(Update::Todos(todos.snapshot()));
                 }
                 Ok(()) = mcp_changes.changed() => self.publish_mcp(),
+                Ok(()) = job_ends.changed() => self.publish_job_ends(),
             }
         }
     }
@@ -314,6 +317,7 @@ impl Core {
                 overwrite,
             ),
             Request::ListJobs => self.publish_jobs(),
+            Request::Job { id, action } => self.job(&id, action),
             Request::Worktrees(action) => super::worktrees::start(
                 Arc::clone(&self.hub),
                 self.assembly.engine.rules().home().to_path_buf(),
@@ -338,6 +342,36 @@ impl Core {
             Request::Restore { what, conflicts } => self.restore(what, conflicts).await,
             // Handled by the loop.
             Request::Close { .. } => {}
+        }
+    }
+
+    /// The notices of the background jobs that ended, then the list as it now stands.
+    fn publish_job_ends(&self) {
+        for notice in self.assembly.jobs.take_ends() {
+            self.hub.publish(Update::Engine(Event {
+                turn: 0,
+                kind: EventKind::Notice(notice),
+            }));
+        }
+        self.publish_jobs();
+    }
+
+    /// `/ps N` or `/ps stop N`: the answer as a notice, or why there is none.
+    fn job(&self, id: &str, action: super::protocol::JobAction) {
+        let jobs = &self.assembly.jobs;
+        let answer = match action {
+            super::protocol::JobAction::Output => jobs.whole_output(id),
+            super::protocol::JobAction::Stop => jobs.stop(id),
+        };
+        match answer {
+            Ok(text) => self.hub.publish(Update::Engine(Event {
+                turn: 0,
+                kind: EventKind::Notice(text),
+            })),
+            Err(error) => self.hub.publish(Update::Failed(Failure::new(
+                FailureKind::NotFound,
+                error.to_string(),
+            ))),
         }
     }
 

@@ -15,6 +15,15 @@ use super::{Mode, TodoItem};
 use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
 use crate::schema::{Message, ToolResult};
 
+/// What `/ps` does with one background command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobAction {
+    /// Show all of its output that is kept.
+    Output,
+    /// Stop it with everything it started.
+    Stop,
+}
+
 /// Something a front end asks of the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -95,6 +104,12 @@ pub enum Request {
     PasteImage,
     /// The session's background commands (answered with `Update::Jobs`).
     ListJobs,
+    /// One background command's whole output (a notice), or stopping it (a notice, then its
+    /// end's notice and `Update::Jobs`); an unknown id is an `Update::Failed`.
+    Job {
+        id: String,
+        action: JobAction,
+    },
     /// The user confirms the allow rules the settings files gained while the session ran
     /// (held back until now, issue 29 point 4); a notice names them, or says there were none.
     ConfirmRules,

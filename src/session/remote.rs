@@ -277,7 +277,7 @@ async fn serve_requests(
                 Err(unavailable_failure("managing MCP servers"))
             }
             // The HTTP API has no route for checkpoints (CONTRACT "HTTP API").
-            Request::ListJobs => Err(unavailable_failure("/ps")),
+            Request::ListJobs | Request::Job { .. } => Err(unavailable_failure("/ps")),
             // A server never widens its rules from a client (issue 29 point 4).
             Request::ConfirmRules => Err(unavailable_failure("confirming rules")),
             // The image would be kept where this front end runs, out of the server's reach.

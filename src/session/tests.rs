@@ -583,6 +583,9 @@ mod exports;
 mod failures;
 
 #[cfg(test)]
+mod jobs;
+
+#[cfg(test)]
 mod memories;
 #[cfg(test)]
 mod own_writes;

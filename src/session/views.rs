@@ -101,9 +101,21 @@ pub struct JobSummary {
     pub id: String,
     pub command: String,
     pub running: bool,
+    /// How long it has run (until its end, once ended).
     pub elapsed: Duration,
+    /// How it ended (status and time); `None` while it runs.
+    pub ended: Option<JobEnd>,
     /// Its last lines.
     pub tail: String,
+}
+
+/// How a background command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobEnd {
+    /// The exit status; `None`: ended by a signal (stopped).
+    pub status: Option<i32>,
+    /// When it ended.
+    pub at: std::time::SystemTime,
 }
 
 /// Where an MCP server stands.
@@ -275,6 +287,10 @@ impl From<crate::tools::JobSummary> for JobSummary {
             command: job.command,
             running: job.running,
             elapsed: job.elapsed,
+            ended: job.ended.map(|end| JobEnd {
+                status: end.status,
+                at: end.at,
+            }),
             tail: job.tail,
         }
     }

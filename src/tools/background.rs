@@ -5,13 +5,15 @@
 //! session's tools: when the session ends (its registry is dropped) every job is stopped: its
 //! process group killed or, under the reaper (outside the sandbox on Linux), the reaper told to
 //! kill everything the job started, which it also does when harness9 dies. Under the reaper a
-//! job runs until the last process it started has ended (`reaper::Until::Descendants`). Output is kept in a bounded buffer (the newest `KEPT` bytes), so a chatty server
-//! cannot grow the process.
+//! job runs until the last process it started has ended (`reaper::Until::Descendants`). Output
+//! is kept in a bounded buffer (the newest `KEPT` bytes), so a chatty server cannot grow the
+//! process. A job's end is told to the user (`Jobs::take_ends`): its status, its last lines and
+//! what the sandbox refused it, so a server that died at once does not vanish silently.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -22,8 +24,9 @@ use super::output::HeadTail;
 use super::reaper::Until;
 use super::shell_process::{GroupGuard, Reaping, Spawned, spawn};
 use super::{Tool, ToolContext, ToolError};
-use crate::sandbox::Prepared;
+use crate::sandbox::{Outcome, Prepared, SandboxMode, refusal, refusal_notice};
 use crate::schema::ToolKind;
+use crate::terminal_text::sanitize;
 
 /// Bytes of a job's output kept (the newest).
 const KEPT: usize = 1024 * 1024;
@@ -34,6 +37,8 @@ const SHOWN: usize = 30 * 1024;
 const STOP_PATIENCE: Duration = Duration::from_secs(2);
 /// Jobs that may run at once in a session.
 const MAX_JOBS: usize = 16;
+/// Lines of output a job's end notice shows.
+const END_LINES: usize = 5;
 
 #[derive(Default)]
 struct Output {
@@ -45,6 +50,31 @@ struct Output {
     shown: u64,
     /// The exit status once it ended: `Some(None)` when killed by a signal.
     ended: Option<Option<i32>>,
+    /// When it ended, and how long it had run.
+    ended_at: Option<(SystemTime, Duration)>,
+}
+
+/// How a job ended, as `/ps` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobEnd {
+    /// The exit status; `None`: ended by a signal (stopped).
+    pub status: Option<i32>,
+    pub at: SystemTime,
+}
+
+/// The ends of jobs not yet told to the user, and a counter that moves with each.
+struct Ends {
+    notices: Mutex<Vec<String>>,
+    signal: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Ends {
+    fn default() -> Self {
+        Ends {
+            notices: Mutex::new(Vec::new()),
+            signal: tokio::sync::watch::channel(0).0,
+        }
+    }
 }
 
 struct Job {
@@ -61,6 +91,7 @@ struct Job {
 pub struct Jobs {
     table: Mutex<BTreeMap<u32, Job>>,
     next: Mutex<u32>,
+    ends: Arc<Ends>,
 }
 
 impl Drop for Jobs {
@@ -75,12 +106,30 @@ pub struct JobSummary {
     pub id: String,
     pub command: String,
     pub running: bool,
+    /// How long it has run (until its end, once ended).
     pub elapsed: Duration,
+    /// How it ended; `None` while it runs.
+    pub ended: Option<JobEnd>,
     /// Its last lines.
     pub tail: String,
 }
 
 impl Jobs {
+    /// Moves each time a job ends; then `take_ends` has its notice.
+    pub fn watch_ends(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ends.signal.subscribe()
+    }
+
+    /// The notices of the jobs that ended since the last call, oldest first: each one's status,
+    /// last lines, and what the sandbox refused it with how to allow it.
+    pub fn take_ends(&self) -> Vec<String> {
+        self.ends
+            .notices
+            .lock()
+            .map(|mut notices| std::mem::take(&mut *notices))
+            .unwrap_or_default()
+    }
+
     /// Stops every job with everything it started (the session is closing).
     pub fn kill_all(&self) {
         if let Ok(table) = self.table.lock() {
@@ -119,6 +168,7 @@ impl Jobs {
         command: &str,
         workdir: &Path,
         sandbox: Option<Prepared>,
+        sandbox_mode: SandboxMode,
         reaper: Option<&Path>,
     ) -> Result<String, ToolError> {
         let running = self
@@ -155,6 +205,9 @@ impl Jobs {
         let guard = Arc::new(Mutex::new(guard));
         let sink = Arc::clone(&output);
         let group = Arc::clone(&guard);
+        let ends = Arc::clone(&self.ends);
+        let started = Instant::now();
+        let label = format!("background job {id} (`{}`)", sanitize(command));
         let task = tokio::spawn(async move {
             read_into(stdout, stderr, &sink).await;
             let status = child.wait().await.ok().and_then(|s| s.code());
@@ -168,19 +221,36 @@ impl Jobs {
                 .and_then(|p| p.snapshot.as_ref())
                 .map(|snapshot| snapshot.restore())
                 .unwrap_or_default();
-            if let Ok(mut out) = sink.lock() {
-                for line in restored.report() {
-                    push(&mut out, format!("\n{line}\n").as_bytes());
-                }
-                out.ended = Some(status);
+            let Ok(mut out) = sink.lock() else {
+                return;
+            };
+            for line in restored.report() {
+                push(&mut out, format!("\n{line}\n").as_bytes());
             }
+            out.ended = Some(status);
+            out.ended_at = Some((SystemTime::now(), started.elapsed()));
+            let refused = sandbox.as_ref().and_then(|prepared| {
+                refusal(&Outcome {
+                    mode: sandbox_mode,
+                    network: prepared.spec.network,
+                    exit_code: status,
+                    output: &String::from_utf8_lossy(&out.kept),
+                    restored: &restored,
+                })
+            });
+            let notice = end_notice(&label, &out, refused.as_ref().map(refusal_notice));
+            drop(out);
+            if let Ok(mut notices) = ends.notices.lock() {
+                notices.push(notice);
+            }
+            ends.signal.send_modify(|count| *count += 1);
         });
         if let Ok(mut table) = self.table.lock() {
             table.insert(
                 id,
                 Job {
                     command: command.to_owned(),
-                    started: Instant::now(),
+                    started,
                     output,
                     guard,
                     task: Some(task),
@@ -252,9 +322,10 @@ impl Jobs {
                 guard.kill();
             }
             if was_running {
+                // Shown to the user too (`/ps stop N`): no control sequences of the command.
                 format!(
                     "job {id} (`{}`) was stopped with everything it started",
-                    job.command
+                    sanitize(&job.command)
                 )
             } else {
                 let state = job
@@ -267,6 +338,42 @@ impl Jobs {
         })
     }
 
+    /// All of a job's output that is kept (the newest `KEPT` bytes), for the user's `/ps N`;
+    /// it does not move what `bash_output` shows the model next.
+    pub fn whole_output(&self, id: &str) -> Result<String, ToolError> {
+        self.with_job(id, |job| {
+            let Ok(out) = job.output.lock() else {
+                return "(the output could not be read)".to_owned();
+            };
+            let dropped = out.total - out.kept.len() as u64;
+            let mut text = format!(
+                "background job {id} (`{}`): {}",
+                sanitize(&job.command),
+                state_line(&out, job.started.elapsed())
+            );
+            if dropped > 0 {
+                text.push_str(&format!(
+                    "\n({dropped} bytes of older output were dropped: the newest {} KB are kept)",
+                    KEPT / 1024
+                ));
+            }
+            let kept = String::from_utf8_lossy(&out.kept);
+            if kept.trim().is_empty() {
+                text.push_str("\n(no output)");
+            }
+            for line in kept.lines() {
+                text.push_str("\n    ");
+                text.push_str(&sanitize(line));
+            }
+            text
+        })
+    }
+
+    /// Stops a job with everything it started, for the user's `/ps stop N`.
+    pub fn stop(&self, id: &str) -> Result<String, ToolError> {
+        self.kill(id)
+    }
+
     /// Every job of the session, oldest first.
     pub fn list(&self) -> Vec<JobSummary> {
         let Ok(table) = self.table.lock() else {
@@ -275,16 +382,17 @@ impl Jobs {
         table
             .iter()
             .map(|(id, job)| {
-                let tail = job
+                let (tail, ended) = job
                     .output
                     .lock()
-                    .map(|o| last_lines(&o.kept, 3))
+                    .map(|o| (last_lines(&o.kept, 3), o.ended.zip(o.ended_at)))
                     .unwrap_or_default();
                 JobSummary {
                     id: id.to_string(),
                     command: job.command.clone(),
-                    running: job_running(job),
-                    elapsed: job.started.elapsed(),
+                    running: ended.is_none(),
+                    elapsed: ended.map_or_else(|| job.started.elapsed(), |(_, (_, ran))| ran),
+                    ended: ended.map(|(status, (at, _))| JobEnd { status, at }),
                     tail,
                 }
             })
@@ -314,6 +422,33 @@ fn state_line(out: &Output, elapsed: Duration) -> String {
         Some(Some(code)) => format!("exited with status {code}"),
         Some(None) => "ended by a signal (stopped)".to_owned(),
     }
+}
+
+/// A job's end as the user reads it: how it ended and after how long, its last lines, and
+/// what the sandbox refused it.
+fn end_notice(label: &str, out: &Output, refused: Option<String>) -> String {
+    let ran = out.ended_at.map(|(_, ran)| ran.as_secs()).unwrap_or(0);
+    let how = match out.ended {
+        Some(Some(code)) => format!("exited with status {code}"),
+        _ => "was stopped (ended by a signal)".to_owned(),
+    };
+    let mut text = format!("{label} {how} after {ran}s");
+    let tail = last_lines(&out.kept, END_LINES);
+    let tail: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+    if tail.is_empty() {
+        text.push_str(", printing nothing");
+    } else {
+        text.push_str("; its last lines:");
+        for line in tail {
+            text.push_str("\n    ");
+            text.push_str(&sanitize(line));
+        }
+    }
+    if let Some(refused) = refused {
+        text.push('\n');
+        text.push_str(&refused);
+    }
+    text
 }
 
 fn last_lines(bytes: &[u8], n: usize) -> String {

@@ -184,6 +184,17 @@ impl Tool for Bash {
         true
     }
 
+    fn approval_note(&self, arguments: &Value, mode: Mode) -> Option<String> {
+        let background = arguments.get("background").and_then(Value::as_bool) == Some(true);
+        background.then(|| {
+            format!(
+                "A background command: it keeps running after this call returns, until it ends, \
+                 is stopped or the session ends; it runs {}.",
+                self.sandbox.allows_text(mode, arguments)
+            )
+        })
+    }
+
     fn plan_mode_refusal(&self, arguments: &Value) -> Option<String> {
         if !self.plan_classifier {
             return None;
@@ -231,6 +242,7 @@ impl Tool for Bash {
                 &args.command,
                 &ctx.workdir,
                 prepared,
+                sandbox_mode,
                 self.reaper.as_deref(),
             );
         }
@@ -438,6 +450,41 @@ mod tests {
     use super::*;
     use crate::planning::TodoStore;
     use crate::tools::shell_process::git_guard_env;
+
+    #[test]
+    fn a_background_commands_approval_says_it_is_one_and_what_its_sandbox_allows() {
+        let inputs = crate::sandbox::SandboxInputs {
+            flag: None,
+            workdir: PathBuf::from("/w"),
+            home: PathBuf::from("/h"),
+            helper: PathBuf::from("/bin/harness9"),
+        };
+        let platform = crate::sandbox::HelperPlatform {
+            helper: PathBuf::from("/bin/harness9"),
+        };
+        let sandbox = Sandbox::from_parts(
+            &inputs,
+            crate::sandbox::SandboxSettings::default(),
+            Some(Arc::new(platform)),
+            Vec::new(),
+        );
+        let bash = Bash::new(Arc::new(sandbox), None);
+        let server = json!({"command": "python3 -m http.server", "background": true});
+        let note = bash.approval_note(&server, Mode::Default).unwrap();
+        assert!(note.contains("background command"), "{note}");
+        assert!(
+            note.contains("in the sandbox (workspace-write)")
+                && note.contains("may not use the network"),
+            "{note}"
+        );
+        let outside = json!({"command": "python3 -m http.server", "background": true,
+                             "sandbox": false});
+        let note = bash.approval_note(&outside, Mode::Default).unwrap();
+        assert!(note.contains("outside the sandbox"), "{note}");
+        // A foreground command's approval is as it was.
+        let plain = json!({"command": "python3 -m http.server"});
+        assert_eq!(bash.approval_note(&plain, Mode::Default), None);
+    }
 
     #[test]
     fn the_model_is_told_the_timeout_that_really_applies() {

@@ -88,7 +88,7 @@ impl App {
             "/init" => self.start_run_shown("/init".into(), INIT_PROMPT.into()),
             "/undo" => self.undo(),
             "/rewind" => self.open_rewind(),
-            "/ps" => self.ps(),
+            "/ps" => self.ps(rest),
             "/rules" => vec![Effect::Request(Request::ConfirmRules)],
             "/worktree" => match worktree_action(rest) {
                 Some(action) => vec![Effect::Request(Request::Worktrees(action))],

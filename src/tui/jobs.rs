@@ -1,7 +1,8 @@
 //! Background commands on screen: a line above the input per running one (its command and last
 //! line of output), a count on the status line, and `/ps` listing every one of the session with
-//! its state, age, command and last lines. The list comes from
-//! the session core (`Request::ListJobs`), refreshed after every tool result and run.
+//! its state (running, or how and when it ended), command and last lines. The list comes from
+//! the session core (`Request::ListJobs`), refreshed after every tool result and run. `/ps N`
+//! shows one job's whole output and `/ps stop N` stops it (`Request::Job`).
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -9,7 +10,7 @@ use ratatui::text::{Line, Span};
 use super::app::{App, Effect};
 use super::transcript::Tone;
 use crate::session::JobSummary;
-use crate::session::Request;
+use crate::session::{JobAction, Request};
 use crate::terminal_text::sanitize;
 
 /// The session's background commands, as last heard.
@@ -27,10 +28,30 @@ impl JobsView {
 }
 
 impl App {
-    /// `/ps`: asks for the list; it is shown when it comes.
-    pub(super) fn ps(&mut self) -> Vec<Effect> {
-        self.jobs_mut().show_next = true;
-        vec![Effect::Request(Request::ListJobs)]
+    /// `/ps`: asks for the list (shown when it comes); `/ps N` for one job's whole output,
+    /// `/ps stop N` to stop it (the session core answers both with a notice).
+    pub(super) fn ps(&mut self, rest: &str) -> Vec<Effect> {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let (id, action) = match words.as_slice() {
+            [] => {
+                self.jobs_mut().show_next = true;
+                return vec![Effect::Request(Request::ListJobs)];
+            }
+            [id] => (*id, JobAction::Output),
+            ["stop" | "kill", id] => (*id, JobAction::Stop),
+            _ => {
+                self.transcript_mut().notice(
+                    "usage: /ps (list), /ps N (job N's whole output), /ps stop N (stop it)"
+                        .to_owned(),
+                    Tone::Warning,
+                );
+                return Vec::new();
+            }
+        };
+        vec![Effect::Request(Request::Job {
+            id: id.to_owned(),
+            action,
+        })]
     }
 
     pub(super) fn on_jobs(&mut self, list: Vec<JobSummary>) {
@@ -50,11 +71,10 @@ pub fn ps_text(list: &[JobSummary]) -> String {
     }
     let mut out = String::from("background commands:");
     for job in list {
-        let state = if job.running { "running" } else { "ended" };
         out.push_str(&format!(
-            "\n[{}] {state} {}s  {}",
+            "\n[{}] {}  {}",
             job.id,
-            job.elapsed.as_secs(),
+            job_state(job),
             sanitize(&job.command)
         ));
         for line in job.tail.lines().filter(|l| !l.trim().is_empty()) {
@@ -62,6 +82,23 @@ pub fn ps_text(list: &[JobSummary]) -> String {
         }
     }
     out
+}
+
+/// A job's real state: running for how long, or how it ended, when (the clock, UTC) and after
+/// how long a run.
+fn job_state(job: &JobSummary) -> String {
+    let ran = job.elapsed.as_secs();
+    let Some(end) = job.ended else {
+        return format!("running {ran}s");
+    };
+    let how = match end.status {
+        Some(code) => format!("exited with status {code}"),
+        None => "stopped".to_owned(),
+    };
+    // `2026-12-05T12:53:10Z`: the time of day is what tells when it died.
+    let stamp = humantime::format_rfc3339_seconds(end.at).to_string();
+    let clock = stamp.get(11..19).unwrap_or(&stamp);
+    format!("{how} at {clock} UTC after {ran}s")
 }
 
 /// The status line's part: running background commands, when any.

@@ -284,9 +284,15 @@ pub(super) fn draw_approval(
             &[],
         ));
     }
-    lines.push(Line::styled(
-        format!("needs approval: {}", request.reason),
-        Style::new().fg(super::theme::warn()),
+    // Wrapped: a background command's reason says what its sandbox allows, a long line.
+    lines.extend(wrap(
+        &[Span::styled(
+            format!("needs approval: {}", request.reason),
+            Style::new().fg(super::theme::warn()),
+        )],
+        inner_width,
+        &[],
+        &[],
     ));
     lines.push(Line::default());
     let key = Style::new()

@@ -41,8 +41,8 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "/ps",
-        args: "",
-        help: "list the background commands with their last lines",
+        args: "[N|stop N]",
+        help: "list the background commands; N: one's whole output; stop N: stop it",
     },
     SlashCommand {
         name: "/worktree",

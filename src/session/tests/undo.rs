@@ -6,7 +6,7 @@ use super::*;
 use crate::planning::Mode;
 use crate::session::Conflicts;
 
-fn call(id: &str, name: &str, arguments: serde_json::Value) -> ScriptStep {
+pub(super) fn call(id: &str, name: &str, arguments: serde_json::Value) -> ScriptStep {
     let mut message = Message::assistant("");
     message.tool_calls = vec![ToolCall {
         id: id.into(),
@@ -29,7 +29,7 @@ fn calls(list: &[(&str, &str, serde_json::Value)]) -> ScriptStep {
     ScriptStep::Reply(message)
 }
 
-fn yolo_fixture() -> Fixture {
+pub(super) fn yolo_fixture() -> Fixture {
     let mut fixture = Fixture::new();
     fixture.settings.mode = Mode::Yolo;
     fixture.settings.mode_given = true;
@@ -338,15 +338,7 @@ async fn list_jobs_answers_with_the_sessions_background_commands() {
         .await;
     prompt(&mut opened, "start a server").await;
     opened.handle.send(Request::ListJobs);
-    let (jobs, _) = until(
-        &mut opened.updates,
-        "jobs",
-        |u| matches!(u, Update::Jobs(list) if !list.is_empty()),
-    )
-    .await;
-    let Update::Jobs(list) = jobs else {
-        unreachable!()
-    };
+    let list = super::jobs::next_jobs(&mut opened).await;
     assert_eq!(list.len(), 1);
     assert!(
         list[0].running && list[0].command.contains("sleep 30"),

@@ -132,3 +132,30 @@ fn an_edit_approval_shows_the_engines_preview_with_line_numbers() {
     assert!(text.contains("  43 +    let c = 4;"), "{text}");
     insta::assert_snapshot!("approval_edit_preview_80x24", text);
 }
+
+#[test]
+fn a_background_commands_approval_shows_its_whole_reason_wrapped() {
+    let mut app = app();
+    let reason = "`bash` runs commands. A background command: it keeps running after this call \
+                  returns, until it ends, is stopped or the session ends; it runs in the sandbox \
+                  (workspace-write): it may not use the network";
+    let (request, _answer) = ApprovalRequest::new(
+        call(
+            "1",
+            "bash",
+            r#"{"command":"python3 -m http.server","background":true}"#,
+        ),
+        reason.into(),
+        "this exact command".into(),
+        "--mode yolo",
+        None,
+    );
+    app.handle_engine(event(1, EventKind::ApprovalRequired(request)));
+    let text = screen(&mut app, 80, 30);
+    // Its end, past the first row, is on screen: what the sandbox allows is not cut.
+    assert!(text.contains("A background command"), "{text}");
+    assert!(
+        text.contains("sandbox (workspace-write): it may not use"),
+        "{text}"
+    );
+}

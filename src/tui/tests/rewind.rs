@@ -172,6 +172,11 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
         command: format!("python3 -m http.server {id}"),
         running,
         elapsed: Duration::from_secs(42),
+        // Ended at 12:53:10 UTC with status 1.
+        ended: (!running).then(|| crate::session::JobEnd {
+            status: Some(1),
+            at: std::time::UNIX_EPOCH + Duration::from_secs(12 * 3600 + 53 * 60 + 10),
+        }),
         tail: tail.into(),
     };
     // A refresh after a tool result: counted, and a line above the input with its last line,
@@ -185,6 +190,19 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
     );
     assert!(!shown.contains("running 42s"), "{shown}");
     assert_eq!(send(&mut app, "/ps"), [Effect::Request(Request::ListJobs)]);
+    // One job: its whole output, or stopping it, asked of the session core.
+    for (typed, action) in [
+        ("/ps 2", crate::session::JobAction::Output),
+        ("/ps stop 2", crate::session::JobAction::Stop),
+    ] {
+        assert_eq!(
+            send(&mut app, typed),
+            [Effect::Request(Request::Job {
+                id: "2".into(),
+                action
+            })]
+        );
+    }
     app.on_jobs(vec![
         job(
             "1",
@@ -199,7 +217,11 @@ fn ps_lists_the_background_commands_and_the_status_line_counts_the_running_ones(
         "{shown}"
     );
     assert!(shown.contains("\"GET / HTTP/1.1\" 200 -"), "{shown}");
-    assert!(shown.contains("[2] ended"), "{shown}");
+    // Its real end: the status and the time it ended, not an age since it started.
+    assert!(
+        shown.contains("[2] exited with status 1 at 12:53:10 UTC after 42s"),
+        "{shown}"
+    );
     // An ended command has no line above the input.
     app.on_jobs(vec![job("2", false, "done")]);
     let shown = screen(&mut app, 140, 20);
