@@ -57,6 +57,24 @@ pub struct Scope {
     pub description: String,
 }
 
+/// The prefixes of the keys a session never remembers: their calls ask every time.
+const NEVER_REMEMBERED: [&str; 2] = ["protected:", "unsandboxed:"];
+
+impl Scope {
+    /// Whether the session remembers an "allow always" for this scope. Writes to protected
+    /// paths or outside the working directory and leaving the sandbox ask every time, so
+    /// their approval offers no grant for the session.
+    pub fn remembered(&self) -> bool {
+        !NEVER_REMEMBERED
+            .iter()
+            .any(|prefix| self.key.starts_with(prefix))
+            && !self.key.contains(OUTSIDE)
+    }
+}
+
+/// The part of a scope's key that names writes outside the working directory.
+const OUTSIDE: &str = ":outside:";
+
 /// A call about to run, as the hook chain sees it.
 pub struct CallInput<'a> {
     pub tool: &'a dyn Tool,
@@ -213,7 +231,7 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
             ),
             Scope {
                 key: format!("protected:{}", path.resolved.display()),
-                description: "this call only: writes to protected paths ask every time".into(),
+                description: "writes to protected paths ask every time".into(),
             },
         );
     }
@@ -236,8 +254,8 @@ pub fn decide(call: &CallInput<'_>, granted: &HashSet<String>, rules: &Permissio
                 outside.join(", ")
             ),
             Scope {
-                key: format!("{}:outside:{}", facts.tool(), outside.join(",")),
-                description: format!("writes to {}", outside.join(", ")),
+                key: format!("{}{OUTSIDE}{}", facts.tool(), outside.join(",")),
+                description: "writes outside the working directory ask every time".into(),
             },
         );
     }
@@ -419,7 +437,7 @@ fn leave_sandbox(exact: &Scope) -> Verdict {
         "`bash` asks to run outside the sandbox".into(),
         Scope {
             key: format!("unsandboxed:{}", exact.key),
-            description: "this call only: leaving the sandbox asks every time".into(),
+            description: "leaving the sandbox asks every time".into(),
         },
     )
 }

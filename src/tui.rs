@@ -12,7 +12,8 @@
 
 mod answers;
 mod app;
-mod approval_state;
+mod approval;
+mod approval_view;
 mod child_view;
 mod commands;
 mod compositor;

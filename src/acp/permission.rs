@@ -19,18 +19,19 @@ pub const DENY: &str = "deny";
 
 /// The options of one approval: the TUI's, told apart by their ids.
 pub fn options(request: &ApprovalRequest) -> Vec<acp::PermissionOption> {
-    let mut options = vec![
-        acp::PermissionOption::new(
-            ALLOW_ONCE,
-            "Allow once",
-            acp::PermissionOptionKind::AllowOnce,
-        ),
-        acp::PermissionOption::new(
+    let mut options = vec![acp::PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow once",
+        acp::PermissionOptionKind::AllowOnce,
+    )];
+    // Not offered where the session would not remember it (leaving the sandbox, ...).
+    if request.always_offered {
+        options.push(acp::PermissionOption::new(
             ALLOW_SESSION,
             "Allow for this session",
             acp::PermissionOptionKind::AllowAlways,
-        ),
-    ];
+        ));
+    }
     if let Some(rule) = &request.suggested_rule {
         options.push(acp::PermissionOption::new(
             ALLOW_RULE,

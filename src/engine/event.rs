@@ -195,6 +195,10 @@ pub struct ApprovalRequest {
     /// For an edit: the unified diff it would make to the file as it is now (computed where
     /// the file may be read; front ends never read it themselves).
     pub preview: Option<String>,
+    /// Whether "allow for the rest of this session" is offered: `false` where the session never
+    /// remembers such a grant (leaving the sandbox, a protected path, a write outside the
+    /// working directory ask every time), so `AllowAlways` would allow this call only.
+    pub always_offered: bool,
     responder: Arc<Mutex<Option<oneshot::Sender<ApprovalDecision>>>>,
 }
 
@@ -216,6 +220,7 @@ impl ApprovalRequest {
             suggested_rule,
             agent: None,
             preview: None,
+            always_offered: true,
             responder: Arc::new(Mutex::new(Some(tx))),
         };
         (request, rx)

@@ -113,6 +113,10 @@ impl Event {
                 if let Some(preview) = &request.preview {
                     data["preview"] = json!(preview);
                 }
+                // Only when it is not: a grant for the session is the rule.
+                if !request.always_offered {
+                    data["always_offered"] = json!(false);
+                }
                 data
             }
             EventKind::Subagent(sub) => json!({
@@ -240,6 +244,10 @@ impl Event {
                 }
                 request.agent = string("agent");
                 request.preview = string("preview");
+                request.always_offered = data
+                    .get("always_offered")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true);
                 answer = Some(receiver);
                 EventKind::ApprovalRequired(request)
             }
@@ -463,11 +471,42 @@ mod tests {
         let EventKind::ApprovalRequired(request) = event.kind else {
             panic!("an approval");
         };
+        assert!(
+            request.always_offered,
+            "a grant for the session unless told otherwise"
+        );
         assert!(request.respond(super::super::ApprovalDecision::AllowOnce));
         assert_eq!(
             answer.unwrap().try_recv().unwrap(),
             super::super::ApprovalDecision::AllowOnce
         );
+    }
+
+    #[test]
+    fn an_approval_that_offers_no_session_grant_says_so_on_the_wire() {
+        let (mut request, _answer) = super::super::ApprovalRequest::new(
+            ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"make","sandbox":false}"#.into(),
+            },
+            "leaves the sandbox".into(),
+            "leaving the sandbox asks every time".into(),
+            "--mode yolo",
+            None,
+        );
+        request.always_offered = false;
+        let json = Event {
+            turn: 1,
+            kind: EventKind::ApprovalRequired(request),
+        }
+        .to_json();
+        assert_eq!(json["data"]["always_offered"], json!(false), "{json}");
+        let (back, _) = Event::from_json(&json).unwrap();
+        let EventKind::ApprovalRequired(back) = back.kind else {
+            panic!("an approval");
+        };
+        assert!(!back.always_offered);
     }
 
     #[test]

@@ -148,6 +148,7 @@ impl AgentEngine {
                         suggested.clone(),
                     );
                     request.preview = self.edit_preview(call, arguments).await;
+                    request.always_offered = scope.remembered();
                     self.notification_hooks(
                         format!("harness9 needs your permission to use {}", call.name),
                         cancel,

@@ -530,3 +530,30 @@ fn sandboxed_calls_run_in_auto_edit_and_leaving_the_sandbox_always_asks() {
     }
     assert_eq!(leave("make", Mode::Yolo), V::Run);
 }
+
+/// Issue 32 point 11: the scopes a session never remembers say so, so the approval offers no
+/// "allow for the rest of this session" that would allow one call only.
+#[test]
+fn leaving_the_sandbox_protected_paths_and_writes_outside_offer_no_session_grant() {
+    let env = Env::new();
+    let rules = env.rules(true);
+    let scope = |case: &Case<'_>| match judge(&env.work, &rules, case) {
+        Verdict::Ask { scope, .. } => scope,
+        other => panic!("{} asks: {other:?}", case.args),
+    };
+    let mut leave = case(
+        &*BASH,
+        json!({"command": "make", "sandbox": false}),
+        Mode::Default,
+    );
+    leave.sandboxed = true;
+    let protected = case(&EditFile, write(".env"), Mode::Default);
+    let outside = case(&EditFile, write("/tmp/elsewhere.txt"), Mode::Default);
+    for case in [&leave, &protected, &outside] {
+        let scope = scope(case);
+        assert!(!scope.remembered(), "{scope:?}");
+        assert!(scope.description.contains("every time"), "{scope:?}");
+    }
+    let ordinary = scope(&case(&*BASH, bash("touch x"), Mode::Default));
+    assert!(ordinary.remembered(), "{ordinary:?}");
+}

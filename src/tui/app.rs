@@ -7,7 +7,6 @@ use ratatui_textarea::TextArea;
 
 use super::dialog_guard::{Clock, DialogGuard};
 
-use super::approval_state::ApprovalState;
 use super::flash::Flash;
 use super::input_box::InputBox;
 use super::plan_state::PlanState;
@@ -93,8 +92,6 @@ pub struct App {
     input_box: InputBox,
     /// The one-line message on the status line.
     flash: Flash,
-    /// Tool calls waiting for the user's answer.
-    approvals: ApprovalState,
     /// The todo list, the plan's review, auto-continue.
     plan: PlanState,
     /// Where the transcript view is, and whether tool output is expanded.
@@ -141,7 +138,6 @@ impl App {
             input_box: InputBox::default(),
             flash: Flash::default(),
             screen: ScreenState::default(),
-            approvals: ApprovalState::default(),
             plan: PlanState::default(),
             view: TranscriptView::default(),
             shells: Vec::new(),
@@ -330,13 +326,11 @@ impl App {
         &mut self.flash
     }
 
-    /// Tool calls waiting for the user's answer, first shown first.
-    pub(super) fn approvals(&self) -> &ApprovalState {
-        &self.approvals
-    }
-
-    pub(super) fn approvals_mut(&mut self) -> &mut ApprovalState {
-        &mut self.approvals
+    /// How many tool calls wait for the user's answer (the approval layer's).
+    pub(super) fn approvals_waiting(&self) -> usize {
+        self.stack
+            .find::<super::approval::Approval>()
+            .map_or(0, |approval| approval.waiting())
     }
 
     /// Plan mode on screen: todos, the plan's review, auto-continue.

@@ -163,8 +163,8 @@ impl Layer for ChildView {
         self.scroll.drawn();
     }
 
-    fn hints(&self) -> &'static str {
-        " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " ↑↓ scroll · Tab next task · r reads again · Ctrl+O folds · Esc closes ".into()
     }
 }
 

@@ -8,6 +8,7 @@
 //! comes in `Shared`, read-only.
 
 use std::any::Any;
+use std::borrow::Cow;
 
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
@@ -48,12 +49,20 @@ pub(super) trait Layer: Any {
     }
     /// What `action` (a key's, or the mouse wheel's) does to the layer, and what it wants done.
     fn update(&mut self, action: Action, shared: &Shared) -> Outcome;
+    /// A frame is about to be drawn with `area` for the body: a layer whose layout depends on
+    /// the screen settles it here (how far it may scroll), so drawing stays a function of its
+    /// state and its hints fit the frame they are drawn in.
+    fn prepare(&mut self, _area: Rect) {}
     /// Draws the layer in `area` (the body of the screen); a function of its state.
     fn draw(&self, shared: &Shared, frame: &mut Frame, area: Rect);
     /// A frame was drawn (a layer that scrolls brings its scroll back to what it showed).
     fn drawn(&mut self) {}
     /// The hints for the rule above the input while the layer has the focus.
-    fn hints(&self) -> &'static str;
+    fn hints(&self) -> Cow<'static, str>;
+    /// A paste from the terminal, taken when the layer has a text box that is being typed in.
+    fn paste(&mut self, _text: &str) -> bool {
+        false
+    }
     /// A dialog one key answers names itself here, so its keys count only once it has been on
     /// screen a moment (`dialog_guard`).
     fn dialog(&self) -> Option<String> {
@@ -193,6 +202,20 @@ impl Stack {
             return Some(outcome);
         }
         None
+    }
+
+    /// A frame is about to be drawn with `area` for the body.
+    pub fn prepare(&mut self, area: Rect) {
+        for layer in &mut self.layers {
+            layer.prepare(area);
+        }
+    }
+
+    /// Gives a paste to the top layer; whether it took it.
+    pub fn paste(&mut self, text: &str) -> bool {
+        self.layers
+            .last_mut()
+            .is_some_and(|layer| layer.paste(text))
     }
 
     /// A frame was drawn.

@@ -3,7 +3,7 @@
 
 use super::app::App;
 use super::dialog_guard::SETTLE;
-use super::keymap::{Action, Focus};
+use super::keymap::Action;
 
 impl App {
     /// The dialog on top that one key answers, named so that another dialog counts anew.
@@ -11,14 +11,7 @@ impl App {
         if self.stack_focused() {
             return self.stack().top().and_then(|top| top.dialog());
         }
-        match self.layer() {
-            Focus::Approval => self
-                .approvals()
-                .requests
-                .front()
-                .map(|request| format!("approval:{}", request.id)),
-            _ => None,
-        }
+        None
     }
 
     /// A frame was drawn: the dialog on top has been on screen since its first frame.

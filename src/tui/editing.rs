@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui_textarea::{CursorMove, TextArea};
 
-use super::app::{App, Effect, new_input};
-use super::keymap::{Action, Focus};
+use super::app::{App, Effect};
+use super::keymap::Action;
 use crate::session::Request;
 
 /// How long a second Ctrl+C has to quit (and its hint stays).
@@ -110,11 +110,7 @@ impl App {
             return self.quit();
         }
         self.flash_mut().last_ctrl_c = Some(now);
-        if let Some(reason) = &mut self.approvals_mut().deny_reason {
-            *reason = new_input();
-        } else {
-            self.set_input("");
-        }
+        self.set_input("");
         self.input_box_mut().history_index = None;
         self.flash_mut().text = Some(QUIT_HINT.into());
         self.flash_mut().until = Some(now + DOUBLE_PRESS);
@@ -143,12 +139,6 @@ impl App {
         }
     }
 
-    /// Whether the wheel and page keys scroll an overlay (an approval) rather than
-    /// the transcript under it.
-    pub(super) fn overlay_scrolls(&self) -> bool {
-        matches!(self.layer(), Focus::Approval | Focus::DenyReason)
-    }
-
     pub(super) fn recall(&mut self, step: i64) {
         if self.input_box().history.is_empty() {
             return;
@@ -170,34 +160,31 @@ impl App {
     /// A paste from the terminal. An empty one is what a terminal sends when the clipboard holds
     /// an image and no text: the clipboard is then asked for the image.
     pub fn handle_paste(&mut self, text: &str) -> Vec<Effect> {
-        if text.is_empty() && self.approvals().deny_reason.is_none() {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        // A layer being typed in (a denial's reason) takes the paste.
+        if self.stack_focused() && self.stack_mut().paste(&text) {
+            return Vec::new();
+        }
+        if text.is_empty() {
             return vec![Effect::Request(Request::PasteImage)];
         }
-        let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
         let page = usize::from(self.view().viewport.max(4));
-        match &mut self.approvals_mut().deny_reason {
-            Some(reason) => {
-                reason.insert_str(&text);
-            }
+        if lines > page {
             // A paste longer than the screen is shown as one line and sent whole.
-            None if lines > page => {
-                let placeholder = format!(
-                    "[pasted {lines} lines #{}]",
-                    self.input_box().pastes.len() + 1
-                );
-                self.input_box_mut().input.insert_str(&placeholder);
-                self.input_box_mut().pastes.push((placeholder, text));
-            }
+            let placeholder = format!(
+                "[pasted {lines} lines #{}]",
+                self.input_box().pastes.len() + 1
+            );
+            self.input_box_mut().input.insert_str(&placeholder);
+            self.input_box_mut().pastes.push((placeholder, text));
+        } else if let Some(path) = pasted_image(&text) {
             // A file path of an image (a file dragged onto the terminal) attaches it, as
             // `@path` does; the core checks that it is one.
-            None if pasted_image(&text).is_some() => {
-                let path = pasted_image(&text).unwrap_or_default();
-                self.input_box_mut().input.insert_str(format!("@{path} "));
-            }
-            None => {
-                self.input_box_mut().input.insert_str(&text);
-            }
+            let mention = format!("@{path} ");
+            self.input_box_mut().input.insert_str(mention);
+        } else {
+            self.input_box_mut().input.insert_str(&text);
         }
         Vec::new()
     }

@@ -3,8 +3,9 @@
 //! queued prompt), failures with what the user can do about them, chosen by their kind.
 
 use super::app::{App, Effect};
+use super::approval::Approval;
 use super::transcript::Tone;
-use crate::engine::{ApprovalDecision, Event, EventKind, FailureKind};
+use crate::engine::{ApprovalRequest, Event, EventKind, FailureKind};
 use crate::session::Mode;
 use crate::session::Request;
 
@@ -84,9 +85,7 @@ impl App {
                 self.run_mut().tools_running += 1;
                 self.transcript_mut().tool_started(call)
             }
-            EventKind::ApprovalRequired(request) => {
-                self.approvals_mut().requests.push_back(request)
-            }
+            EventKind::ApprovalRequired(request) => self.ask_approval(request),
             EventKind::ToolResult(outcome) => {
                 self.run_mut().tools_running = self.run().tools_running.saturating_sub(1);
                 self.transcript_mut()
@@ -175,10 +174,19 @@ impl App {
             self.flash_mut().text = None;
         }
         // Approvals of a finished run can no longer be answered.
-        for request in self.approvals_mut().requests.drain(..) {
-            request.respond(ApprovalDecision::Deny { reason: None });
+        if let Some(approval) = self.stack_mut().find_mut::<Approval>() {
+            approval.deny_all();
         }
-        self.approvals_mut().deny_reason = None;
+        self.stack_mut().close::<Approval>();
+    }
+
+    /// A call waits for the user's answer: behind the ones already asked, or in an approval
+    /// opened over the screen.
+    fn ask_approval(&mut self, request: ApprovalRequest) {
+        match self.stack_mut().find_mut::<Approval>() {
+            Some(approval) => approval.push(request),
+            None => self.open_layer(Approval::new(request)),
+        }
     }
 }
 
@@ -186,10 +194,7 @@ impl App {
     /// How long a request has gone unanswered, once that is `WAITING` or more: the model is
     /// being waited for (no tool runs, no approval is open) and has said nothing.
     pub fn waiting_for_model(&self) -> Option<std::time::Duration> {
-        if !self.run().running
-            || self.run().tools_running > 0
-            || !self.approvals().requests.is_empty()
-        {
+        if !self.run().running || self.run().tools_running > 0 || self.approvals_waiting() > 0 {
             return None;
         }
         let waited = self.clock().now().duration_since(self.run().last_heard?);

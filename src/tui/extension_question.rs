@@ -46,8 +46,8 @@ impl Layer for ExtensionQuestion {
         draw(&self.extension, frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        " a approves · n or Esc leaves it off for now "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " a approves · n or Esc leaves it off for now ".into()
     }
 
     fn dialog(&self) -> Option<String> {

@@ -1,7 +1,8 @@
 //! What a frame needs settled before it is drawn, and what the app takes in after: drawing
 //! itself (`view::draw`) only reads the state. Before: the viewport's height and where the
 //! transcript view is (a scroll asked for by keys is resolved here, once the width is known).
-//! After: an overlay scrolled past its end is brought back, and the dialog on top counts its
+//! The opened layers settle their own layout for the body (how far an approval may scroll).
+//! After: a layer scrolled past its end is brought back, and the dialog on top counts its
 //! time on screen from this frame.
 
 use ratatui::layout::Rect;
@@ -16,6 +17,7 @@ impl App {
         let height = areas.transcript.height as usize;
         self.view_mut().viewport = areas.transcript.height;
         self.screen_mut().frame.offset = 0;
+        self.stack_mut().prepare(areas.body);
         // Inline, the terminal scrolls, not the view.
         if self.screen().inline {
             self.view_mut().scroll = Scroll::Follow;
@@ -52,9 +54,6 @@ impl App {
 
     /// Takes in what the frame just drawn showed.
     pub(super) fn drawn(&mut self) {
-        if let Some(most) = self.screen().frame.overlay_most.take() {
-            self.approvals_mut().overlay_scroll = self.approvals().overlay_scroll.min(most);
-        }
         self.stack_mut().drawn();
         // What this frame shows is on screen from now: a dialog's keys count from its first
         // frame.
@@ -74,12 +73,6 @@ impl App {
     pub(super) fn cursor(&self) -> Option<(u16, u16)> {
         self.screen().frame.cursor.get()
     }
-
-    /// The furthest the overlays drawn could scroll (the help, an approval, a child's
-    /// transcript), for `drawn`.
-    pub(super) fn overlay_ends_at(&self, most: u16) {
-        self.screen().frame.overlay_most.set(Some(most));
-    }
 }
 
 /// What the last frame settled or found.
@@ -89,6 +82,4 @@ pub(super) struct FrameState {
     offset: usize,
     /// Where the frame put the terminal's cursor.
     cursor: std::cell::Cell<Option<(u16, u16)>>,
-    /// The furthest the overlays drawn could scroll.
-    overlay_most: std::cell::Cell<Option<u16>>,
 }

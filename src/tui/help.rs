@@ -40,7 +40,7 @@ impl Layer for Help {
         self.scroll.drawn();
     }
 
-    fn hints(&self) -> &'static str {
-        " Esc closes the help · ↑↓ scroll "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " Esc closes the help · ↑↓ scroll ".into()
     }
 }

@@ -313,6 +313,8 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('d' | 'D') => Action::DenyWithReason,
             KeyCode::Up => Action::ScrollUp(1),
             KeyCode::Down => Action::ScrollDown(1),
+            KeyCode::Home => Action::Top,
+            KeyCode::End => Action::Bottom,
             _ => Action::Ignore,
         },
         Focus::DenyReason => match key.code {

@@ -7,11 +7,10 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::app::{App, Effect, Scroll, new_input};
+use super::app::{App, Effect, Scroll};
 use super::compositor::Outcome;
 use super::keymap::{self, Action, Focus};
 use super::transcript::{EntryKind, Tone};
-use crate::engine::ApprovalDecision;
 use crate::session::Request;
 
 impl App {
@@ -99,26 +98,6 @@ impl App {
             }
             Action::HistoryPrev => self.recall(-1),
             Action::HistoryNext => self.recall(1),
-            Action::ScrollUp(n) if self.overlay_scrolls() => {
-                self.approvals_mut().overlay_scroll =
-                    self.approvals().overlay_scroll.saturating_sub(n)
-            }
-            Action::ScrollDown(n) if self.overlay_scrolls() => {
-                self.approvals_mut().overlay_scroll =
-                    self.approvals().overlay_scroll.saturating_add(n)
-            }
-            Action::PageUp if self.overlay_scrolls() => {
-                self.approvals_mut().overlay_scroll = self
-                    .approvals()
-                    .overlay_scroll
-                    .saturating_sub(self.view().viewport / 2)
-            }
-            Action::PageDown if self.overlay_scrolls() => {
-                self.approvals_mut().overlay_scroll = self
-                    .approvals()
-                    .overlay_scroll
-                    .saturating_add(self.view().viewport / 2)
-            }
             Action::ScrollUp(n) => self.view_mut().pending_scroll -= i64::from(n),
             Action::ScrollDown(n) => self.view_mut().pending_scroll += i64::from(n),
             Action::PageUp => {
@@ -142,34 +121,11 @@ impl App {
             Action::Help => self.open_layer(super::help::Help::default()),
             Action::ToggleTodos => self.plan_mut().show_todos = !self.plan().show_todos,
             Action::ToggleExpand => self.view_mut().expanded = !self.view().expanded,
-            Action::ApproveOnce => self.answer(ApprovalDecision::AllowOnce),
-            Action::ApproveAlways => self.answer(ApprovalDecision::AllowAlways),
-            Action::ApproveRule => self.answer(ApprovalDecision::AllowRule),
-            Action::Deny => self.answer(ApprovalDecision::Deny { reason: None }),
-            Action::DenyWithReason => {
-                let mut reason = new_input();
-                reason.set_placeholder_text("Tell the model what to do instead, then Enter");
-                self.approvals_mut().deny_reason = Some(reason);
+            Action::Edit(key) => {
+                super::editing::edit(&mut self.input_box_mut().input, key);
+                self.input_box_mut().history_index = None;
+                self.input_box_mut().popup_closed = false;
             }
-            Action::SendDenyReason => {
-                let text = self
-                    .approvals_mut()
-                    .deny_reason
-                    .take()
-                    .map(|r| r.lines().join("\n"))
-                    .unwrap_or_default();
-                let reason = (!text.trim().is_empty()).then_some(text);
-                self.answer(ApprovalDecision::Deny { reason });
-            }
-            Action::Close => self.approvals_mut().deny_reason = None,
-            Action::Edit(key) => match &mut self.approvals_mut().deny_reason {
-                Some(reason) => super::editing::edit(reason, key),
-                None => {
-                    super::editing::edit(&mut self.input_box_mut().input, key);
-                    self.input_box_mut().history_index = None;
-                    self.input_box_mut().popup_closed = false;
-                }
-            },
             _ => {}
         }
         Vec::new()
@@ -236,18 +192,5 @@ impl App {
         self.flash_mut().text = None;
         self.view_mut().scroll = Scroll::Follow;
         vec![Effect::Request(Request::Submit(text))]
-    }
-
-    fn answer(&mut self, decision: ApprovalDecision) {
-        self.approvals_mut().overlay_scroll = 0;
-        if let Some(request) = self.approvals_mut().requests.pop_front() {
-            if let ApprovalDecision::Deny {
-                reason: Some(reason),
-            } = &decision
-            {
-                self.flash_mut().text = Some(format!("denied: {reason}"));
-            }
-            request.respond(decision);
-        }
     }
 }

@@ -41,6 +41,11 @@ impl LayerScroll {
         true
     }
 
+    /// The furthest it could scroll at the last frame.
+    pub fn most(&self) -> u16 {
+        self.most.get()
+    }
+
     /// The frame being drawn could scroll at most `most` lines.
     pub fn found_end(&self, most: u16) {
         self.most.set(most);

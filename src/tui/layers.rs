@@ -1,10 +1,12 @@
 //! The screen as one stack of layers, bottom to top (helix's compositor is the model): the
 //! conversation and the picker, the plan review, then the layers the app opened (`compositor`'s
 //! stack, in the order they were opened: `/mcp`, `/memory`, `/rewind` and its question, a
-//! child's transcript, the help, the start's questions), then an approval and its reason. The
+//! child's transcript, the help, the start's questions, an approval and its reason). The
 //! same stack decides what is drawn last and which layer gets the keys, so a dialog drawn over
 //! the picker also takes the keys, never the query hidden under it. Each layer draws itself
 //! and lists its hints for the input rule; its keys are in `keymap::action`.
+
+use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -17,17 +19,11 @@ impl App {
     /// The layers on screen, bottom to top; the last one has the focus.
     pub fn layers(&self) -> Vec<Focus> {
         let mut stack = vec![Focus::Main];
-        if self.plan_ready() && self.approvals().requests.is_empty() && !self.run().running {
+        if self.plan_ready() && self.approvals_waiting() == 0 && !self.run().running {
             stack.push(Focus::PlanReview);
         }
         // The layers the app opened, in the order it opened them.
         stack.extend(self.stack().focuses());
-        if !self.approvals().requests.is_empty() {
-            stack.push(Focus::Approval);
-            if self.approvals().deny_reason.is_some() {
-                stack.push(Focus::DenyReason);
-            }
-        }
         stack
     }
 
@@ -67,23 +63,22 @@ impl App {
     }
 
     /// The hints of the focused layer, shown in the rule above the input.
-    pub fn hints(&self) -> &'static str {
+    pub fn hints(&self) -> Cow<'static, str> {
         if self.stack_focused()
             && let Some(top) = self.stack().top()
         {
             return top.hints();
         }
-        match self.layer() {
+        let hints = match self.layer() {
             Focus::Main if self.busy() => {
                 " Enter queues · Esc or Ctrl+C interrupt · Shift+Enter newline · ? keys "
             }
             Focus::Main => " Enter send · Shift+Enter newline · / commands · ? keys ",
             Focus::PlanReview => " answer the plan review above ",
-            Focus::Approval => " answer the approval above: y · a · n · d ",
-            Focus::DenyReason => " Enter sends the reason · Esc goes back ",
             // The opened layers name their own hints (above).
             _ => "",
-        }
+        };
+        hints.into()
     }
 }
 
@@ -91,9 +86,6 @@ impl App {
 /// top, in `body`.
 pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
     let mut opened_drawn = false;
-    // How far the overlays are scrolled: each one drawn may find the end nearer.
-    let mut scroll = app.approvals().overlay_scroll;
-    let mut overlay_drawn = false;
     for layer in app.layers() {
         match layer {
             Focus::Main => {
@@ -102,15 +94,6 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
                 }
             }
             Focus::PlanReview => super::plan_review::draw(app, frame, body),
-            Focus::Approval => {
-                if let Some(request) = app.approvals().requests.front() {
-                    let most = super::overlays::draw_approval(app, request, scroll, frame, body);
-                    scroll = scroll.min(most);
-                    overlay_drawn = true;
-                }
-            }
-            // Drawn inside the approval it answers.
-            Focus::DenyReason => {}
             // The opened layers (the stack's), bottom up, drawn once for all of them.
             _ => {
                 if !opened_drawn {
@@ -119,8 +102,5 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
                 }
             }
         }
-    }
-    if overlay_drawn {
-        app.overlay_ends_at(scroll);
     }
 }

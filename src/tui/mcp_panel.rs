@@ -213,8 +213,8 @@ impl Layer for McpPanel {
         draw(shared.mcp, self.selected(shared.mcp), frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        " ↑↓ choose · r reconnects · d disables · Esc closes "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " ↑↓ choose · r reconnects · d disables · Esc closes ".into()
     }
 }
 

@@ -184,12 +184,13 @@ impl Layer for MemoryPanel {
         draw(self, frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        match self.mode() {
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        let hints = match self.mode() {
             Focus::MemoryEdit => " Enter saves · Esc goes back ",
             Focus::MemoryForget => " y forgets it · any other key keeps it ",
             _ => " type to search · ↑↓ choose · Enter edits · Del forgets · Esc closes ",
-        }
+        };
+        hints.into()
     }
 }
 

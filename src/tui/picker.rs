@@ -118,8 +118,8 @@ impl Layer for Picker {
         draw(self, shared.session_id, frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        " type to search · ↑↓ choose · Enter resumes · Esc closes "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " type to search · ↑↓ choose · Enter resumes · Esc closes ".into()
     }
 }
 

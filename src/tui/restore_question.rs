@@ -54,8 +54,8 @@ impl Layer for RestoreQuestion {
         draw_question(self, frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        " o overwrites · k keeps yours · n or Esc restores nothing "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " o overwrites · k keeps yours · n or Esc restores nothing ".into()
     }
 }
 

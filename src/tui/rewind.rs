@@ -137,8 +137,8 @@ impl Layer for RewindList {
         draw_list(self, frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        " ↑↓ choose · Enter files and conversation · c · f · Esc closes "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " ↑↓ choose · Enter files and conversation · c · f · Esc closes ".into()
     }
 }
 

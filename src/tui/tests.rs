@@ -297,7 +297,7 @@ fn queued_approvals_are_asked_one_after_another() {
             reason: Some("use make check".into())
         }
     );
-    assert!(app.approvals().requests.is_empty());
+    assert!(app.approvals_waiting() == 0);
     assert!(
         app.input_text().is_empty(),
         "the denial text never landed in the prompt"
@@ -537,6 +537,7 @@ fn no_state_panics_at_tiny_sizes() {
     }
 }
 
+mod approvals;
 mod commands;
 mod dialogs;
 mod folds;

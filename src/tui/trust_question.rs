@@ -42,8 +42,8 @@ impl Layer for TrustQuestion {
         draw(&self.workdir, frame, area);
     }
 
-    fn hints(&self) -> &'static str {
-        " t trusts this folder · n or Esc does not "
+    fn hints(&self) -> std::borrow::Cow<'static, str> {
+        " t trusts this folder · n or Esc does not ".into()
     }
 
     fn dialog(&self) -> Option<String> {
