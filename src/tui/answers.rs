@@ -16,7 +16,7 @@ impl App {
         match update {
             Update::Engine(event) => return self.handle_engine(event),
             Update::Loaded(loaded) => return self.load(Arc::unwrap_or_clone(loaded)),
-            Update::Todos(todos) => self.plan_mut().todos = todos,
+            Update::Todos(todos) => self.take_todos(todos),
             // The app keeps the queue and sends the next prompt itself.
             Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
             Update::Renamed(name) => {
@@ -209,7 +209,7 @@ impl App {
                 })
                 .collect(),
         );
-        self.plan_mut().todos = todos;
+        self.plan_mut().restore(todos);
         self.queue_mut().restore(queue);
         self.run_mut().turn = 0;
         // The stored conversation's size until the provider counts it at the next call.

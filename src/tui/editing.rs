@@ -87,8 +87,8 @@ impl App {
         self.flash_mut().text = Some("interrupting…".into());
         self.flash_mut().until = None;
         let mut commands = vec![Effect::Request(Request::Interrupt)];
-        if self.plan().auto_continue {
-            self.plan_mut().auto_continue = false;
+        if self.plan().auto_continue() {
+            self.plan_mut().set_auto_continue(false);
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
         }
         commands

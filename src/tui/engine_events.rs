@@ -4,10 +4,12 @@
 
 use super::app::{App, Effect};
 use super::approval::Approval;
+use super::plan_review::PlanReview;
+use super::plan_state::ListCame;
 use super::transcript::Tone;
 use crate::engine::{ApprovalRequest, Event, EventKind, FailureKind};
-use crate::session::Mode;
 use crate::session::Request;
+use crate::session::{Mode, TodoItem};
 
 impl App {
     /// Takes in one engine event; when a run ends well, the next queued prompt goes out.
@@ -16,15 +18,15 @@ impl App {
         let failed = matches!(event.kind, EventKind::Error(_));
         self.apply_engine_event(event);
         let mut commands = Vec::new();
-        if failed && self.plan().auto_continue {
+        if failed && self.plan().auto_continue() {
             // Nothing carries on by itself after an error; the status line says so.
-            self.plan_mut().auto_continue = false;
+            self.plan_mut().set_auto_continue(false);
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             self.flash_mut().text = Some("auto-continue off: the run ended with an error".into());
         }
-        if done && self.plan().auto_continue {
+        if done && self.plan().auto_continue() {
             // The plan is carried out (or stopped): later prompts do not continue by themselves.
-            self.plan_mut().auto_continue = false;
+            self.plan_mut().set_auto_continue(false);
             commands.push(Effect::Request(Request::SetAutoContinue(false)));
             if self
                 .flash()
@@ -132,8 +134,12 @@ impl App {
                 self.transcript_mut().notice(text, Tone::Quiet);
             }
             EventKind::Done(_) => {
-                self.plan_mut().review_pending = self.session().mode == Mode::Plan;
+                let plan_run = self.session().mode == Mode::Plan;
                 self.finish_run();
+                // Only the list this run wrote is its plan; it may still be on its way.
+                if plan_run && self.plan_mut().plan_run_ended() {
+                    self.review_plan();
+                }
             }
             EventKind::Error(failure) => {
                 self.transcript_mut().finish_streaming();
@@ -178,6 +184,27 @@ impl App {
             approval.deny_all();
         }
         self.stack_mut().close::<Approval>();
+    }
+
+    /// Opens the review of the todo list, when anything in it is left to do.
+    pub(super) fn review_plan(&mut self) {
+        if let Some(review) = PlanReview::of(self.plan().todos()) {
+            self.stack_mut().close::<PlanReview>();
+            self.open_layer(review);
+        }
+    }
+
+    /// The core's todo list: shown, and reviewed when it is the plan of a plan-mode run that
+    /// ended before it came.
+    pub(super) fn take_todos(&mut self, todos: Vec<TodoItem>) {
+        let came = self.plan_mut().came(todos);
+        let todos = self.plan().todos().to_vec();
+        if let Some(review) = self.stack_mut().find_mut::<PlanReview>() {
+            review.set_todos(&todos);
+        }
+        if came == ListCame::Plan {
+            self.review_plan();
+        }
     }
 
     /// A call waits for the user's answer: behind the ones already asked, or in an approval

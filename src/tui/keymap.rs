@@ -10,6 +10,8 @@ pub enum Focus {
     Main,
     Picker,
     PlanReview,
+    /// The plan review while the feedback for "keep planning" is typed.
+    PlanFeedback,
     Approval,
     DenyReason,
     Help,
@@ -304,6 +306,11 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('k') => Action::PlanKeep,
             KeyCode::Char('x') | KeyCode::Esc => Action::PlanDiscard,
             _ => Action::Ignore,
+        },
+        Focus::PlanFeedback => match key.code {
+            KeyCode::Enter if !shift && !alt => Action::Submit,
+            KeyCode::Esc => Action::Close,
+            _ => Action::Edit(key),
         },
         Focus::Approval => match key.code {
             KeyCode::Char('y' | 'Y') => Action::ApproveOnce,

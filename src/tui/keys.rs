@@ -37,11 +37,6 @@ impl App {
                 return self.take_outcome(outcome);
             }
         }
-        if self.layer() == Focus::PlanReview
-            && let Some(commands) = self.review_feedback_key(key)
-        {
-            return commands;
-        }
         let browsing = self.input_box().history_index.is_some();
         let mut action = keymap::action(self.layer(), key, self.input_is_empty());
         if self.layer() == Focus::Main {
@@ -66,13 +61,29 @@ impl App {
         self.apply(action)
     }
 
-    /// What an opened layer wanted after taking a key: its word for the status line, its
-    /// requests.
+    /// What an opened layer wanted after taking a key: its requests, and its word for the
+    /// status line. What the requests change on screen changes here as they go: a prompt is
+    /// shown and started as a typed one is, a mode and auto-continue are shown as set.
     pub(super) fn take_outcome(&mut self, outcome: Outcome) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for effect in outcome.commands {
+            match effect {
+                Effect::Request(Request::Submit(prompt)) => effects.extend(self.start_run(prompt)),
+                Effect::Request(Request::SetMode(mode)) => {
+                    self.session_mut().mode = mode;
+                    effects.push(effect);
+                }
+                Effect::Request(Request::SetAutoContinue(on)) => {
+                    self.plan_mut().set_auto_continue(on);
+                    effects.push(effect);
+                }
+                effect => effects.push(effect),
+            }
+        }
         if outcome.flash.is_some() {
             self.flash_mut().text = outcome.flash;
         }
-        outcome.commands
+        effects
     }
 
     pub(super) fn apply(&mut self, action: Action) -> Vec<Effect> {
@@ -80,9 +91,6 @@ impl App {
             return commands;
         }
         if let Some(commands) = self.apply_workflow(action) {
-            return commands;
-        }
-        if let Some(commands) = self.apply_review(action) {
             return commands;
         }
         match action {
@@ -119,7 +127,7 @@ impl App {
                 return vec![Effect::Request(Request::SetMode(self.session().mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),
-            Action::ToggleTodos => self.plan_mut().show_todos = !self.plan().show_todos,
+            Action::ToggleTodos => self.plan_mut().toggle_todos(),
             Action::ToggleExpand => self.view_mut().expanded = !self.view().expanded,
             Action::Edit(key) => {
                 super::editing::edit(&mut self.input_box_mut().input, key);
@@ -184,6 +192,10 @@ impl App {
     /// skill's command, a collapsed paste).
     pub(super) fn start_run_shown(&mut self, shown: String, text: String) -> Vec<Effect> {
         self.transcript_mut().push(EntryKind::User(shown));
+        // A new run: a plan waiting for review is left (the run's own plan is reviewed at its
+        // end).
+        self.plan_mut().run_started();
+        self.stack_mut().close::<super::plan_review::PlanReview>();
         self.run_mut().running = true;
         self.run_mut().working_since = Some(Instant::now());
         self.run_mut().last_heard = Some(self.clock().now());

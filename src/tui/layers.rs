@@ -19,9 +19,6 @@ impl App {
     /// The layers on screen, bottom to top; the last one has the focus.
     pub fn layers(&self) -> Vec<Focus> {
         let mut stack = vec![Focus::Main];
-        if self.plan_ready() && self.approvals_waiting() == 0 && !self.run().running {
-            stack.push(Focus::PlanReview);
-        }
         // The layers the app opened, in the order it opened them.
         stack.extend(self.stack().focuses());
         stack
@@ -74,7 +71,6 @@ impl App {
                 " Enter queues · Esc or Ctrl+C interrupt · Shift+Enter newline · ? keys "
             }
             Focus::Main => " Enter send · Shift+Enter newline · / commands · ? keys ",
-            Focus::PlanReview => " answer the plan review above ",
             // The opened layers name their own hints (above).
             _ => "",
         };
@@ -93,7 +89,6 @@ pub(super) fn draw_over(app: &App, frame: &mut Frame, body: Rect) {
                     super::view::draw_popup(app, frame, body);
                 }
             }
-            Focus::PlanReview => super::plan_review::draw(app, frame, body),
             // The opened layers (the stack's), bottom up, drawn once for all of them.
             _ => {
                 if !opened_drawn {

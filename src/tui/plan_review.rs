@@ -1,116 +1,158 @@
-//! Plan review: when a plan-mode run ends with a todo list, the plan is shown and the user
-//! chooses how it is carried out (auto-continue in default or auto-edit mode, step by step),
-//! sends feedback to keep planning, or discards it.
+//! The plan review as a layer: when a plan-mode run ends with the todo list it wrote (this
+//! run's, never an older one), the plan is shown and the user chooses how it is carried out
+//! (auto-continue in default or auto-edit mode, step by step), sends feedback to keep planning
+//! in a text box the layer owns, or discards it. Its answers are requests: the mode, whether
+//! runs continue by themselves, and the prompt, which the app shows and starts as a typed one.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use ratatui_textarea::TextArea;
 
-use super::app::{App, Effect, new_input};
-use super::keymap::Action;
+use super::app::{Effect, new_input};
+use super::compositor::{Layer, Outcome, Shared};
+use super::keymap::{Action, Focus};
 use super::overlays::choice_lines;
 use super::wrap::wrap;
 use crate::session::Request;
-use crate::session::{Mode, TodoStatus};
+use crate::session::{Mode, TodoItem, TodoStatus};
 
 const CARRY_OUT: &str = "Carry out the plan in the todo list, item by item: mark each item \
 in_progress when you start it and completed when it is done.";
 const FIRST_STEP: &str = "Carry out only the first open item of the plan, mark it completed, \
 then stop and report what you did.";
 
-impl App {
-    /// A plan to review: a plan-mode run ended and the todo list has open items.
-    pub fn plan_ready(&self) -> bool {
-        self.plan().review_pending
-            && self
-                .plan()
-                .todos
-                .iter()
-                .any(|t| t.status != TodoStatus::Completed)
-    }
+/// A plan waiting for the user's choice.
+pub(super) struct PlanReview {
+    /// The todo list the plan-mode run wrote.
+    todos: Vec<TodoItem>,
+    /// Feedback typed after choosing "keep planning", while it is typed.
+    feedback: Option<TextArea<'static>>,
+}
 
-    /// Keys while the feedback box is open; `None` when it is not.
-    pub(super) fn review_feedback_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
-        let feedback = self.plan_mut().review_feedback.as_mut()?;
-        Some(match key.code {
-            KeyCode::Esc => {
-                self.plan_mut().review_feedback = None;
-                Vec::new()
-            }
-            KeyCode::Enter if key.modifiers.is_empty() => {
-                let text = feedback.lines().join("\n");
-                self.plan_mut().review_feedback = None;
-                if text.trim().is_empty() {
-                    return Some(Vec::new());
-                }
-                self.plan_mut().review_pending = false;
-                self.start_run(text)
-            }
-            _ => {
-                feedback.input(key);
-                Vec::new()
-            }
+impl PlanReview {
+    /// The review of `todos`, when there is anything left to do in them.
+    pub fn of(todos: &[TodoItem]) -> Option<Self> {
+        open_items(todos).then(|| PlanReview {
+            todos: todos.to_vec(),
+            feedback: None,
         })
     }
 
-    pub(super) fn apply_review(&mut self, action: Action) -> Option<Vec<Effect>> {
-        let commands = match action {
+    /// The list changed while the review is open (it came in after the run's end).
+    pub fn set_todos(&mut self, todos: &[TodoItem]) {
+        self.todos = todos.to_vec();
+    }
+
+    /// Runs the plan: in `mode`, continuing by itself or not, starting with `prompt`.
+    fn run(mode: Mode, auto_continue: bool, prompt: &str) -> Outcome {
+        Outcome::close(vec![
+            Effect::Request(Request::SetMode(mode)),
+            Effect::Request(Request::SetAutoContinue(auto_continue)),
+            Effect::Request(Request::Submit(prompt.into())),
+        ])
+    }
+}
+
+/// Whether `todos` has an item not done.
+pub(super) fn open_items(todos: &[TodoItem]) -> bool {
+    todos.iter().any(|t| t.status != TodoStatus::Completed)
+}
+
+impl Layer for PlanReview {
+    fn focus(&self) -> Focus {
+        Focus::PlanReview
+    }
+
+    fn mode(&self) -> Focus {
+        if self.feedback.is_some() {
+            Focus::PlanFeedback
+        } else {
+            Focus::PlanReview
+        }
+    }
+
+    fn update(&mut self, action: Action, _: &Shared) -> Outcome {
+        // Ctrl+C, the page keys and the wheel are the conversation's under the review.
+        if action.is_the_conversations() {
+            return Outcome::pass();
+        }
+        match action {
             Action::PlanAuto(auto_edit) => {
                 let mode = if auto_edit {
                     Mode::AutoEdit
                 } else {
                     Mode::Default
                 };
-                self.plan_mut().review_pending = false;
-                self.session_mut().mode = mode;
-                self.plan_mut().auto_continue = true;
-                let mut commands = vec![
-                    Effect::Request(Request::SetMode(mode)),
-                    Effect::Request(Request::SetAutoContinue(true)),
-                ];
-                commands.extend(self.start_run(CARRY_OUT.into()));
-                commands
+                PlanReview::run(mode, true, CARRY_OUT)
             }
-            Action::PlanStep => {
-                self.plan_mut().review_pending = false;
-                self.session_mut().mode = Mode::Default;
-                self.plan_mut().auto_continue = false;
-                let mut commands = vec![
-                    Effect::Request(Request::SetMode(Mode::Default)),
-                    Effect::Request(Request::SetAutoContinue(false)),
-                ];
-                commands.extend(self.start_run(FIRST_STEP.into()));
-                commands
-            }
+            Action::PlanStep => PlanReview::run(Mode::Default, false, FIRST_STEP),
             Action::PlanKeep => {
                 let mut input = new_input();
                 input.set_placeholder_text(
                     "What should change in the plan? Enter sends, Esc goes back",
                 );
-                self.plan_mut().review_feedback = Some(input);
-                Vec::new()
+                self.feedback = Some(input);
+                Outcome::done()
             }
-            Action::PlanDiscard => {
-                self.plan_mut().review_pending = false;
-                self.flash_mut().text = Some("plan discarded; still in plan mode".into());
-                vec![Effect::Request(Request::ClearTodos)]
+            Action::PlanDiscard => Outcome::close(vec![Effect::Request(Request::ClearTodos)])
+                .flash("plan discarded; still in plan mode"),
+            // The feedback typed: sent as the next plan-mode prompt (nothing typed: back).
+            Action::Submit => {
+                let text = self
+                    .feedback
+                    .take()
+                    .map(|feedback| feedback.lines().join("\n"))
+                    .unwrap_or_default();
+                if text.trim().is_empty() {
+                    return Outcome::done();
+                }
+                Outcome::close(vec![Effect::Request(Request::Submit(text))])
             }
-            _ => return None,
-        };
-        Some(commands)
+            Action::Close => {
+                self.feedback = None;
+                Outcome::done()
+            }
+            Action::Edit(key) => {
+                if let Some(feedback) = &mut self.feedback {
+                    super::editing::edit(feedback, key);
+                }
+                Outcome::done()
+            }
+            _ => Outcome::done(),
+        }
+    }
+
+    fn draw(&self, _: &Shared, frame: &mut Frame, area: Rect) {
+        draw(self, frame, area);
+    }
+
+    fn hints(&self) -> Cow<'static, str> {
+        " answer the plan review above ".into()
+    }
+
+    fn paste(&mut self, text: &str) -> bool {
+        match &mut self.feedback {
+            Some(feedback) => {
+                feedback.insert_str(text);
+                true
+            }
+            None => false,
+        }
     }
 }
 
-pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
+fn draw(review: &PlanReview, frame: &mut Frame, area: Rect) {
     let width = area.width.saturating_sub(4).clamp(30, 90);
     let inner_width = width.saturating_sub(4);
     let accent = Style::new()
         .fg(super::theme::accent())
         .add_modifier(Modifier::BOLD);
     let mut lines = Vec::new();
-    for todo in &app.plan().todos {
+    for todo in &review.todos {
         let mark = match todo.status {
             TodoStatus::Completed => "✓ ",
             TodoStatus::InProgress => "▶ ",
@@ -150,7 +192,7 @@ pub fn draw(app: &App, frame: &mut Frame, area: Rect) {
         inner_width,
         accent,
     ));
-    if let Some(feedback) = &app.plan().review_feedback {
+    if let Some(feedback) = &review.feedback {
         lines.push(Line::default());
         lines.push(Line::styled(
             "What should change? (Enter sends, Esc goes back)",

@@ -177,7 +177,7 @@ fn optional_segments(app: &App) -> Vec<(u8, Vec<Span<'static>>)> {
     if let Some(sandbox) = &app.facts().sandbox {
         segments.push((4, vec![Span::styled(format!(" · {sandbox}"), DIM)]));
     }
-    if app.plan().auto_continue {
+    if app.plan().auto_continue() {
         segments.push((
             7,
             vec![Span::styled(

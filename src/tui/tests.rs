@@ -114,6 +114,20 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
+/// A plan of two open items, as a plan-mode run writes it.
+pub(super) fn two_item_plan() -> Vec<TodoItem> {
+    vec![
+        TodoItem {
+            content: "read the parser".into(),
+            status: TodoStatus::Pending,
+        },
+        TodoItem {
+            content: "fix split".into(),
+            status: TodoStatus::Pending,
+        },
+    ]
+}
+
 fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
     let mut commands = Vec::new();
     for c in text.chars() {
@@ -365,7 +379,7 @@ fn keys_for_modes_help_todos_and_quitting() {
     app.handle_key(key(KeyCode::Char('?')));
     assert!(screen(&mut app, 80, 24).contains("Keys · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
-    app.plan_mut().todos = vec![
+    app.take_update(Update::Todos(vec![
         TodoItem {
             content: "read the parser".into(),
             status: TodoStatus::Completed,
@@ -374,7 +388,7 @@ fn keys_for_modes_help_todos_and_quitting() {
             content: "fix split".into(),
             status: TodoStatus::InProgress,
         },
-    ];
+    ]));
     app.handle_key(ctrl('t'));
     let text = screen(&mut app, 120, 30);
     assert!(
@@ -492,11 +506,11 @@ fn no_state_panics_at_tiny_sizes() {
         }),
         Box::new(|| {
             let mut app = app();
-            app.plan_mut().show_todos = true;
-            app.plan_mut().todos = vec![TodoItem {
+            app.plan_mut().toggle_todos();
+            app.take_update(Update::Todos(vec![TodoItem {
                 content: "a long todo item ".repeat(5),
                 status: TodoStatus::InProgress,
-            }];
+            }]));
             app
         }),
         Box::new(|| {
@@ -513,10 +527,10 @@ fn no_state_panics_at_tiny_sizes() {
         Box::new(|| {
             let mut app = app();
             app.session_mut().mode = Mode::Plan;
-            app.plan_mut().todos = vec![TodoItem {
+            app.take_update(Update::Todos(vec![TodoItem {
                 content: "step".into(),
                 status: TodoStatus::Pending,
-            }];
+            }]));
             app.handle_engine(event(
                 1,
                 EventKind::Done(DoneInfo {
@@ -545,6 +559,7 @@ mod inline;
 mod keys;
 mod mcp;
 mod memory;
+mod plan;
 mod rewind;
 mod runs;
 mod screen;

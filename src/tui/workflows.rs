@@ -269,7 +269,7 @@ impl App {
                 commands
             }
             "/todos" => {
-                self.plan_mut().show_todos = !self.plan().show_todos;
+                self.plan_mut().toggle_todos();
                 Vec::new()
             }
             "/hooks" => {

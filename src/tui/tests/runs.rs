@@ -112,16 +112,7 @@ fn a_retry_discards_the_partial_answer_and_says_why() {
 fn an_error_switches_auto_continue_off_and_the_status_line_says_so() {
     let mut app = app();
     app.session_mut().mode = Mode::Plan;
-    app.plan_mut().todos = vec![
-        TodoItem {
-            content: "read the parser".into(),
-            status: TodoStatus::Pending,
-        },
-        TodoItem {
-            content: "fix split".into(),
-            status: TodoStatus::Pending,
-        },
-    ];
+    app.take_update(Update::Todos(two_item_plan()));
     app.handle_engine(event(
         1,
         EventKind::Done(DoneInfo {

@@ -147,7 +147,7 @@ fn slash_commands_do_what_they_say() {
         send(&mut app, "/new"),
         [Effect::Request(Request::NewSession)]
     );
-    assert!(send(&mut app, "/todos").is_empty() && app.plan().show_todos);
+    assert!(send(&mut app, "/todos").is_empty() && app.plan().show_todos());
     send(&mut app, "/help");
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Help);
     app.handle_key(key(KeyCode::Esc));
@@ -397,20 +397,11 @@ fn long_pastes_collapse_and_are_sent_whole_and_the_mouse_can_be_released() {
 #[test]
 fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded() {
     use crate::session::{TodoItem, TodoStatus};
-    let plan = vec![
-        TodoItem {
-            content: "read the parser".into(),
-            status: TodoStatus::Pending,
-        },
-        TodoItem {
-            content: "fix split".into(),
-            status: TodoStatus::Pending,
-        },
-    ];
+    let plan = super::super::tests::two_item_plan();
     let mut app = app();
     app.session_mut().mode = Mode::Plan;
     send(&mut app, "plan the fix");
-    app.plan_mut().todos = plan.clone();
+    app.take_update(Update::Todos(plan.clone()));
     app.handle_engine(done());
     let text = screen(&mut app);
     assert!(
@@ -446,7 +437,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 
     let mut app = self::app();
     app.session_mut().mode = Mode::Plan;
-    app.plan_mut().todos = plan.clone();
+    app.take_update(Update::Todos(plan.clone()));
     app.handle_engine(done());
     app.handle_key(key(KeyCode::Char('k')));
     type_text(&mut app, "split the fix in two");
@@ -464,7 +455,7 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
 
     let mut app = self::app();
     app.session_mut().mode = Mode::Plan;
-    app.plan_mut().todos = plan;
+    app.take_update(Update::Todos(plan));
     app.handle_engine(done());
     assert_eq!(
         app.handle_key(key(KeyCode::Char('s')))[..2],
@@ -475,10 +466,10 @@ fn a_plan_is_reviewed_then_run_with_auto_continue_or_step_by_step_or_discarded()
     );
     let mut app = self::app();
     app.session_mut().mode = Mode::Plan;
-    app.plan_mut().todos = vec![TodoItem {
+    app.take_update(Update::Todos(vec![TodoItem {
         content: "x".into(),
         status: TodoStatus::Pending,
-    }];
+    }]));
     app.handle_engine(done());
     assert_eq!(
         app.handle_key(key(KeyCode::Char('x'))),
