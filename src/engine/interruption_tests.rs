@@ -201,6 +201,7 @@ async fn approve_once_always_and_deny() {
         unreachable!()
     };
     assert_eq!(second.tool_call.id, "2", "allow once does not carry over");
+    assert!(second.always_offered, "a command's prefix is remembered");
     assert_eq!(
         second.always_scope,
         "`bash` commands starting with `cargo test`"
@@ -230,6 +231,38 @@ async fn approve_once_always_and_deny() {
         results[3].content.contains("denied")
             && results[3].content.contains("never delete the root")
     );
+}
+
+/// Issue 32 point 11: leaving the sandbox offers no grant for the session (one would allow this
+/// call only): the approval says so, and the same call asks again.
+#[tokio::test]
+async fn leaving_the_sandbox_offers_no_session_grant_and_asks_again() {
+    let leave = |id: &str| {
+        calls_reply(
+            "",
+            vec![call(id, "bash", r#"{"command":"make","sandbox":false}"#)],
+        )
+    };
+    let provider = Arc::new(ScriptedProvider::new([
+        leave("1"),
+        leave("2"),
+        text_reply("ok"),
+    ]));
+    let engine = Arc::new(builder(&provider, vec![fake_bash()]).build());
+    let mut rx = engine.run_stream("test".into(), CancellationToken::new());
+    let mut seen = Vec::new();
+    for id in ["1", "2"] {
+        let EventKind::ApprovalRequired(request) =
+            until(&mut rx, "approval_required", &mut seen).await.kind
+        else {
+            unreachable!()
+        };
+        assert_eq!(request.tool_call.id, id, "asked every time");
+        assert!(!request.always_offered, "{}", request.always_scope);
+        request.respond(ApprovalDecision::AllowAlways);
+    }
+    let rest = drain(rx).await;
+    assert_eq!(rest.last().unwrap().kind.type_name(), "done");
 }
 
 /// Issue 32 point 6: "allow for the rest of this session" survives the session being set again
