@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+pub mod listing;
 pub mod open;
 pub mod paths;
 pub mod protected;

@@ -250,6 +250,8 @@ pub struct Sandbox {
     notices: Vec<String>,
     /// The workdir's listings of the last walk for nested protected names.
     listings: Arc<std::sync::Mutex<nested::ListingCache>>,
+    /// The workspace-write calls alive now and the baseline they restore to.
+    overlap: Arc<std::sync::Mutex<guard::Overlap>>,
 }
 
 impl Sandbox {
@@ -264,6 +266,7 @@ impl Sandbox {
             platform: None,
             notices: Vec::new(),
             listings: Arc::default(),
+            overlap: Arc::default(),
         }
     }
 
@@ -300,6 +303,7 @@ impl Sandbox {
             platform,
             notices,
             listings: Arc::default(),
+            overlap: Arc::default(),
         }
     }
 
@@ -384,12 +388,19 @@ impl Sandbox {
             Survey::top_only(&self.workdir, &self.home)
         };
         let spec = Spec::build(mode, self.network, &self.writable_roots, &survey);
-        let snapshot =
-            (mode == SandboxMode::WorkspaceWrite).then(|| ProtectedSnapshot::take(&survey));
+        // Calls that overlap restore to the snapshot of the first (`guard::Overlap`).
+        let (snapshot, live) = match mode {
+            SandboxMode::WorkspaceWrite => {
+                let (snapshot, live) = guard::join_overlap(&self.overlap, &survey);
+                (Some(snapshot), Some(live))
+            }
+            _ => (None, None),
+        };
         Some(Prepared {
             platform,
             spec,
             snapshot,
+            _live: live,
         })
     }
 }
@@ -401,6 +412,8 @@ pub struct Prepared {
     pub spec: Spec,
     /// Protected paths that did not exist before the command (workspace-write only).
     pub snapshot: Option<ProtectedSnapshot>,
+    /// Counted among the session's live sandboxed calls until dropped.
+    _live: Option<guard::LiveCall>,
 }
 
 impl Prepared {

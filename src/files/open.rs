@@ -59,6 +59,14 @@ pub fn open_read(
     open_named(workdir, raw, flags, false, sensitive).map(|(fd, _)| File::from(fd))
 }
 
+/// The folder `raw` names (relative to `workdir` or absolute), opened for listing its
+/// entries, judged as `open_named` says: a link out of the working directory on the way is
+/// refused, so a listing through this handle (`listing::walk`) names nothing outside.
+pub fn open_folder_read(workdir: &Path, raw: &Path) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    open_named(workdir, raw, flags, false, &|_| false).map(|(fd, _)| fd)
+}
+
 /// The folder of the file `raw` names, opened (with `create`, made) as `open_named` says, and
 /// the file's name in it. A write there is refused when the file it would write is protected
 /// (`protected::is_protected_write`) while the name was not.

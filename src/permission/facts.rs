@@ -339,9 +339,25 @@ fn tracked_secret(facts: &Facts<'_>, rules: &PermissionRules) -> Option<Guarded>
 /// counts as unsure.
 fn history_secret(facts: &Facts<'_>, sub: &str, directories: &[PathBuf]) -> Option<Guarded> {
     let line = facts.line.as_ref()?;
-    if !line.parsed.commands.iter().any(git::prints_history) {
+    let printing: Vec<_> = line
+        .parsed
+        .commands
+        .iter()
+        .filter(|c| git::prints_history(c))
+        .collect();
+    if printing.is_empty() {
         return None;
     }
+    if printing.iter().any(|c| git::prints_any_object(c)) {
+        return Some(Guarded::Unsure(format!(
+            "`git {sub}` prints whatever objects it is given, unreachable ones (a deleted \
+             file's contents) included"
+        )));
+    }
+    let ids: Vec<String> = printing
+        .iter()
+        .flat_map(|c| git::named_object_ids(c))
+        .collect();
     for directory in directories {
         match history::secret_in_history(directory) {
             Ok(None) => {}
@@ -355,6 +371,24 @@ fn history_secret(facts: &Facts<'_>, sub: &str, directories: &[PathBuf]) -> Opti
                 return Some(Guarded::Unsure(format!(
                     "`git {sub}` can print past versions of files, and the history could not \
                      be checked for secrets: {why}"
+                )));
+            }
+        }
+        if ids.is_empty() {
+            continue;
+        }
+        match history::unreachable_object(directory, &ids) {
+            Ok(None) => {}
+            Ok(Some(id)) => {
+                return Some(Guarded::Unsure(format!(
+                    "`git {sub}` names the object {id}, which no branch, tag or reflog reaches \
+                     (a deleted file's contents live on in such objects)"
+                )));
+            }
+            Err(why) => {
+                return Some(Guarded::Unsure(format!(
+                    "`git {sub}` names an object by its id, and whether the history reaches \
+                     it could not be checked: {why}"
                 )));
             }
         }

@@ -204,6 +204,39 @@ pub(super) fn prints_history(command: &SimpleCommand) -> bool {
     }
 }
 
+/// The raw object ids (whole or abbreviated: 4 to 64 hex digits) the words of `command`, a git
+/// command that prints history, may name: every hex run between the separators of a revision
+/// expression (`SHA`, `SHA:path`, `SHA^{tree}`, `A..B`, `SHA~2`, `--find-object=SHA`) before a
+/// `--`. A word that only looks like one (a branch `cafe`, a pickaxe string) is counted too:
+/// it then asks, never the other way round.
+pub(super) fn named_object_ids(command: &SimpleCommand) -> Vec<String> {
+    let Some((_, rest)) = subcommand(command) else {
+        return Vec::new();
+    };
+    rest.iter()
+        .map(String::as_str)
+        .take_while(|w| *w != "--")
+        .map(|word| match word.strip_prefix('-') {
+            Some(option) => option.split_once('=').map_or("", |(_, value)| value),
+            None => word,
+        })
+        .flat_map(|word| word.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|part| {
+            (4..=64).contains(&part.len()) && part.chars().all(|c| c.is_ascii_hexdigit())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `command` prints objects whose ids it reads from its input, or every object there
+/// is (`git cat-file --batch`, `--batch-check`, `--batch-command`, `--batch-all-objects`):
+/// unreachable ones included, which no path judges.
+pub(super) fn prints_any_object(command: &SimpleCommand) -> bool {
+    subcommand(command).is_some_and(|(sub, rest)| {
+        sub == "cat-file" && options(rest).any(|o| o.starts_with("--batch"))
+    })
+}
+
 /// Whether `command` is a `git grep` that reads files git does not track (`--untracked`,
 /// `--no-index`): it searches the trees below its paths like `grep -r`.
 pub(super) fn searches_untracked(command: &SimpleCommand) -> bool {

@@ -4,7 +4,8 @@
 //! the stash or a reflog entry is listed with its path by `git rev-list --objects`, under a time
 //! limit; a path that usually holds secrets (`protected::is_secret_file`, templates aside) among
 //! them makes those commands ask. A listing that cannot be had in time is an error: the caller
-//! asks. The answer is kept per repository until its refs or its reflog change.
+//! asks. The answer is kept per repository until its refs or its reflog change. An object no
+//! ref reaches has no path to judge: a command naming one by its id asks.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -103,4 +104,41 @@ fn find_secret(layout: &Layout) -> Result<Option<PathBuf>, TrackedError> {
         })
         .find(|path| protected::is_secret_file(path) && !protected::is_env_template(path));
     Ok(secret)
+}
+
+/// The first of `ids` (raw object ids, whole or abbreviated) that no ref, stash, reflog entry
+/// or the index reaches in `dir`'s repository (issue 29 point 12): a dangling blob of a
+/// deleted `.env` has no path to judge it by, so naming one asks. `Ok(None)` when every one is
+/// reached or there is no repository; a listing that cannot be had in time is an error.
+pub(super) fn unreachable_object(
+    dir: &Path,
+    ids: &[String],
+) -> Result<Option<String>, TrackedError> {
+    tracked::redirected()?;
+    let Some(layout) = tracked::discover(dir)? else {
+        return Ok(None);
+    };
+    let listing = tracked::git_output(
+        &layout,
+        &[
+            "rev-list",
+            "--objects",
+            "--all",
+            "--reflog",
+            "--indexed-objects",
+        ],
+        HISTORY_TIMEOUT,
+    )?;
+    let reached: Vec<&[u8]> = listing
+        .split(|b| *b == b'\n')
+        .filter_map(|line| line.split(|b| *b == b' ').next())
+        .filter(|id| !id.is_empty())
+        .collect();
+    Ok(ids
+        .iter()
+        .find(|id| {
+            let id = id.to_ascii_lowercase();
+            !reached.iter().any(|known| known.starts_with(id.as_bytes()))
+        })
+        .cloned())
 }

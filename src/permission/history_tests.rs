@@ -91,3 +91,54 @@ fn git_commands_that_print_history_ask_when_a_removed_secret_is_in_it() {
         &[(case(&*BASH, bash("git log -p --all"), Plan), V::Deny)],
     );
 }
+
+/// The id of a new object holding `text`, written to the object database and reached by
+/// nothing (`git hash-object -w`), as a `.env` staged then unstaged leaves behind.
+fn dangling_blob(dir: &std::path::Path, text: &str) -> String {
+    file(dir, ".scratch", text);
+    let out = std::process::Command::new("git")
+        .args(["hash-object", "-w", ".scratch"])
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    std::fs::remove_file(dir.join(".scratch")).unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Issue 29 point 12's gap: an object no ref or reflog reaches (the dangling blob of a `.env`
+/// staged and unstaged, or of a deleted branch after gc of its reflog) has no path to judge, and
+/// `git cat-file -p BLOB` or `git show BLOB` printed it in plan mode. Naming an unreachable
+/// object by its id asks (plan mode refuses); a reachable one still runs.
+#[test]
+fn git_commands_naming_an_unreachable_object_ask() {
+    let env = repository();
+    file(&env.work, "src/main.rs", "fn main() {}\n");
+    commit(&env, ".", "start");
+    let reached = rev_parse(&env.work, "HEAD:src/main.rs");
+    let dangling = dangling_blob(&env.work, "OPENAI_API_KEY=sk-secret\n");
+    let rules = env.rules(true);
+    use Mode::*;
+    let mut table = Vec::new();
+    for line in [
+        format!("git cat-file -p {dangling}"),
+        format!("git cat-file -p {}", &dangling[..8]),
+        format!("git show {dangling}"),
+        format!("git --no-pager show {}", dangling.to_uppercase()),
+        format!("git diff {reached} {dangling}"),
+        "git cat-file --batch-all-objects --batch".to_owned(),
+        "git rev-list --all | git cat-file --batch".to_owned(),
+    ] {
+        table.push((case(&*BASH, bash(&line), Default), V::Ask));
+        table.push((case(&*BASH, bash(&line), Plan), V::Deny));
+    }
+    for line in [
+        format!("git cat-file -p {reached}"),
+        format!("git show {}", &reached[..10]),
+        "git show HEAD".to_owned(),
+    ] {
+        table.push((case(&*BASH, bash(&line), Plan), V::Run));
+    }
+    check_table(&env, &rules, &table);
+}

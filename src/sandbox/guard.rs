@@ -293,3 +293,59 @@ impl ProtectedSnapshot {
         restored
     }
 }
+
+/// The sandboxed calls of a session alive at once (issue 29 point 13). While one runs, the walk
+/// for planted protected names is not exact: a job can plant a name before another call takes
+/// its snapshot (which then counts it as there before), hide it while its own end is checked,
+/// and let the other put it back. So calls that overlap share one baseline, the snapshot taken
+/// when the first of them started, and each restores to it when it ends: the last to end does
+/// so once no sandboxed process of the session is left, and undoes every plant since.
+#[derive(Debug, Default)]
+pub struct Overlap {
+    live: usize,
+    baseline: Option<ProtectedSnapshot>,
+}
+
+/// One sandboxed call counted in its session's `Overlap` until dropped (once its processes are
+/// gone and its restore ran).
+#[derive(Debug)]
+pub struct LiveCall {
+    overlap: Arc<Mutex<Overlap>>,
+}
+
+impl Drop for LiveCall {
+    fn drop(&mut self) {
+        let mut overlap = self
+            .overlap
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        overlap.live = overlap.live.saturating_sub(1);
+        if overlap.live == 0 {
+            overlap.baseline = None;
+        }
+    }
+}
+
+/// The snapshot a new call restores to: the baseline of the calls alive now, or (none alive)
+/// the survey's, which becomes the baseline; and the call's place among the live ones.
+pub fn join_overlap(
+    overlap: &Arc<Mutex<Overlap>>,
+    survey: &Survey,
+) -> (ProtectedSnapshot, LiveCall) {
+    let mut shared = overlap
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let snapshot = match (&shared.baseline, shared.live) {
+        (Some(baseline), live) if live > 0 => baseline.clone(),
+        _ => {
+            let snapshot = ProtectedSnapshot::take(survey);
+            shared.baseline = Some(snapshot.clone());
+            snapshot
+        }
+    };
+    shared.live += 1;
+    let call = LiveCall {
+        overlap: Arc::clone(overlap),
+    };
+    (snapshot, call)
+}

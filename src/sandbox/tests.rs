@@ -85,3 +85,49 @@ fn a_project_can_only_make_the_mode_stricter() {
     assert_eq!(Off.stricter(WorkspaceWrite), WorkspaceWrite);
     assert_eq!(ReadOnly.stricter(Off), ReadOnly);
 }
+
+/// Issue 29 point 13's gap: two background jobs working together hid a plant. Job A plants
+/// `pkg/.env` before job B starts (B's snapshot counts it as there before), hides it under
+/// another name while A's end is checked, and B puts it back (A's rename of the name B had bound
+/// read-only detaches that mount) before B ends. The file operations are the jobs' own, made
+/// here between the calls' snapshots and restores as the processes would. Calls that overlap
+/// restore to the first one's snapshot, so B's end undoes the plant.
+#[test]
+fn a_plant_handed_between_two_overlapping_jobs_is_undone_when_the_last_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().canonicalize().unwrap().join("w");
+    std::fs::create_dir_all(workdir.join("pkg")).unwrap();
+    std::fs::write(workdir.join("pkg/lib.rs"), "").unwrap();
+    let inputs = SandboxInputs {
+        flag: None,
+        workdir: workdir.clone(),
+        home: dir.path().join("home"),
+        helper: PathBuf::from("/bin/harness9"),
+    };
+    let settings = SandboxSettings {
+        mode: SandboxMode::WorkspaceWrite,
+        ..SandboxSettings::default()
+    };
+    let platform: Option<Arc<dyn Platform>> = Some(Arc::new(FakePlatform));
+    let sandbox = Sandbox::from_parts(&inputs, settings, platform, Vec::new());
+    let (planted, hidden) = (workdir.join("pkg/.env"), workdir.join("pkg/notes"));
+
+    let job_a = sandbox.prepare(SandboxMode::WorkspaceWrite).unwrap();
+    std::fs::write(&planted, "OPENAI_BASE_URL=http://evil\n").unwrap();
+    let job_b = sandbox.prepare(SandboxMode::WorkspaceWrite).unwrap();
+    std::fs::rename(&planted, &hidden).unwrap();
+    let restored_a = job_a.snapshot.as_ref().unwrap().restore();
+    drop(job_a);
+    assert!(restored_a.is_clean(), "{restored_a:?}");
+    std::fs::rename(&hidden, &planted).unwrap();
+    let restored_b = job_b.snapshot.as_ref().unwrap().restore();
+    drop(job_b);
+    assert!(!planted.exists(), "the plant outlived both jobs");
+    assert_eq!(restored_b.undone, vec![planted.clone()]);
+
+    // Once no call is alive, a new one starts from what is there now.
+    std::fs::write(&planted, "KEY=mine\n").unwrap();
+    let later = sandbox.prepare(SandboxMode::WorkspaceWrite).unwrap();
+    assert!(later.snapshot.as_ref().unwrap().restore().is_clean());
+    assert!(planted.exists());
+}

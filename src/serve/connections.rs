@@ -3,10 +3,12 @@
 //! is one idle that long between requests; one client address holds at most so many
 //! connections, and the server as a whole at most so many, fewer when the process may open few
 //! descriptors, so the listener always has descriptors left to accept (and close) with. A
-//! connection over a cap is closed at once.
+//! connection over the per-client cap is closed at once; at the total cap the oldest connection
+//! still sending its first request header is closed to make room for the new one.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -64,8 +66,19 @@ fn descriptor_budget() -> usize {
 
 #[derive(Default)]
 struct Counts {
-    total: usize,
     by_client: HashMap<IpAddr, usize>,
+    /// The open connections by admission order (oldest first).
+    open: BTreeMap<u64, Held>,
+    next: u64,
+}
+
+/// One open connection, as the caps see it.
+struct Held {
+    client: IpAddr,
+    /// Set once hyper has read a whole request header on it.
+    headers_done: Arc<AtomicBool>,
+    /// Cancelled to close it to make room (see `Admission::admit`).
+    evict: CancellationToken,
 }
 
 /// Who holds how many connections; a `Slot` is one of them, given back when dropped.
@@ -77,21 +90,73 @@ struct Admission {
 
 struct Slot {
     counts: Arc<Mutex<Counts>>,
-    client: IpAddr,
+    id: u64,
+    headers_done: Arc<AtomicBool>,
+    evict: CancellationToken,
+}
+
+impl Counts {
+    /// Forgets the connection `id`, if it is still counted.
+    fn release(&mut self, id: u64) {
+        let Some(held) = self.open.remove(&id) else {
+            return;
+        };
+        if let Some(count) = self.by_client.get_mut(&held.client) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.by_client.remove(&held.client);
+            }
+        }
+    }
+
+    /// Closes the oldest connection that has not sent a whole request header yet, if any.
+    fn evict_oldest_unfinished(&mut self) -> bool {
+        let oldest = self
+            .open
+            .iter()
+            .find(|(_, held)| !held.headers_done.load(Ordering::Relaxed))
+            .map(|(id, held)| (*id, held.evict.clone()));
+        let Some((id, evict)) = oldest else {
+            return false;
+        };
+        evict.cancel();
+        self.release(id);
+        true
+    }
 }
 
 impl Admission {
+    /// A slot for a new connection from `client`. Over the per-client cap it is refused. At the
+    /// total cap the oldest connection still sending its first request header is closed to make
+    /// room (issue 29 point 11): half-sent requests from many addresses then cannot fill the
+    /// server and keep every new client out until their header timeout; only connections
+    /// serving a request, which an attacker must complete requests to hold, count to the full.
     fn admit(&self, client: IpAddr) -> Option<Slot> {
         let mut counts = self.counts.lock().ok()?;
         let held = counts.by_client.get(&client).copied().unwrap_or(0);
-        if counts.total >= self.limits.total || held >= self.limits.per_client {
+        if held >= self.limits.per_client {
             return None;
         }
-        counts.total += 1;
-        counts.by_client.insert(client, held + 1);
+        if counts.open.len() >= self.limits.total && !counts.evict_oldest_unfinished() {
+            return None;
+        }
+        let id = counts.next;
+        counts.next += 1;
+        *counts.by_client.entry(client).or_insert(0) += 1;
+        let (headers_done, evict) = (Arc::new(AtomicBool::new(false)), CancellationToken::new());
+        counts.open.insert(
+            id,
+            Held {
+                client,
+                headers_done: Arc::clone(&headers_done),
+                evict: evict.clone(),
+            },
+        );
         Some(Slot {
             counts: Arc::clone(&self.counts),
-            client,
+            id,
+            headers_done,
+            evict,
         })
     }
 }
@@ -99,13 +164,7 @@ impl Admission {
 impl Drop for Slot {
     fn drop(&mut self) {
         if let Ok(mut counts) = self.counts.lock() {
-            counts.total = counts.total.saturating_sub(1);
-            if let Some(held) = counts.by_client.get_mut(&self.client) {
-                *held = held.saturating_sub(1);
-                if *held == 0 {
-                    counts.by_client.remove(&self.client);
-                }
-            }
+            counts.release(self.id);
         }
     }
 }
@@ -141,9 +200,16 @@ pub async fn serve(
             tracing::debug!("[serve] {peer} is over the connection caps; closed");
             continue;
         };
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let inner = hyper_util::service::TowerToHyperService::new(app.clone());
+        let headers_done = Arc::clone(&slot.headers_done);
+        // hyper calls the service once a whole request header is read.
+        let service = hyper::service::service_fn(move |request| {
+            headers_done.store(true, Ordering::Relaxed);
+            hyper::service::Service::call(&inner, request)
+        });
         let stop = shutdown.clone();
         connections.spawn(async move {
+            let evicted = slot.evict.clone();
             let _slot = slot;
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
@@ -154,6 +220,8 @@ pub async fn serve(
             tokio::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}
+                // Closed to make room: dropping the connection closes its socket.
+                _ = evicted.cancelled() => {}
                 _ = stop.cancelled() => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;

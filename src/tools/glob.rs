@@ -6,6 +6,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::files::listing;
+use crate::files::open::open_folder_read;
 use crate::files::paths;
 use crate::files::walk::{left_out_note, walker};
 use crate::schema::ToolKind;
@@ -65,7 +70,11 @@ impl Tool for Glob {
             .build()
             .map_err(|e| ToolError::new(format!("`{}` is not a valid glob: {e}", args.pattern)))?
             .compile_matcher();
-        let root = paths::resolve(&ctx.workdir, args.path.as_deref().unwrap_or("."));
+        let raw = args.path.unwrap_or_else(|| ".".to_owned());
+        // Links resolved for the message; the walk opens the name as given, judged again
+        // (`open_folder_read`): a folder swapped for a link since cannot lead it outside.
+        let root = paths::resolve(&ctx.workdir, &raw);
+        let named = paths::fold(&ctx.workdir.join(&raw));
         let workdir = ctx.workdir.clone();
         super::blocking(move || {
             if !root.is_dir() {
@@ -74,16 +83,32 @@ impl Tool for Glob {
                     paths::display(&workdir, &root)
                 )));
             }
-            let mut found: Vec<String> = walker(&root)
-                .build()
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-                .filter(|e| {
-                    e.path()
-                        .strip_prefix(&root)
-                        .is_ok_and(|relative| matcher.is_match(relative))
-                })
-                .map(|e| paths::display(&workdir, e.path()))
+            // Listed through a handle of the root as judged and its subfolders' handles, never
+            // by name again (issue 29 point 2); the ignore walker, which reads by name, only
+            // says which folders to enter and which files match.
+            let handle = open_folder_read(&workdir, &named)
+                .map_err(|e| ToolError::new(format!("{}: {e}", paths::display(&workdir, &root))))?;
+            let mut folders = HashSet::new();
+            let mut matching = HashSet::new();
+            for entry in walker(&named).build().filter_map(Result::ok) {
+                let Ok(relative) = entry.path().strip_prefix(&named) else {
+                    continue;
+                };
+                let Some(file_type) = entry.file_type() else {
+                    continue;
+                };
+                if file_type.is_dir() {
+                    folders.insert(relative.to_owned());
+                } else if file_type.is_file() && matcher.is_match(relative) {
+                    matching.insert(relative.to_owned());
+                }
+            }
+            let keep = |found: &listing::Found| found.is_file && matching.contains(&found.relative);
+            let enter = |relative: &Path| folders.contains(relative);
+            let mut found: Vec<String> = listing::walk(handle, usize::MAX, &enter, &keep)
+                .map_err(|e| ToolError::new(e.to_string()))?
+                .into_iter()
+                .map(|found| paths::display(&workdir, &named.join(found.relative)))
                 .collect();
             found.sort();
             let total = found.len();

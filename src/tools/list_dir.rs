@@ -6,6 +6,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
+use std::collections::HashSet;
+use std::ffi::OsString;
+
+use crate::files::listing;
+use crate::files::open::open_folder_read;
 use crate::files::paths;
 use crate::files::walk::{left_out_note, walker};
 use crate::schema::ToolKind;
@@ -56,8 +61,13 @@ impl Tool for ListDir {
 
     async fn execute(&self, arguments: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = super::parse_args(arguments)?;
-        let dir = paths::resolve(&ctx.workdir, args.path.as_deref().unwrap_or("."));
+        let raw = args.path.unwrap_or_else(|| ".".to_owned());
+        // Links resolved for the messages; the listing opens the name as given, judged again
+        // (`open_folder_read`): a folder swapped for a link since cannot lead it outside.
+        let dir = paths::resolve(&ctx.workdir, &raw);
+        let named = paths::fold(&ctx.workdir.join(&raw));
         let shown = paths::display(&ctx.workdir, &dir);
+        let workdir = ctx.workdir.clone();
         super::blocking(move || {
             if !dir.is_dir() {
                 return Err(ToolError::new(if dir.exists() {
@@ -66,14 +76,30 @@ impl Tool for ListDir {
                     format!("{shown} does not exist.")
                 }));
             }
-            let mut entries: Vec<String> = walker(&dir)
+            // Listed through a handle of the folder as judged, never by name again (issue 29
+            // point 2); the ignore walker, which reads by name, only says which names to leave
+            // out.
+            let handle = open_folder_read(&workdir, &named)
+                .map_err(|e| ToolError::new(format!("{shown}: {e}")))?;
+            let not_ignored: HashSet<OsString> = walker(&named)
                 .max_depth(Some(1))
                 .build()
                 .filter_map(Result::ok)
                 .filter(|e| e.depth() == 1)
-                .map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    if e.file_type().is_some_and(|t| t.is_dir()) {
+                .map(|e| e.file_name().to_owned())
+                .collect();
+            let keep = |found: &listing::Found| {
+                found
+                    .relative
+                    .file_name()
+                    .is_some_and(|name| not_ignored.contains(name))
+            };
+            let mut entries: Vec<String> = listing::walk(handle, 1, &|_| false, &keep)
+                .map_err(|e| ToolError::new(format!("{shown}: {e}")))?
+                .into_iter()
+                .map(|found| {
+                    let name = found.relative.to_string_lossy().into_owned();
+                    if found.is_dir {
                         format!("{name}/")
                     } else {
                         name

@@ -194,3 +194,39 @@ async fn grep_raced_through_a_swapped_link_never_reads_outside() {
     assert!(swapper.finish() > 0);
     assert_eq!(leaked, 0, "grep returned the file outside");
 }
+
+/// Issue 29 point 2's last gap: `list_dir` and `glob` read folders by name, so a folder swapped
+/// for a link out between the check and the listing (or mid-walk) listed the names of what
+/// lies outside. They walk through directory handles now: nothing outside is ever named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_dir_and_glob_raced_through_a_swapped_link_never_name_what_lies_outside() {
+    let outside_dir = tempfile::tempdir().unwrap();
+    let outside = outside_dir.path().canonicalize().unwrap();
+    std::fs::write(outside.join("outside-only-name"), "x\n").unwrap();
+    std::fs::create_dir(outside.join("outside-folder")).unwrap();
+    std::fs::write(outside.join("outside-folder/deeper-outside"), "x\n").unwrap();
+    let (_dir, work) = tree(&outside);
+    for i in 0..20 {
+        std::fs::write(work.join(format!("sub/f{i}")), "inside\n").unwrap();
+    }
+    let registry = builtin_registry();
+    let swapper = Swapper::start(&work);
+    let mut leaked = Vec::new();
+    let mut listed_inside = 0;
+    for _ in 0..150 {
+        for (tool, arguments) in [
+            ("list_dir", json!({"path": "sub"})),
+            ("glob", json!({"pattern": "**/*"})),
+            ("glob", json!({"pattern": "*", "path": "sub"})),
+        ] {
+            let out = call(&registry, &work, tool, arguments).await;
+            listed_inside += usize::from(out.contains("f1"));
+            if out.contains("outside-") {
+                leaked.push(format!("{tool}: {out}"));
+            }
+        }
+    }
+    assert!(swapper.finish() > 0);
+    assert!(leaked.is_empty(), "named what lies outside: {leaked:?}");
+    assert!(listed_inside > 0, "nothing inside was ever listed");
+}

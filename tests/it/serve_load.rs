@@ -41,26 +41,32 @@ async fn closed(mut stream: TcpStream) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn half_sent_headers_neither_block_health_nor_stay_open() {
-    let mock = MockLlm::start().await;
+/// `serve` with the header timeout (ms) and the caps given, and its address.
+fn start(mock: &MockLlm, timeout_ms: &str, total: &str, per_client: &str) -> (Server, SocketAddr) {
     let server = Server::start(
-        &mock,
+        mock,
         &[
             "--header-timeout-ms",
-            "1000",
+            timeout_ms,
             "--max-connections",
-            "100",
+            total,
             "--max-connections-per-client",
-            "20",
+            per_client,
         ],
         &[],
     );
-    let address: SocketAddr = server
+    let address = server
         .url
         .trim_start_matches("http://")
         .parse()
         .expect("the listen address");
+    (server, address)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_headers_neither_block_health_nor_stay_open() {
+    let mock = MockLlm::start().await;
+    let (server, address) = start(&mock, "1000", "100", "20");
     let mut attackers = Vec::new();
     for _ in 0..HALF_OPEN {
         attackers.push(half_open(address, "127.0.0.2").await);
@@ -76,4 +82,29 @@ async fn half_sent_headers_neither_block_health_nor_stay_open() {
     tokio::time::timeout(Duration::from_secs(30), all_closed)
         .await
         .expect("the half-open connections are closed after the header read timeout");
+}
+
+/// Issue 29 point 11's gap: half-sent requests from many addresses (each under the per-client
+/// cap) filled the total cap, and every new client was closed at once until the header read
+/// timeout freed slots. At the total cap the oldest connection still sending its header is
+/// closed to make room: `/health` from a new client answers at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_headers_from_many_addresses_do_not_lock_out_a_new_client() {
+    let mock = MockLlm::start().await;
+    // A header timeout far longer than the test: only making room can let the new client in.
+    let (server, address) = start(&mock, "600000", "60", "10");
+    let mut attackers = Vec::new();
+    for client in 2..12 {
+        for _ in 0..10 {
+            attackers.push(half_open(address, &format!("127.0.0.{client}")).await);
+        }
+    }
+    let health = tokio::time::timeout(PATIENCE, server.request("GET", "/health", None))
+        .await
+        .expect("/health answers while half-open connections fill the server");
+    assert_eq!(health.0, StatusCode::OK);
+    // The oldest half-open connection was closed to make room.
+    tokio::time::timeout(PATIENCE, closed(attackers.remove(0)))
+        .await
+        .expect("the oldest half-open connection is closed");
 }
