@@ -44,6 +44,8 @@ pub struct Live {
     cancelled: AtomicBool,
     /// The session's MCP servers, shut down when the session closes.
     mcp: crate::mcp::McpManager,
+    /// Its tool calls the editor was shown, and which run in an embedded terminal.
+    pub shown: Arc<super::terminal::ShownCalls>,
 }
 
 impl Live {
@@ -153,13 +155,14 @@ impl Sessions {
             })
     }
 
-    /// Opens a new session in `cwd`, or loads the stored session `resume` there.
+    /// Opens a new session in `cwd`, or loads the stored session `resume` there, with the
+    /// editor's side and the record of the tool calls it was shown.
     pub async fn open(
         &self,
         context: &AcpContext,
         cwd: &Path,
         resume: Option<&str>,
-        editor: session::EditorSide,
+        (editor, shown): (session::EditorSide, Arc<super::terminal::ShownCalls>),
         editor_mcp: Vec<crate::config::EditorMcpServer>,
     ) -> Result<Opened, Error> {
         if let Some(id) = resume
@@ -206,6 +209,7 @@ impl Sessions {
             turn: Mutex::new(None),
             cancelled: AtomicBool::new(false),
             mcp: opened.mcp,
+            shown,
         });
         self.open
             .lock()

@@ -3,7 +3,8 @@
 // takes the agent's writes; a secret file still asks first, and denied, the editor is never asked;
 // an MCP server the editor passes is started and its tool used, and a server's form is asked in
 // the editor (elicitation/create); with `acp.terminal` chosen, a command runs in the editor's
-// terminal (terminal/create, wait_for_exit, output, release).
+// terminal (terminal/create, wait_for_exit, output, release), embedded in its tool call so its
+// output shows live there.
 // Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
 //
 //   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
@@ -66,9 +67,16 @@ const editor = start(
         terminals.set(id, terminal);
         return { terminalId: id };
       })
-      .onRequest(methods.client.terminal.waitForExit, ({ params }) =>
-        terminals.get(params.terminalId).exited,
-      )
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) => {
+        // What the editor shows while the command runs: its terminal, live, inside the call.
+        const terminal = terminals.get(params.terminalId);
+        terminal.embeddedWhileRunning = updates.some(
+          (u) =>
+            u.sessionUpdate === "tool_call_update" &&
+            u.content?.some((c) => c.type === "terminal" && c.terminalId === params.terminalId),
+        );
+        return terminal.exited;
+      })
       .onRequest(methods.client.terminal.output, async ({ params }) => {
         const terminal = terminals.get(params.terminalId);
         return { output: terminal.output, truncated: false };
@@ -170,8 +178,15 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(terminal.params.cwd === workdir, "in the session's folder", terminal.params);
   check(released.includes(id), "the terminal released", released);
   check(result.status === "completed", "command completed", result);
-  check(result.content[0].content.text.includes("from-the-terminal"), "its output", result);
-  console.log("ok command in the editor's terminal");
+  // Its output is shown live: the terminal is embedded in the call before the wait, and the
+  // end keeps it (no text replaces it).
+  check(terminal.embeddedWhileRunning, "the terminal embedded while it ran", updates);
+  const embed = kinds(updates, "tool_call_update").find((u) => u.content?.[0]?.type === "terminal");
+  check(embed.toolCallId === result.toolCallId, "embedded in the command's own call", updates);
+  check(kinds(updates, "tool_call").some((u) => u.toolCallId === embed.toolCallId), "call first", updates);
+  check(updates.indexOf(kinds(updates, "tool_call")[0]) < updates.indexOf(embed), "in order", updates);
+  check(result.content == null, "the end keeps the terminal as the call's content", result);
+  console.log("ok command in the editor's terminal, shown live in its call");
 });
 editor.child.stdin.end();
 check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});

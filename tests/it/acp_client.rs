@@ -115,6 +115,8 @@ fn acp_the_editors_side_through_the_typescript_client() {
         let bodies: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
         assert!(bodies.contains("unsaved buffer"), "{bodies}");
         assert!(!bodies.contains("sk-not-for-the-editor"), "{bodies}");
+        // The command's output the editor's terminal kept reached the model.
+        assert!(bodies.contains("from-the-terminal"), "{bodies}");
     }
 }
 
