@@ -402,10 +402,19 @@ impl AgentEngine {
         }
         let (name, arguments) = (call.name.clone(), arguments.clone());
         let (workdir, rules) = (self.workdir.clone(), Arc::clone(&self.rules));
+        // With the editor's files (ACP), the preview is of its buffer, as the edit will be.
+        let editor = self.editor_files();
         tokio::task::spawn_blocking(move || {
-            crate::tools::preview::edit_preview(&name, &arguments, &workdir, |path| {
-                crate::permission::read_denied(&rules, &workdir, path)
-            })
+            let read_denied =
+                |path: &std::path::Path| crate::permission::read_denied(&rules, &workdir, path);
+            let editor = editor.as_deref();
+            crate::tools::preview::edit_preview_in_editor(
+                &name,
+                &arguments,
+                &workdir,
+                read_denied,
+                editor,
+            )
         })
         .await
         .ok()

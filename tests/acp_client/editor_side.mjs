@@ -4,7 +4,7 @@
 // an MCP server the editor passes is started and its tool used, and a server's form is asked in
 // the editor (elicitation/create); with `acp.terminal` chosen, a command runs in the editor's
 // terminal (terminal/create, wait_for_exit, output, release), embedded in its tool call so its
-// output shows live there.
+// output shows live there; a file only the editor holds (never saved) is read and edited too.
 // Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
 //
 //   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
@@ -24,7 +24,11 @@ const acp = await loadSdk(sdkDir);
 const { methods } = acp;
 
 // The editor's buffers: buffer.txt is open with changes not saved to disk.
-const buffers = new Map([[join(workdir, "buffer.txt"), "unsaved buffer\n"]]);
+// only-in-editor.txt is a new file the editor holds that was never saved.
+const buffers = new Map([
+  [join(workdir, "buffer.txt"), "unsaved buffer\n"],
+  [join(workdir, "only-in-editor.txt"), "never saved\n"],
+]);
 const reads = [];
 const writes = [];
 const forms = [];
@@ -187,6 +191,17 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(updates.indexOf(kinds(updates, "tool_call")[0]) < updates.indexOf(embed), "in order", updates);
   check(result.content == null, "the end keeps the terminal as the call's content", result);
   console.log("ok command in the editor's terminal, shown live in its call");
+
+  // 8: a file only the editor holds (not on disk) is read and edited through it.
+  const onlyHere = join(workdir, "only-in-editor.txt");
+  result = await prompt("read only-in-editor.txt");
+  check(result.status === "completed", "editor-only read completed", result);
+  check(result.content[0].content.text.includes("never saved"), "the editor's text", result);
+  result = await prompt("edit only-in-editor.txt");
+  check(result.status === "completed", "editor-only edit completed", result);
+  check(buffers.get(onlyHere) === "now saved\n", "the edit went to the editor", writes);
+  check(!existsSync(onlyHere), "still only in the editor", {});
+  console.log("ok a file only the editor holds");
 });
 editor.child.stdin.end();
 check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});

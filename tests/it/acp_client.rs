@@ -73,6 +73,12 @@ fn editor_side_script(mock: &MockLlm) {
             json!({"command": "touch made-there && echo from-the-terminal"}),
             "Ran it there.",
         ),
+        ("read_file", json!({"path": "only-in-editor.txt"}), "Read."),
+        (
+            "edit_file",
+            json!({"path": "only-in-editor.txt", "old_string": "never", "new_string": "now"}),
+            "Edited there.",
+        ),
     ];
     for (index, (tool, args, said)) in turns.into_iter().enumerate() {
         let id = format!("call_e{index}");
