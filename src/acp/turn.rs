@@ -151,7 +151,10 @@ fn engine_event(live: &Arc<Live>, cx: &ConnectionTo<Client>, event: Event) {
             );
         }
         EventKind::ToolStart(call) => {
-            let started = super::tools::started(&call, &live.workdir, &call.id);
+            let mut started = super::tools::started(&call, &live.workdir, &call.id);
+            if let Some(diff) = live.take_buffer_diff(&call.id) {
+                started.content = vec![acp::ToolCallContent::Diff(diff)];
+            }
             notify(cx, live, acp::SessionUpdate::ToolCall(started));
             live.shown.started(&call.id);
         }

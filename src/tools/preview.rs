@@ -67,8 +67,16 @@ pub fn edit_preview_in_editor(
         }
         Err(_) => return None,
     };
-    let after = match tool {
-        "write_file" => text("content")?.to_owned(),
+    let after = applied(tool, arguments, &before)?;
+    Some(diff::unified(&shown, &before, &after))
+}
+
+/// The text `tool` (`edit_file` or `write_file`) would leave of a file that holds `before`;
+/// `None` when it is no edit, or its text does not match once (nor `replace_all` every time).
+pub fn applied(tool: &str, arguments: &Value, before: &str) -> Option<String> {
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+    match tool {
+        "write_file" => Some(text("content")?.to_owned()),
         "edit_file" => {
             let (old, new) = (text("old_string")?, text("new_string")?);
             let count = if old.is_empty() {
@@ -78,14 +86,13 @@ pub fn edit_preview_in_editor(
             };
             let every = arguments.get("replace_all").and_then(Value::as_bool) == Some(true);
             match count {
-                1 => before.replacen(old, new, 1),
-                n if n > 1 && every => before.replace(old, new),
-                _ => return None,
+                1 => Some(before.replacen(old, new, 1)),
+                n if n > 1 && every => Some(before.replace(old, new)),
+                _ => None,
             }
         }
-        _ => return None,
-    };
-    Some(diff::unified(&shown, &before, &after))
+        _ => None,
+    }
 }
 
 #[cfg(test)]

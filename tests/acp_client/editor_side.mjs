@@ -37,6 +37,7 @@ const terminals = new Map();
 const released = [];
 const updates = [];
 const asked = [];
+const askedCalls = [];
 const editor = start(
   acp,
   bin,
@@ -44,6 +45,7 @@ const editor = start(
   updates,
   (params) => {
     asked.push(params.toolCall.title);
+    askedCalls.push(params.toolCall);
     const secret = params.toolCall.title.includes(".env");
     return { outcome: { outcome: "selected", optionId: secret ? "deny" : "allow_once" } };
   },
@@ -136,6 +138,14 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(writes.at(-1)?.path === buffer, "the edit went to the editor", writes);
   check(writes.at(-1).content === "edited buffer\n", "the buffer edited", writes);
   check(readFileSync(buffer, "utf8") === "on disk\n", "the disk left to the editor", {});
+  // The approval's diff and the call's are the whole buffer's change, not the disk's.
+  const editAsked = askedCalls.find((call) => call.title === "Edit buffer.txt");
+  const bufferDiff = (diff) =>
+    diff?.type === "diff" && diff.path === buffer && diff.oldText === "unsaved buffer\n" &&
+    diff.newText === "edited buffer\n";
+  check(bufferDiff(editAsked?.content?.[0]), "the approval's diff is the buffer's", askedCalls);
+  const editCall = kinds(updates, "tool_call").find((u) => u.title === "Edit buffer.txt");
+  check(bufferDiff(editCall?.content?.[0]), "the call's diff is the buffer's", updates);
   console.log("ok edit through the editor");
 
   // 3: write_file writes through the editor.
