@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use crate::exec::{Run, json_lines};
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 
+mod typescript;
+
 /// Where `.ci/run` installs pyright.
 fn pyright_bin() -> Option<PathBuf> {
     let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/cache/lsp/node_modules/.bin");
