@@ -359,6 +359,13 @@ impl AgentEngine {
             _ => Vec::new(),
         };
         let servers = self.language_servers.clone();
+        // A command's changed files, found by the checkpoint's walk, for the same diagnostics.
+        let command_walk = match (&servers, &self.checkpoints) {
+            (Some(_), Some(checkpoints)) if call.tool.name() == "bash" => {
+                Some(Arc::clone(checkpoints))
+            }
+            _ => None,
+        };
         async move {
             // The permit is held for the whole run of the tool; its clock starts once it runs.
             let _permit = match &semaphore {
@@ -386,6 +393,17 @@ impl AgentEngine {
                 Err(error) => ToolResult::error(&call.id, error.0),
             };
             chain.after(passed, &mut call, &mut result, true).await;
+            if let (Some(servers), Some(checkpoints)) = (&servers, command_walk) {
+                let changed = checkpoints.take_changed_by(&call.id);
+                let mut baselines = Vec::new();
+                for path in &changed {
+                    baselines.extend(servers.after_command(path).await);
+                }
+                for report in diagnostics_after(servers, baselines).await {
+                    result.output.push_str("\n\n");
+                    result.output.push_str(&report);
+                }
+            }
             Finished {
                 index,
                 result,
