@@ -31,7 +31,7 @@ pub use background::{JobEnd, JobSummary, Jobs};
 pub use bash::Bash;
 pub use edit_file::EditFile;
 pub use editor_files::{EditorFileError, EditorFiles};
-pub use editor_terminal::{EditorTerminal, EditorTerminalError, TerminalRun};
+pub use editor_terminal::{EditorTerminal, EditorTerminalError, TerminalRun, under_task};
 pub use glob::Glob;
 pub use grep::Grep;
 pub use list_dir::ListDir;

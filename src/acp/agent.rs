@@ -139,6 +139,7 @@ async fn open(
         .unwrap_or_default();
     let fs = client.fs.clone();
     let id = Arc::new(OnceLock::new());
+    let shown = Arc::new(super::terminal::ShownCalls::default());
     let editor = crate::session::EditorSide {
         files: super::fs::EditorFs::offered(cx, &fs, Arc::clone(&id)),
         terminal: super::terminal::EditorTerminals::offered(
@@ -146,12 +147,13 @@ async fn open(
             client.terminal,
             &state.context.home,
             Arc::clone(&id),
+            Arc::clone(&shown),
         ),
     };
     let (servers, notices) = super::mcp_servers::from_editor(servers);
     let mut opened = state
         .sessions
-        .open(&state.context, cwd, resume, editor, servers)
+        .open(&state.context, cwd, resume, (editor, shown), servers)
         .await?;
     opened.notices.extend(notices);
     let session = acp::SessionId::new(opened.live.id.clone());

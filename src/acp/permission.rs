@@ -70,6 +70,15 @@ pub fn decision(outcome: &acp::RequestPermissionOutcome) -> Option<ApprovalDecis
 pub fn ask(live: Arc<Live>, cx: ConnectionTo<Client>, request: ApprovalRequest) {
     tokio::spawn(async move {
         let mut tool_call = super::tools::asked(&request.tool_call, &live.workdir);
+        // The engine made a preview, so the file was judged readable: the diff is of the
+        // editor's buffer when it holds the files (kept for the call's `tool_call` too).
+        if request.preview.is_some()
+            && request.agent.is_none()
+            && let Some(diff) = buffer_diff(&live, &request.tool_call).await
+        {
+            live.keep_buffer_diff(&request.tool_call.id, diff.clone());
+            tool_call.fields.content = Some(vec![acp::ToolCallContent::Diff(diff)]);
+        }
         if let Some(agent) = &request.agent
             && let Some(title) = tool_call.fields.title.take()
         {
@@ -99,6 +108,18 @@ pub fn ask(live: Arc<Live>, cx: ConnectionTo<Client>, request: ApprovalRequest) 
             }
         }
     });
+}
+
+/// An edit's whole change as the editor's buffer has it (old and new text); `None` without
+/// the editor's files, or when its text does not match there.
+async fn buffer_diff(live: &Live, call: &crate::schema::ToolCall) -> Option<acp::Diff> {
+    let files = live.files.as_ref()?;
+    let arguments = call.arguments_value();
+    let raw = arguments.get("path")?.as_str()?;
+    let path = crate::files::paths::resolve(&live.workdir, raw);
+    let before = files.read_text(&path).await.ok()?;
+    let after = crate::tools::preview::applied(&call.name, &arguments, &before)?;
+    Some(acp::Diff::new(path, after).old_text(before))
 }
 
 #[cfg(test)]

@@ -29,8 +29,9 @@ pub fn updates(messages: &[Message], workdir: &Path) -> Vec<acp::SessionUpdate> 
                     is_error: message.is_error,
                 };
                 let name = calls.get(id).map(|c| c.name.as_str()).unwrap_or_default();
+                // A replayed command shows its output as text: its terminal is long gone.
                 out.push(acp::SessionUpdate::ToolCallUpdate(super::tools::finished(
-                    &result, name, id,
+                    &result, name, id, false,
                 )));
             }
             Role::User => {

@@ -44,6 +44,13 @@ pub struct Live {
     cancelled: AtomicBool,
     /// The session's MCP servers, shut down when the session closes.
     mcp: crate::mcp::McpManager,
+    /// Its tool calls the editor was shown, and which run in an embedded terminal.
+    pub shown: Arc<super::terminal::ShownCalls>,
+    /// The editor's files, when it offers them (an edit's diff is of its buffer).
+    pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
+    /// Edits' diffs made from the editor's buffer when they were asked about, by call id, for
+    /// their `tool_call` once they run.
+    buffer_diffs: Mutex<HashMap<String, acp::Diff>>,
 }
 
 impl Live {
@@ -112,6 +119,18 @@ impl Live {
         }
     }
 
+    /// Keeps `diff` (made from the editor's buffer) for the call `id`'s `tool_call`.
+    pub fn keep_buffer_diff(&self, id: &str, diff: acp::Diff) {
+        if let Ok(mut diffs) = self.buffer_diffs.lock() {
+            diffs.insert(id.to_owned(), diff);
+        }
+    }
+
+    /// The diff kept for the call `id`, taken.
+    pub fn take_buffer_diff(&self, id: &str) -> Option<acp::Diff> {
+        self.buffer_diffs.lock().ok()?.remove(id)
+    }
+
     /// Servers' forms go to the editor (`elicitation/create`) when it offers them.
     pub fn set_elicitor(&self, elicitor: Option<Arc<dyn crate::mcp::Elicitor>>) {
         self.mcp.set_elicitor(elicitor);
@@ -153,13 +172,14 @@ impl Sessions {
             })
     }
 
-    /// Opens a new session in `cwd`, or loads the stored session `resume` there.
+    /// Opens a new session in `cwd`, or loads the stored session `resume` there, with the
+    /// editor's side and the record of the tool calls it was shown.
     pub async fn open(
         &self,
         context: &AcpContext,
         cwd: &Path,
         resume: Option<&str>,
-        editor: session::EditorSide,
+        (editor, shown): (session::EditorSide, Arc<super::terminal::ShownCalls>),
         editor_mcp: Vec<crate::config::EditorMcpServer>,
     ) -> Result<Opened, Error> {
         if let Some(id) = resume
@@ -171,6 +191,7 @@ impl Sessions {
                 format!("session {id} is already open"),
             ));
         }
+        let files = editor.files.clone();
         let mut settings = settings_for(context, cwd).map_err(config_error)?;
         settings.editor_mcp = editor_mcp;
         let choice = match resume {
@@ -206,6 +227,9 @@ impl Sessions {
             turn: Mutex::new(None),
             cancelled: AtomicBool::new(false),
             mcp: opened.mcp,
+            shown,
+            files,
+            buffer_diffs: Mutex::new(HashMap::new()),
         });
         self.open
             .lock()

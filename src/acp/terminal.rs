@@ -2,10 +2,13 @@
 //! the user chose it (`"acp": {"terminal": true}` in `$HARNESS9_HOME/settings.json`, the user's
 //! file only: a project must not take commands out of harness9's sandbox), `bash` runs a
 //! foreground command through `terminal/create`, `terminal/wait_for_exit` (`terminal/kill` at
-//! the time limit or an interruption), `terminal/output` and `terminal/release`.
+//! the time limit or an interruption), `terminal/output` and `terminal/release`. Once made, the
+//! terminal is embedded in the command's tool call (`{"type": "terminal", "terminalId"}`), so
+//! the editor shows its output live there, and keeps showing it after the release.
 
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use agent_client_protocol::Client;
@@ -32,10 +35,69 @@ pub fn chosen(home: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The longest a terminal waits for its tool call to be shown before it is embedded in it
+/// anyway (the call's `tool_call` goes out through the session's pump, which may lag).
+const CALL_SHOWN_WAIT: Duration = Duration::from_secs(2);
+
+/// The session's tool calls the editor has been shown and not yet seen end, and those among them
+/// whose command runs in an embedded terminal (their end keeps the terminal as their content).
+#[derive(Default)]
+pub struct ShownCalls {
+    started: Mutex<HashSet<String>>,
+    in_terminal: Mutex<HashSet<String>>,
+    changed: tokio::sync::Notify,
+}
+
+impl ShownCalls {
+    /// The call's `tool_call` went out.
+    pub fn started(&self, id: &str) {
+        if let Ok(mut started) = self.started.lock() {
+            started.insert(id.to_owned());
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// The call ended; whether its content is an embedded terminal.
+    pub fn ended(&self, id: &str) -> bool {
+        if let Ok(mut started) = self.started.lock() {
+            started.remove(id);
+        }
+        self.in_terminal
+            .lock()
+            .map(|mut embedded| embedded.remove(id))
+            .unwrap_or(false)
+    }
+
+    fn is_started(&self, id: &str) -> bool {
+        self.started.lock().is_ok_and(|s| s.contains(id))
+    }
+
+    /// Waits (bounded) until the call's `tool_call` went out: an update must not come first.
+    async fn wait_started(&self, id: &str) {
+        let shown = async {
+            loop {
+                let changed = self.changed.notified();
+                if self.is_started(id) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        let _ = tokio::time::timeout(CALL_SHOWN_WAIT, shown).await;
+    }
+
+    fn embed(&self, id: &str) {
+        if let Ok(mut embedded) = self.in_terminal.lock() {
+            embedded.insert(id.to_owned());
+        }
+    }
+}
+
 /// The editor's terminals for one session.
 pub struct EditorTerminals {
     cx: ConnectionTo<Client>,
     session: Arc<OnceLock<acp::SessionId>>,
+    shown: Arc<ShownCalls>,
 }
 
 impl EditorTerminals {
@@ -45,13 +107,34 @@ impl EditorTerminals {
         offers: bool,
         home: &Path,
         session: Arc<OnceLock<acp::SessionId>>,
+        shown: Arc<ShownCalls>,
     ) -> Option<Arc<dyn EditorTerminal>> {
         (offers && chosen(home)).then(|| {
             Arc::new(EditorTerminals {
                 cx: cx.clone(),
                 session,
+                shown,
             }) as Arc<dyn EditorTerminal>
         })
+    }
+
+    /// Shows `terminal` live inside the call `call_id`.
+    async fn embed(&self, session: &acp::SessionId, call_id: &str, terminal: &acp::TerminalId) {
+        if call_id.is_empty() {
+            return;
+        }
+        self.shown.wait_started(call_id).await;
+        self.shown.embed(call_id);
+        let content = acp::ToolCallContent::Terminal(acp::Terminal::new(terminal.clone()));
+        let fields = acp::ToolCallUpdateFields::new().content(vec![content]);
+        let update = acp::ToolCallUpdate::new(call_id.to_owned(), fields);
+        let notification = acp::SessionNotification::new(
+            session.clone(),
+            acp::SessionUpdate::ToolCallUpdate(update),
+        );
+        if let Err(error) = self.cx.send_notification(notification) {
+            tracing::debug!("the terminal's tool call update was not sent: {error}");
+        }
     }
 
     fn session(&self) -> Result<acp::SessionId, EditorTerminalError> {
@@ -77,6 +160,7 @@ enum Waited {
 impl EditorTerminal for EditorTerminals {
     async fn run(
         &self,
+        call_id: &str,
         command: &str,
         cwd: &Path,
         limit: Option<Duration>,
@@ -89,6 +173,7 @@ impl EditorTerminal for EditorTerminals {
             .output_byte_limit(OUTPUT_BYTE_LIMIT);
         let created = self.cx.send_request(create).block_task().await;
         let terminal = created.map_err(failed)?.terminal_id;
+        self.embed(&session, call_id, &terminal).await;
         let wait = acp::WaitForTerminalExitRequest::new(session.clone(), terminal.clone());
         let exit = self.cx.send_request(wait).block_task();
         let deadline = async {

@@ -112,8 +112,14 @@ pub fn asked(call: &ToolCall, workdir: &Path) -> acp::ToolCallUpdate {
 }
 
 /// The call as it ended: `tool_call_update` with its status and what it gave. An edit keeps
-/// its diff (the content sent at the start) unless it failed.
-pub fn finished(result: &ToolResult, name: &str, id: &str) -> acp::ToolCallUpdate {
+/// its diff (the content sent at the start) unless it failed, and a command run in a terminal
+/// embedded in its call (`in_terminal`) keeps that terminal, which shows its whole output.
+pub fn finished(
+    result: &ToolResult,
+    name: &str,
+    id: &str,
+    in_terminal: bool,
+) -> acp::ToolCallUpdate {
     let status = if result.is_error {
         acp::ToolCallStatus::Failed
     } else {
@@ -121,7 +127,7 @@ pub fn finished(result: &ToolResult, name: &str, id: &str) -> acp::ToolCallUpdat
     };
     let mut fields = acp::ToolCallUpdateFields::new().status(status);
     let is_edit = matches!(name, "edit_file" | "write_file");
-    if result.is_error || !is_edit {
+    if !in_terminal && (result.is_error || !is_edit) {
         fields = fields.content(vec![output_content(&result.output, name == "bash")]);
     }
     acp::ToolCallUpdate::new(id.to_owned(), fields)
@@ -176,10 +182,15 @@ mod tests {
 
     #[test]
     fn a_command_shows_its_output_in_a_block_and_a_failure_fails() {
-        let update = finished(&ToolResult::error("c", "boom"), "bash", "c");
+        let update = finished(&ToolResult::error("c", "boom"), "bash", "c", false);
         let json = serde_json::to_value(&update).unwrap();
         assert_eq!(json["status"], "failed");
         assert_eq!(json["content"][0]["content"]["text"], "```\nboom\n```");
+        // Run in a terminal embedded in the call: the terminal stays its content.
+        let in_terminal = finished(&ToolResult::ok("c", "out"), "bash", "c", true);
+        let json = serde_json::to_value(&in_terminal).unwrap();
+        assert_eq!(json["status"], "completed");
+        assert!(json.get("content").is_none(), "{json}");
         let read = call("read_file", serde_json::json!({"path": "a", "offset": 7}));
         let locations = locations_of(&read, Path::new("/r"));
         assert_eq!(locations[0].line, Some(7));

@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::rpc_error;
 use super::sessions::{Live, TurnEnd};
-use crate::engine::{Event, EventKind, FailureKind, TokenUpdate};
+use crate::engine::{Event, EventKind, FailureKind, TokenUpdate, ToolOutcome};
 use crate::schema::ModelStop;
 use crate::session::{Request, TodoItem, TodoStatus, Update};
 
@@ -151,13 +151,16 @@ fn engine_event(live: &Arc<Live>, cx: &ConnectionTo<Client>, event: Event) {
             );
         }
         EventKind::ToolStart(call) => {
-            let started = super::tools::started(&call, &live.workdir, &call.id);
+            let mut started = super::tools::started(&call, &live.workdir, &call.id);
+            if let Some(diff) = live.take_buffer_diff(&call.id) {
+                started.content = vec![acp::ToolCallContent::Diff(diff)];
+            }
             notify(cx, live, acp::SessionUpdate::ToolCall(started));
+            live.shown.started(&call.id);
         }
         EventKind::ToolResult(outcome) => {
             let id = outcome.result.tool_call_id.clone();
-            let update = super::tools::finished(&outcome.result, &outcome.name, &id);
-            notify(cx, live, acp::SessionUpdate::ToolCallUpdate(update));
+            tool_ended(live, cx, &outcome, &id);
         }
         EventKind::ApprovalRequired(request) => {
             super::permission::ask(Arc::clone(live), cx.clone(), request);
@@ -185,6 +188,13 @@ fn usage_update(tokens: &TokenUpdate) -> Option<acp::UsageUpdate> {
     })
 }
 
+/// A call's end as `tool_call_update` (its embedded terminal, if any, stays its content).
+fn tool_ended(live: &Live, cx: &ConnectionTo<Client>, outcome: &ToolOutcome, id: &str) {
+    let in_terminal = live.shown.ended(id);
+    let update = super::tools::finished(&outcome.result, &outcome.name, id, in_terminal);
+    notify(cx, live, acp::SessionUpdate::ToolCallUpdate(update));
+}
+
 /// A sub-agent's tool calls, shown as calls of their own under the agent's name.
 fn subagent_event(live: &Live, cx: &ConnectionTo<Client>, nested: &crate::engine::SubagentEvent) {
     match &nested.event.kind {
@@ -193,11 +203,11 @@ fn subagent_event(live: &Live, cx: &ConnectionTo<Client>, nested: &crate::engine
             let mut started = super::tools::started(call, &live.workdir, &id);
             started.title = format!("{}: {}", nested.agent, started.title);
             notify(cx, live, acp::SessionUpdate::ToolCall(started));
+            live.shown.started(&id);
         }
         EventKind::ToolResult(outcome) => {
             let id = format!("{}/{}", nested.task_id, outcome.result.tool_call_id);
-            let update = super::tools::finished(&outcome.result, &outcome.name, &id);
-            notify(cx, live, acp::SessionUpdate::ToolCallUpdate(update));
+            tool_ended(live, cx, outcome, &id);
         }
         _ => {}
     }

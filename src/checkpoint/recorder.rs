@@ -43,6 +43,9 @@ struct State {
     /// point 1, `permission::destructive`).
     created: HashSet<PathBuf>,
     created_in: String,
+    /// The files each command of the open prompt changed, by call id, until the engine takes
+    /// them (for the language servers' diagnostics).
+    changed_by: HashMap<String, Vec<PathBuf>>,
 }
 
 struct Open {
@@ -132,6 +135,12 @@ impl Checkpoints {
         let mut state = self.state();
         state.open = None;
         state.walks.clear();
+        state.changed_by.clear();
+    }
+
+    /// The files the command `call_id` changed, as its walk found them (taken: asked once).
+    pub fn take_changed_by(&self, call_id: &str) -> Vec<PathBuf> {
+        self.state().changed_by.remove(call_id).unwrap_or_default()
     }
 
     /// What the open checkpoint holds (tests, the bench).
@@ -282,6 +291,7 @@ impl Checkpoints {
         }
         {
             let mut state = self.state();
+            state.changed_by.insert(call_id.to_owned(), changed.clone());
             let Some(open) = state.open.as_mut() else {
                 return;
             };

@@ -286,7 +286,8 @@ impl SubagentRunner for SubagentLauncher {
         // The editor's side (ACP) is the child's too: the same editor holds its files and runs
         // its commands.
         engine.set_editor_files(ctx.editor_files.clone());
-        engine.set_editor_terminal(ctx.editor_terminal.clone());
+        let terminal = ctx.editor_terminal.clone();
+        engine.set_editor_terminal(terminal.map(|t| crate::tools::under_task(t, &link.call_id)));
         let agent_name = agent.name.clone();
         if request.background {
             let slot = link.background.start();

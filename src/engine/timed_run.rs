@@ -25,7 +25,10 @@ pub async fn run(
     let (output_sink, mut outputs) = mpsc::unbounded_channel();
     let run = crate::tools::progress::scope(
         sink,
-        crate::tools::progress::scope_output(output_sink, work),
+        crate::tools::progress::scope_output(
+            output_sink,
+            crate::tools::progress::scope_call(call_id.to_owned(), work),
+        ),
     );
     tokio::pin!(run);
     let mut deadline = timeout.map(|limit| Instant::now() + limit);

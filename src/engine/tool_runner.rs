@@ -360,6 +360,13 @@ impl AgentEngine {
             _ => Vec::new(),
         };
         let servers = self.language_servers.clone();
+        // A command's changed files, found by the checkpoint's walk, for the same diagnostics.
+        let command_walk = match (&servers, &self.checkpoints) {
+            (Some(_), Some(checkpoints)) if call.tool.name() == "bash" => {
+                Some(Arc::clone(checkpoints))
+            }
+            _ => None,
+        };
         async move {
             // The permit is held for the whole run of the tool; its clock starts once it runs.
             let _permit = match &semaphore {
@@ -387,6 +394,17 @@ impl AgentEngine {
                 Err(error) => ToolResult::error(&call.id, error.0),
             };
             chain.after(passed, &mut call, &mut result, true).await;
+            if let (Some(servers), Some(checkpoints)) = (&servers, command_walk) {
+                let changed = checkpoints.take_changed_by(&call.id);
+                let mut baselines = Vec::new();
+                for path in &changed {
+                    baselines.extend(servers.after_command(path).await);
+                }
+                for report in diagnostics_after(servers, baselines).await {
+                    result.output.push_str("\n\n");
+                    result.output.push_str(&report);
+                }
+            }
             Finished {
                 index,
                 result,
@@ -403,10 +421,19 @@ impl AgentEngine {
         }
         let (name, arguments) = (call.name.clone(), arguments.clone());
         let (workdir, rules) = (self.workdir.clone(), Arc::clone(&self.rules));
+        // With the editor's files (ACP), the preview is of its buffer, as the edit will be.
+        let editor = self.editor_files();
         tokio::task::spawn_blocking(move || {
-            crate::tools::preview::edit_preview(&name, &arguments, &workdir, |path| {
-                crate::permission::read_denied(&rules, &workdir, path)
-            })
+            let read_denied =
+                |path: &std::path::Path| crate::permission::read_denied(&rules, &workdir, path);
+            let editor = editor.as_deref();
+            crate::tools::preview::edit_preview_in_editor(
+                &name,
+                &arguments,
+                &workdir,
+                read_denied,
+                editor,
+            )
         })
         .await
         .ok()

@@ -358,6 +358,27 @@ impl Servers {
         })
     }
 
+    /// After a command changed `path`: what its servers last said of it (nothing for a file
+    /// they never had open) is the baseline the change is measured against.
+    pub async fn after_command(&self, path: &Path) -> Option<Baseline> {
+        let clients = self.clients_for(path, START_LIMIT).await;
+        if clients.is_empty() {
+            return None;
+        }
+        let url = super::client::url_of(path).ok();
+        let before = clients
+            .into_iter()
+            .map(|client| {
+                let said = url.as_ref().and_then(|url| client.published(url));
+                (client, said.map(|p| p.diagnostics).unwrap_or_default())
+            })
+            .collect();
+        Some(Baseline {
+            path: path.to_path_buf(),
+            before,
+        })
+    }
+
     /// After the write: the diagnostics it introduced, as the text its result ends with
     /// (`None`: nothing new, or no server answered in time).
     pub async fn after_edit(&self, baseline: Baseline) -> Option<String> {

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::read_file::{MAX_READ_BYTES, NotReadable, prefix_of};
+use super::read_file::{MAX_READ_BYTES, NotReadable, Prefix, prefix_of};
 use super::{EditorFiles, Tool, ToolContext, ToolError, diff, path_locks};
 use crate::files::{open, paths};
 use crate::schema::ToolKind;
@@ -105,7 +105,26 @@ fn edit(
     let (folder, name) = open::open_folder_of(workdir, raw, false)
         .map_err(|e| ToolError::new(not_openable(shown, &e)))?;
     let file = folder.open_read(&name).map_err(NotReadable::Io);
-    let prefix = file.and_then(|file| prefix_of(file, MAX_READ_BYTES)).map_err(|problem| match problem {
+    let on_disk = file.and_then(|file| prefix_of(file, MAX_READ_BYTES));
+    // Opened as judged: the editor's buffer (unsaved changes included) is the text edited, and
+    // so is a file only the editor holds (never saved), its path judged as the disk's would be.
+    let held =
+        editor.and_then(|(files, path)| super::editor_files::read_blocking(Some(files), path));
+    let on_disk = match (on_disk, held) {
+        (Err(NotReadable::Io(e)), Some(text)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Prefix {
+                size: text.len() as u64,
+                cut: text.len() > MAX_READ_BYTES,
+                bytes: text.into_bytes(),
+            })
+        }
+        (Ok(prefix), Some(text)) if !prefix.cut => Ok(Prefix {
+            bytes: text.into_bytes(),
+            ..prefix
+        }),
+        (on_disk, _) => on_disk,
+    };
+    let prefix = on_disk.map_err(|problem| match problem {
         NotReadable::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ToolError::new(format!(
             "{shown} does not exist. Check the path with glob, or create the file with write_file."
         )),
@@ -123,11 +142,7 @@ fn edit(
             MAX_READ_BYTES / (1024 * 1024)
         )));
     }
-    // Opened as judged: the editor's buffer (unsaved changes included) is the text edited.
-    let held =
-        editor.and_then(|(files, path)| super::editor_files::read_blocking(Some(files), path));
-    let bytes = held.map_or(prefix.bytes, String::into_bytes);
-    let old = String::from_utf8(bytes).map_err(|_| {
+    let old = String::from_utf8(prefix.bytes).map_err(|_| {
         ToolError::new(format!(
             "{shown} is not UTF-8 text; edit_file only edits text files."
         ))

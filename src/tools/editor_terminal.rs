@@ -5,6 +5,7 @@
 //! to harness9's own processes.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -36,14 +37,47 @@ pub struct TerminalRun {
 /// Commands run in the editor's terminal.
 #[async_trait]
 pub trait EditorTerminal: Send + Sync {
-    /// Runs `command` (a `bash -c` line) in `cwd`; killed at `limit` or when `cancel` fires.
+    /// Runs `command` (a `bash -c` line) in `cwd` for the tool call `call_id` (the editor shows
+    /// the terminal inside that call); killed at `limit` or when `cancel` fires.
     async fn run(
         &self,
+        call_id: &str,
         command: &str,
         cwd: &Path,
         limit: Option<Duration>,
         cancel: &CancellationToken,
     ) -> Result<TerminalRun, EditorTerminalError>;
+}
+
+/// A sub-agent's calls as its parent's front end names them: `TASK_ID/CALL_ID` (the `task`
+/// call that started it, then the sub-agent's own call).
+struct UnderTask {
+    terminal: Arc<dyn EditorTerminal>,
+    task_id: String,
+}
+
+#[async_trait]
+impl EditorTerminal for UnderTask {
+    async fn run(
+        &self,
+        call_id: &str,
+        command: &str,
+        cwd: &Path,
+        limit: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<TerminalRun, EditorTerminalError> {
+        let call_id = format!("{}/{call_id}", self.task_id);
+        let terminal = &self.terminal;
+        terminal.run(&call_id, command, cwd, limit, cancel).await
+    }
+}
+
+/// The editor's terminal for a sub-agent started by the call `task_id`.
+pub fn under_task(terminal: Arc<dyn EditorTerminal>, task_id: &str) -> Arc<dyn EditorTerminal> {
+    Arc::new(UnderTask {
+        terminal,
+        task_id: task_id.to_owned(),
+    })
 }
 
 /// `bash`'s answer for a command run in the editor's terminal.
@@ -54,8 +88,9 @@ pub(super) async fn run(
     limit: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<String, ToolError> {
+    let call_id = super::progress::call_id().unwrap_or_default();
     let ran = terminal
-        .run(command, cwd, limit, cancel)
+        .run(&call_id, command, cwd, limit, cancel)
         .await
         .map_err(|e| ToolError::new(e.to_string()))?;
     let mut shown = ran.output.trim_end().to_owned();
@@ -105,6 +140,7 @@ mod tests {
     impl EditorTerminal for Ends {
         async fn run(
             &self,
+            _: &str,
             _: &str,
             _: &Path,
             _: Option<Duration>,

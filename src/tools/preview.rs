@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::diff;
 use super::read_file::{MAX_READ_BYTES, read_prefix};
+use super::{EditorFiles, diff};
 use crate::files::paths;
 use crate::files::protected;
 
@@ -23,6 +23,19 @@ pub fn edit_preview(
     workdir: &Path,
     read_denied: impl Fn(&Path) -> bool,
 ) -> Option<String> {
+    edit_preview_in_editor(tool, arguments, workdir, read_denied, None)
+}
+
+/// `edit_preview` where `editor` holds the files (ACP): once the path is judged as for the
+/// disk, the editor's buffer is the text the edit applies to (an unsaved buffer, or a file only
+/// the editor holds), as it is for the edit itself. Blocking (run off the async threads).
+pub fn edit_preview_in_editor(
+    tool: &str,
+    arguments: &Value,
+    workdir: &Path,
+    read_denied: impl Fn(&Path) -> bool,
+    editor: Option<&dyn EditorFiles>,
+) -> Option<String> {
     let text = |key: &str| arguments.get(key).and_then(Value::as_str);
     let path = paths::resolve(workdir, text("path")?);
     // The preview reaches front ends (and `exec --json`): what they may not read, it never
@@ -32,9 +45,20 @@ pub fn edit_preview(
     }
     let shown = paths::display(workdir, &path);
     let sensitive = |path: &Path| read_denied(path) || protected::is_secret_file(path);
+    let held = || super::editor_files::read_blocking(editor, &path);
     let before = match read_prefix(workdir, text("path")?, &sensitive, MAX_READ_BYTES) {
-        Ok(prefix) if !prefix.cut => String::from_utf8(prefix.bytes).ok()?,
+        Ok(prefix) if !prefix.cut => match held() {
+            Some(buffer) => buffer,
+            None => String::from_utf8(prefix.bytes).ok()?,
+        },
         Ok(_) => return None,
+        // Not on disk, but the editor holds it.
+        Err(super::read_file::NotReadable::Io(e))
+            if e.kind() == std::io::ErrorKind::NotFound
+                && let Some(buffer) = held() =>
+        {
+            buffer
+        }
         // A file to be created: everything is added.
         Err(super::read_file::NotReadable::Io(e))
             if e.kind() == std::io::ErrorKind::NotFound && tool == "write_file" =>
@@ -43,8 +67,16 @@ pub fn edit_preview(
         }
         Err(_) => return None,
     };
-    let after = match tool {
-        "write_file" => text("content")?.to_owned(),
+    let after = applied(tool, arguments, &before)?;
+    Some(diff::unified(&shown, &before, &after))
+}
+
+/// The text `tool` (`edit_file` or `write_file`) would leave of a file that holds `before`;
+/// `None` when it is no edit, or its text does not match once (nor `replace_all` every time).
+pub fn applied(tool: &str, arguments: &Value, before: &str) -> Option<String> {
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+    match tool {
+        "write_file" => Some(text("content")?.to_owned()),
         "edit_file" => {
             let (old, new) = (text("old_string")?, text("new_string")?);
             let count = if old.is_empty() {
@@ -54,14 +86,13 @@ pub fn edit_preview(
             };
             let every = arguments.get("replace_all").and_then(Value::as_bool) == Some(true);
             match count {
-                1 => before.replacen(old, new, 1),
-                n if n > 1 && every => before.replace(old, new),
-                _ => return None,
+                1 => Some(before.replacen(old, new, 1)),
+                n if n > 1 && every => Some(before.replace(old, new)),
+                _ => None,
             }
         }
-        _ => return None,
-    };
-    Some(diff::unified(&shown, &before, &after))
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -94,6 +125,50 @@ mod tests {
         let new_file = json!({"path": "b.txt", "content": "one\ntwo\n"});
         let diff = edit_preview("write_file", &new_file, dir.path(), allowed).unwrap();
         assert!(diff.contains("+one\n+two"), "{diff}");
+    }
+
+    /// An editor holding `buffer.txt` unsaved and `only-here.txt` never saved.
+    struct Buffers;
+
+    #[async_trait::async_trait]
+    impl EditorFiles for Buffers {
+        async fn read_text(&self, path: &Path) -> Result<String, super::super::EditorFileError> {
+            match path.file_name().and_then(|n| n.to_str()) {
+                Some("buffer.txt") => Ok("unsaved one\n".into()),
+                Some("only-here.txt") => Ok("held two\n".into()),
+                _ => Err(super::super::EditorFileError::Failed("not open".into())),
+            }
+        }
+        async fn write_text(&self, _: &Path, _: &str) -> Result<(), super::super::EditorFileError> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_preview_is_of_the_editors_buffer_and_a_file_only_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("buffer.txt"), "disk one\n").unwrap();
+        std::fs::write(dir.path().join(".env"), "one\n").unwrap();
+        let root = dir.path().to_path_buf();
+        let preview = move |tool: &'static str, call: Value| {
+            let root = root.clone();
+            tokio::task::spawn_blocking(move || {
+                edit_preview_in_editor(tool, &call, &root, allowed, Some(&Buffers))
+            })
+        };
+        let call = json!({"path": "buffer.txt", "old_string": "one", "new_string": "1"});
+        let diff = preview("edit_file", call).await.unwrap().unwrap();
+        assert!(diff.contains("-unsaved one\n+unsaved 1"), "{diff}");
+        let call = json!({"path": "only-here.txt", "old_string": "two", "new_string": "2"});
+        let diff = preview("edit_file", call).await.unwrap().unwrap();
+        assert!(diff.contains("-held two\n+held 2"), "{diff}");
+        // write_file over a buffer shows the buffer's text as the old text.
+        let call = json!({"path": "buffer.txt", "content": "new\n"});
+        let diff = preview("write_file", call).await.unwrap().unwrap();
+        assert!(diff.contains("-unsaved one\n+new"), "{diff}");
+        // A secret is still never previewed, nor is the editor asked for it.
+        let call = json!({"path": ".env", "old_string": "one", "new_string": "2"});
+        assert_eq!(preview("edit_file", call).await.unwrap(), None);
     }
 
     #[test]

@@ -45,3 +45,18 @@ pub async fn scope_output<F: Future>(sink: OutputSink, work: F) -> F::Output {
 pub fn output() -> Option<OutputSink> {
     OUTPUT.try_with(Clone::clone).ok()
 }
+
+tokio::task_local! {
+    static CALL_ID: String;
+}
+
+/// Runs `work` as the call `id` (what a tool that shows itself elsewhere names it by: the
+/// editor's terminal embedded in its tool call).
+pub async fn scope_call<F: Future>(id: String, work: F) -> F::Output {
+    CALL_ID.scope(id, work).await
+}
+
+/// The running call's id, when the engine runs it.
+pub fn call_id() -> Option<String> {
+    CALL_ID.try_with(Clone::clone).ok()
+}

@@ -80,17 +80,23 @@ impl Tool for ReadFile {
         let read = super::blocking(move || {
             let _guard = guard;
             let sensitive = |path: &std::path::Path| read_guard.withholds(path);
-            let mut window = read_window(&workdir, &args.path, &sensitive, &shown)?;
-            // Opened as judged: what the editor holds of the file (an unsaved buffer) is what
-            // the model sees, within the same bound.
-            if let Some(text) = super::editor_files::read_blocking(editor.as_deref(), &path)
-                && text.len() <= MAX_READ_BYTES
-            {
-                window = Window {
-                    bytes: text.into_bytes(),
-                    cut_from: None,
-                };
-            }
+            // What the editor holds of the file (an unsaved buffer), within the same bound.
+            let held = || {
+                super::editor_files::read_blocking(editor.as_deref(), &path)
+                    .filter(|text| text.len() <= MAX_READ_BYTES)
+                    .map(|text| Window {
+                        bytes: text.into_bytes(),
+                        cut_from: None,
+                    })
+            };
+            let window = match read_window(&workdir, &args.path, &sensitive, &shown) {
+                // Opened as judged: the editor's buffer is what the model sees.
+                Ok(window) => held().unwrap_or(window),
+                // Not on disk but open in the editor (unsaved, never saved): judged by its name
+                // as the disk's file would be, then read through the editor.
+                Err(Missing::NotFound(error)) if !sensitive(&path) => held().ok_or(error)?,
+                Err(Missing::NotFound(error) | Missing::Other(error)) => return Err(error),
+            };
             Ok::<_, ToolError>((shown, window))
         })
         .await?;
@@ -168,22 +174,31 @@ pub(super) fn prefix_of(file: std::fs::File, limit: usize) -> Result<Prefix, Not
     })
 }
 
+/// Why `read_window` read nothing: the file is not there, or it cannot be read.
+enum Missing {
+    NotFound(ToolError),
+    Other(ToolError),
+}
+
 fn read_window(
     workdir: &std::path::Path,
     raw: &str,
     sensitive: &dyn Fn(&std::path::Path) -> bool,
     shown: &str,
-) -> Result<Window, ToolError> {
+) -> Result<Window, Missing> {
     let prefix =
         read_prefix(workdir, raw, sensitive, MAX_READ_BYTES).map_err(|problem| match problem {
-            NotReadable::Io(e) => missing(shown, &e),
-            NotReadable::Directory => ToolError::new(format!(
+            NotReadable::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Missing::NotFound(missing(shown, &e))
+            }
+            NotReadable::Io(e) => Missing::Other(missing(shown, &e)),
+            NotReadable::Directory => Missing::Other(ToolError::new(format!(
                 "{shown} is a directory, not a file. Use list_dir to see what it contains."
-            )),
-            NotReadable::NotRegular => ToolError::new(format!(
+            ))),
+            NotReadable::NotRegular => Missing::Other(ToolError::new(format!(
                 "{shown} is not a regular file (a device, FIFO or socket); read_file reads only \
              regular files."
-            )),
+            ))),
         })?;
     let mut bytes = prefix.bytes;
     if !prefix.cut {

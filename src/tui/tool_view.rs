@@ -201,11 +201,88 @@ pub fn body(
     expanded: bool,
     width: u16,
 ) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
     if output.trim().is_empty() {
-        return lines;
+        return Vec::new();
     }
     let clean = expand_tabs(&crate::terminal_text::sanitize(output));
+    // What the language servers said of the change: one short line under the block, the
+    // diagnostics themselves once expanded.
+    let (clean, diagnostics) = match clean.find(DIAGNOSTICS_START) {
+        Some(at) => (
+            format!("{}\n", clean[..at].trim_end()),
+            Some(clean[at..].trim().to_owned()),
+        ),
+        None => (clean, None),
+    };
+    let mut lines = body_of(name, status, &clean, expanded, width);
+    if let Some(report) = diagnostics {
+        lines.extend(diagnostics_lines(&report, expanded, width));
+    }
+    lines
+}
+
+/// How a language server's report in a tool's result begins (`lsp::diagnostics::report`).
+const DIAGNOSTICS_START: &str = "The language server (";
+
+/// The servers' report: folded, "N new errors, M new warnings"; expanded, every line of it
+/// but the fences around the data.
+fn diagnostics_lines(report: &str, expanded: bool, width: u16) -> Vec<Line<'static>> {
+    let (mut errors, mut warnings) = (0, 0);
+    for summary in report.lines().filter(|l| l.starts_with(DIAGNOSTICS_START)) {
+        let count = |after: &str| {
+            summary
+                .split_once(after)
+                .and_then(|(_, rest)| rest.split_whitespace().next()?.parse::<usize>().ok())
+                .unwrap_or(0)
+        };
+        errors += count(" reports ");
+        warnings += count(" error(s) and ");
+    }
+    let style = Style::new().fg(if errors > 0 {
+        Color::Red
+    } else {
+        Color::Yellow
+    });
+    let gutter = [Span::styled("  │ ", Style::new().fg(Color::DarkGray))];
+    let plural = |n: usize, what: &str| format!("{n} new {what}{}", if n == 1 { "" } else { "s" });
+    let mut said = Vec::new();
+    if errors > 0 {
+        said.push(plural(errors, "error"));
+    }
+    if warnings > 0 {
+        said.push(plural(warnings, "warning"));
+    }
+    let head = format!("  ⚠ {} from the language server", said.join(", "));
+    if !expanded {
+        return vec![Line::styled(format!("{head} (Ctrl+O to expand)"), style)];
+    }
+    let mut lines = vec![Line::styled(head, style)];
+    let shown = report.lines().filter(|l| {
+        !l.starts_with(DIAGNOSTICS_START)
+            && !l.starts_with("[data from outside")
+            && !l.starts_with("[end of data from outside")
+            && !l.trim().is_empty()
+    });
+    for line in shown {
+        lines.extend(wrap(
+            &[Span::styled(line.to_string(), style)],
+            width,
+            &gutter,
+            &gutter,
+        ));
+    }
+    lines
+}
+
+/// `body` of the tool's own words (without the servers' report).
+fn body_of(
+    name: &str,
+    status: ToolStatus,
+    clean: &str,
+    expanded: bool,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     let body: Vec<&str> = clean.lines().collect();
     let error = status == ToolStatus::Error;
     let gutter = [Span::styled("  │ ", Style::new().fg(Color::DarkGray))];

@@ -3,7 +3,8 @@
 // takes the agent's writes; a secret file still asks first, and denied, the editor is never asked;
 // an MCP server the editor passes is started and its tool used, and a server's form is asked in
 // the editor (elicitation/create); with `acp.terminal` chosen, a command runs in the editor's
-// terminal (terminal/create, wait_for_exit, output, release).
+// terminal (terminal/create, wait_for_exit, output, release), embedded in its tool call so its
+// output shows live there; a file only the editor holds (never saved) is read and edited too.
 // Run by tests/it/acp_client.rs against the mock model, whose replies it scripts in this order.
 //
 //   node editor_side.mjs SDK_DIR HARNESS9_BIN WORKDIR MCP_SERVERS_JSON
@@ -23,7 +24,11 @@ const acp = await loadSdk(sdkDir);
 const { methods } = acp;
 
 // The editor's buffers: buffer.txt is open with changes not saved to disk.
-const buffers = new Map([[join(workdir, "buffer.txt"), "unsaved buffer\n"]]);
+// only-in-editor.txt is a new file the editor holds that was never saved.
+const buffers = new Map([
+  [join(workdir, "buffer.txt"), "unsaved buffer\n"],
+  [join(workdir, "only-in-editor.txt"), "never saved\n"],
+]);
 const reads = [];
 const writes = [];
 const forms = [];
@@ -32,6 +37,7 @@ const terminals = new Map();
 const released = [];
 const updates = [];
 const asked = [];
+const askedCalls = [];
 const editor = start(
   acp,
   bin,
@@ -39,6 +45,7 @@ const editor = start(
   updates,
   (params) => {
     asked.push(params.toolCall.title);
+    askedCalls.push(params.toolCall);
     const secret = params.toolCall.title.includes(".env");
     return { outcome: { outcome: "selected", optionId: secret ? "deny" : "allow_once" } };
   },
@@ -66,9 +73,16 @@ const editor = start(
         terminals.set(id, terminal);
         return { terminalId: id };
       })
-      .onRequest(methods.client.terminal.waitForExit, ({ params }) =>
-        terminals.get(params.terminalId).exited,
-      )
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) => {
+        // What the editor shows while the command runs: its terminal, live, inside the call.
+        const terminal = terminals.get(params.terminalId);
+        terminal.embeddedWhileRunning = updates.some(
+          (u) =>
+            u.sessionUpdate === "tool_call_update" &&
+            u.content?.some((c) => c.type === "terminal" && c.terminalId === params.terminalId),
+        );
+        return terminal.exited;
+      })
       .onRequest(methods.client.terminal.output, async ({ params }) => {
         const terminal = terminals.get(params.terminalId);
         return { output: terminal.output, truncated: false };
@@ -124,6 +138,14 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(writes.at(-1)?.path === buffer, "the edit went to the editor", writes);
   check(writes.at(-1).content === "edited buffer\n", "the buffer edited", writes);
   check(readFileSync(buffer, "utf8") === "on disk\n", "the disk left to the editor", {});
+  // The approval's diff and the call's are the whole buffer's change, not the disk's.
+  const editAsked = askedCalls.find((call) => call.title === "Edit buffer.txt");
+  const bufferDiff = (diff) =>
+    diff?.type === "diff" && diff.path === buffer && diff.oldText === "unsaved buffer\n" &&
+    diff.newText === "edited buffer\n";
+  check(bufferDiff(editAsked?.content?.[0]), "the approval's diff is the buffer's", askedCalls);
+  const editCall = kinds(updates, "tool_call").find((u) => u.title === "Edit buffer.txt");
+  check(bufferDiff(editCall?.content?.[0]), "the call's diff is the buffer's", updates);
   console.log("ok edit through the editor");
 
   // 3: write_file writes through the editor.
@@ -170,8 +192,26 @@ await editor.app.connectWith(editor.stream, async (agent) => {
   check(terminal.params.cwd === workdir, "in the session's folder", terminal.params);
   check(released.includes(id), "the terminal released", released);
   check(result.status === "completed", "command completed", result);
-  check(result.content[0].content.text.includes("from-the-terminal"), "its output", result);
-  console.log("ok command in the editor's terminal");
+  // Its output is shown live: the terminal is embedded in the call before the wait, and the
+  // end keeps it (no text replaces it).
+  check(terminal.embeddedWhileRunning, "the terminal embedded while it ran", updates);
+  const embed = kinds(updates, "tool_call_update").find((u) => u.content?.[0]?.type === "terminal");
+  check(embed.toolCallId === result.toolCallId, "embedded in the command's own call", updates);
+  check(kinds(updates, "tool_call").some((u) => u.toolCallId === embed.toolCallId), "call first", updates);
+  check(updates.indexOf(kinds(updates, "tool_call")[0]) < updates.indexOf(embed), "in order", updates);
+  check(result.content == null, "the end keeps the terminal as the call's content", result);
+  console.log("ok command in the editor's terminal, shown live in its call");
+
+  // 8: a file only the editor holds (not on disk) is read and edited through it.
+  const onlyHere = join(workdir, "only-in-editor.txt");
+  result = await prompt("read only-in-editor.txt");
+  check(result.status === "completed", "editor-only read completed", result);
+  check(result.content[0].content.text.includes("never saved"), "the editor's text", result);
+  result = await prompt("edit only-in-editor.txt");
+  check(result.status === "completed", "editor-only edit completed", result);
+  check(buffers.get(onlyHere) === "now saved\n", "the edit went to the editor", writes);
+  check(!existsSync(onlyHere), "still only in the editor", {});
+  console.log("ok a file only the editor holds");
 });
 editor.child.stdin.end();
 check((await editor.exited) === 0, "harness9 acp exits when the editor goes", {});

@@ -73,6 +73,12 @@ fn editor_side_script(mock: &MockLlm) {
             json!({"command": "touch made-there && echo from-the-terminal"}),
             "Ran it there.",
         ),
+        ("read_file", json!({"path": "only-in-editor.txt"}), "Read."),
+        (
+            "edit_file",
+            json!({"path": "only-in-editor.txt", "old_string": "never", "new_string": "now"}),
+            "Edited there.",
+        ),
     ];
     for (index, (tool, args, said)) in turns.into_iter().enumerate() {
         let id = format!("call_e{index}");
@@ -115,6 +121,8 @@ fn acp_the_editors_side_through_the_typescript_client() {
         let bodies: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
         assert!(bodies.contains("unsaved buffer"), "{bodies}");
         assert!(!bodies.contains("sk-not-for-the-editor"), "{bodies}");
+        // The command's output the editor's terminal kept reached the model.
+        assert!(bodies.contains("from-the-terminal"), "{bodies}");
     }
 }
 

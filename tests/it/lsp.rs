@@ -12,6 +12,9 @@ use serde_json::{Value, json};
 use crate::exec::{Run, json_lines};
 use crate::support::{MockLlm, Reply, Split, openai_text_sse, openai_tool_sse};
 
+mod commands;
+mod typescript;
+
 /// Where `.ci/run` installs pyright.
 fn pyright_bin() -> Option<PathBuf> {
     let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".ci/cache/lsp/node_modules/.bin");
@@ -138,10 +141,16 @@ fn an_edit_that_introduces_a_type_error_gets_it_and_the_edit_that_fixes_it_gets_
         "exec with two edits under pyright took {:?}",
         started.elapsed()
     );
+    a_new_error_then_none(&outputs, "main.py:3:");
+}
+
+/// Two changes' results: the first ends with a new error at `at`, fenced as data from outside,
+/// and the second (the fix) with nothing from the server.
+fn a_new_error_then_none(outputs: &[String], at: &str) {
     assert_eq!(outputs.len(), 2, "{outputs:?}");
-    println!("the first edit's result:\n{}", outputs[0]);
+    println!("the first change's result:\n{}", outputs[0]);
     assert!(
-        outputs[0].contains("main.py:3:")
+        outputs[0].contains(at)
             && outputs[0].contains("error")
             && outputs[0].contains("[data from outside"),
         "{}",
