@@ -19,6 +19,8 @@ mod compositor;
 mod dialog_guard;
 mod dialogs;
 mod editing;
+mod elicitation_fields;
+mod elicitation_form;
 mod engine_events;
 mod extension_question;
 mod flash;

@@ -7,11 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::elicitation::ElicitationAsk;
 use super::views::{
     ClipboardImage, Conflicts, JobSummary, McpServer, Memory, PromptPoint, RestoreReport,
     SessionHit, Unsaved,
 };
-use super::{Mode, TodoItem};
+use super::{Elicited, Mode, TodoItem};
 use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
 use crate::schema::{Message, ToolResult};
 
@@ -57,6 +58,11 @@ pub enum Request {
     AnswerApproval {
         id: String,
         decision: ApprovalDecision,
+    },
+    /// Answer the MCP server's form `id` (`Update::Elicitation`); the first answer wins.
+    AnswerElicitation {
+        id: String,
+        answer: Elicited,
     },
     /// Find stored sessions; the answer carries `generation`, so a late answer to an older
     /// query can be told apart.
@@ -190,6 +196,9 @@ pub enum Update {
         servers: Arc<Vec<McpServer>>,
         notices: Vec<String>,
     },
+    /// An MCP server asks the user to fill in a form (only when the front end opened the core
+    /// with `CoreOptions::ask_elicitations`); the server waits for `Request::AnswerElicitation`.
+    Elicitation(Arc<ElicitationAsk>),
     /// A server's prompt asked for with `Request::McpPrompt`: its text, or why there is none
     /// (to show; nothing is decided from it).
     McpPrompt {

@@ -31,6 +31,8 @@ pub enum Focus {
     Rewind,
     /// Files changed since a checkpoint: overwrite, keep or cancel (`restore_question`).
     RestoreQuestion,
+    /// An MCP server's form: fields, accept, decline or cancel (`elicitation_form`).
+    Elicitation,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,6 +266,7 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::Close,
             _ => Action::Ignore,
         },
+        Focus::Elicitation => super::elicitation_form::action(key),
         Focus::TaskTranscript => match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Action::Close,
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,
