@@ -43,6 +43,7 @@ mod overlays;
 mod picker;
 mod plan_review;
 mod plan_state;
+mod progress_line;
 mod queue;
 mod restore_question;
 mod rewind;
