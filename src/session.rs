@@ -23,6 +23,7 @@ mod elicitation;
 mod export;
 mod hub;
 pub mod launch;
+mod mcp_login;
 mod memories;
 mod protocol;
 pub mod remote;

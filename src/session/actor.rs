@@ -290,6 +290,12 @@ impl Core {
             }
             Request::McpReconnect(name) => self.mcp_server(&name, McpManager::reconnect),
             Request::McpDisable(name) => self.mcp_server(&name, McpManager::disable),
+            Request::McpLogin(name) => {
+                super::mcp_login::log_in(&self.hub, &self.assembly.mcp, name)
+            }
+            Request::McpLogout(name) => {
+                super::mcp_login::log_out(&self.hub, &self.assembly.mcp, &name)
+            }
             Request::McpPrompt { command, args } => {
                 // A slow server delays only its own answer, never the core's other requests.
                 let mcp = self.assembly.mcp.clone();

@@ -99,6 +99,11 @@ pub enum Request {
     McpReconnect(String),
     /// Stop this MCP server for the rest of the session (`/mcp`).
     McpDisable(String),
+    /// Log in to this HTTP MCP server (`/mcp`): the flow of `harness9 mcp login NAME`, off the
+    /// front end's task; where to log in, then the result, come as notices, and the server
+    /// starts again once logged in. `McpLogout` forgets its tokens.
+    McpLogin(String),
+    McpLogout(String),
     /// Fetch the text of an MCP server's prompt (`/mcp__server__prompt ARGS`). It comes back
     /// as `Update::McpPrompt` when the server answers; nothing waits for it meanwhile.
     McpPrompt {

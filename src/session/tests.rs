@@ -584,6 +584,8 @@ mod compact;
 mod elicitation;
 mod exports;
 mod failures;
+#[cfg(test)]
+mod mcp_login;
 
 #[cfg(test)]
 mod jobs;

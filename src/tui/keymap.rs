@@ -98,6 +98,8 @@ pub enum Action {
     /// `/mcp`: start the chosen server again, or stop it for the session.
     Reconnect,
     Disable,
+    /// `/mcp`: log in to the chosen HTTP server (`true`), or forget its tokens.
+    LogIn(bool),
     /// `/rewind`: back to before the chosen prompt, with its files and/or the conversation.
     Rewind {
         files: bool,
@@ -223,6 +225,8 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Down | KeyCode::Char('j') => Action::Next,
             KeyCode::Char('r') => Action::Reconnect,
             KeyCode::Char('d') => Action::Disable,
+            KeyCode::Char('l') => Action::LogIn(true),
+            KeyCode::Char('o') => Action::LogIn(false),
             _ => Action::Ignore,
         },
         Focus::MemoryPanel => match key.code {
