@@ -20,7 +20,7 @@ pub mod tool;
 
 pub use client::{Elicited, Elicitor};
 pub use error::{DefinitionError, McpError, McpErrorKind};
-pub use manager::{McpManager, PromptInfo, ServerStatus, Status};
+pub use manager::{LoginError, McpManager, PromptInfo, ServerStatus, Status};
 
 /// How long `exec` and `serve` wait, in all, for the servers before the first request.
 pub const HEADLESS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

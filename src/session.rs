@@ -19,9 +19,11 @@
 
 mod actor;
 mod catalogue;
+mod elicitation;
 mod export;
 mod hub;
 pub mod launch;
+mod mcp_login;
 mod memories;
 mod protocol;
 pub mod remote;
@@ -40,12 +42,15 @@ use tokio::sync::mpsc;
 /// not be opened (`AssembleError`) are named through it, so front ends need not reach the wiring.
 pub use crate::assemble::{AssembleError, SessionChoice};
 pub use crate::engine::{Failure, FailureKind};
+/// The user's answer to an MCP server's form is plain data the session passes on unchanged.
+pub use crate::mcp::Elicited;
 /// The approval modes and the todo list are the session's own vocabulary: the core stores
 /// and switches the mode and keeps the todo list, and both are plain data. They are defined in
 /// `planning` beside the rules that use them; front ends name them through the session.
 pub use crate::planning::{Mode, TodoItem, TodoStatus};
 pub use actor::MENTION_FILES;
 pub use catalogue::Catalogue;
+pub use elicitation::ElicitationAsk;
 pub use export::ExportError;
 pub use protocol::{Closing, JobAction, LoadedSession, Request, Restore, Restored, Update};
 pub use views::{
@@ -70,6 +75,9 @@ pub struct CoreOptions {
     /// Wait up to this long, in all, for the MCP servers to connect before returning (`exec`
     /// and `serve`); `None` never waits (the TUI: late tools join at the next turn).
     pub wait_for_mcp: Option<std::time::Duration>,
+    /// The front end asks its user MCP servers' forms (`Update::Elicitation`, the TUI); without
+    /// it they are declined with a notice (or, where `exec` allows it, filled with defaults).
+    pub ask_elicitations: bool,
 }
 
 /// Facts about the session that front ends show and that do not change with a switch.
@@ -248,6 +256,11 @@ async fn open_full(
     let (tx, rx) = mpsc::unbounded_channel();
     let hub = Arc::new(Hub::default());
     let updates = hub.subscribe();
+    let forms = Arc::new(elicitation::Elicitations::default());
+    if options.ask_elicitations {
+        let elicitor = elicitation::CoreElicitor::new(&hub, &forms);
+        mcp.set_elicitor(Some(Arc::new(elicitor)));
+    }
     let handle = SessionHandle {
         requests: tx,
         hub: Arc::downgrade(&hub),
@@ -260,6 +273,7 @@ async fn open_full(
             queue: loaded.queue.clone(),
             options,
             catalogue: settings.catalogue.clone(),
+            forms,
         },
         hub,
         rx,

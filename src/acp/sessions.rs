@@ -202,6 +202,8 @@ impl Sessions {
             drive_queue: false,
             load_transcript: resume.is_some(),
             wait_for_mcp: Some(crate::mcp::HEADLESS_WAIT),
+            // The editor is asked through the protocol instead (`acp::elicitation`).
+            ask_elicitations: false,
         };
         let opened = session::open_in_editor(&settings, choice, options, editor)
             .await

@@ -30,7 +30,7 @@ pub type OnChange = Arc<dyn Fn() + Send + Sync>;
 pub type OnNotice = Arc<dyn Fn(String) + Send + Sync>;
 
 /// The user's answer to a server's form, as a front end that asked it gives it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Elicited {
     Accept(serde_json::Map<String, serde_json::Value>),
     Decline,

@@ -22,8 +22,11 @@ use crate::tools::{LateTools, Tool};
 
 mod callbacks;
 mod instructions;
+mod login;
 mod prompts;
 mod resources;
+
+pub use login::LoginError;
 
 /// How long one server may take to start before it counts as failed.
 const START_TIMEOUT: Duration = Duration::from_secs(30);

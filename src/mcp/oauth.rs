@@ -242,6 +242,23 @@ pub async fn login(
     url: &str,
     client: &ClientSettings,
 ) -> Result<(), OAuthError> {
+    let say = |authorize: &str| {
+        eprintln!(
+            "harness9: log in to `{name}` in your browser; if it did not open, open:\n{authorize}"
+        )
+    };
+    login_saying(home, name, url, client, &say).await
+}
+
+/// `login`, telling the user where to log in through `say` (a front end that owns the
+/// terminal shows it; the command line prints it on stderr).
+pub async fn login_saying(
+    home: &Path,
+    name: &str,
+    url: &str,
+    client: &ClientSettings,
+    say: &(dyn Fn(&str) + Send + Sync),
+) -> Result<(), OAuthError> {
     if client.grant == Grant::ClientCredentials {
         return client_credentials(home, name, url, client).await;
     }
@@ -288,9 +305,7 @@ pub async fn login(
     let mut state = OAuthState::Session(session);
     let authorize = state.get_authorization_url().await?;
     open_browser(&authorize);
-    eprintln!(
-        "harness9: log in to `{name}` in your browser; if it did not open, open:\n{authorize}"
-    );
+    say(&authorize);
     let path = tokio::time::timeout(LOGIN_WAIT, one_redirect(&listener))
         .await
         .map_err(|_| OAuthError::NoRedirect(LOGIN_WAIT))??;
@@ -349,7 +364,9 @@ fn open_browser(url: &str) {
     command
         .arg(url)
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null());
+        .stdout(std::process::Stdio::null())
+        // The TUI owns the terminal: a browser's complaints must not draw over it.
+        .stderr(std::process::Stdio::null());
     crate::detach::drop_ptrace(&mut command);
     if let Err(e) = command.spawn() {
         tracing::warn!(target: "harness9::mcp", "cannot start the browser `{opener}`: {e}");

@@ -123,7 +123,9 @@ pub fn update_json(update: &Update) -> Option<Value> {
         | Update::Images(_)
         | Update::PastedImage(_)
         | Update::Mcp { .. }
-        | Update::McpPrompt { .. } => return None,
+        | Update::McpPrompt { .. }
+        // `serve` opens its cores without asking forms: none comes.
+        | Update::Elicitation(_) => return None,
     };
     Some(json!({"type": kind, "turn": 0, "data": data}))
 }

@@ -179,6 +179,7 @@ impl Sessions {
             load_transcript: false,
             // Like exec: the first prompt waits (10 s at most) for the MCP servers' tools.
             wait_for_mcp: Some(crate::mcp::HEADLESS_WAIT),
+            ask_elicitations: false,
         };
         let opened =
             session::open(&settings, choice, options)

@@ -33,6 +33,8 @@ pub(super) struct Parts {
     pub options: CoreOptions,
     /// The model catalogue: whether the model takes images.
     pub catalogue: crate::provider::catalogue::Catalogue,
+    /// MCP servers' forms waiting for a front end's answer.
+    pub forms: Arc<super::elicitation::Elicitations>,
 }
 
 pub(crate) struct Core {
@@ -51,6 +53,7 @@ pub(crate) struct Core {
     run: Option<mpsc::Receiver<Event>>,
     /// Approvals of the running turn not yet answered, by id.
     approvals: HashMap<String, ApprovalRequest>,
+    forms: Arc<super::elicitation::Elicitations>,
     pub(super) queue: Vec<String>,
     /// `/compact` asked while a turn ran: it runs once the turn has ended (issue 32 point 7).
     compact_after_run: bool,
@@ -78,6 +81,7 @@ impl Core {
             cancel: CancellationToken::new(),
             run: None,
             approvals: HashMap::new(),
+            forms: parts.forms,
             queue: parts.queue,
             compact_after_run: false,
         };
@@ -222,6 +226,11 @@ impl Core {
                     )));
                 }
             }
+            Request::AnswerElicitation { id, answer } => {
+                if let Err(failure) = self.forms.answer(&id, answer) {
+                    hub.publish(Update::Failed(failure));
+                }
+            }
             Request::ListSessions {
                 query,
                 all,
@@ -281,6 +290,12 @@ impl Core {
             }
             Request::McpReconnect(name) => self.mcp_server(&name, McpManager::reconnect),
             Request::McpDisable(name) => self.mcp_server(&name, McpManager::disable),
+            Request::McpLogin(name) => {
+                super::mcp_login::log_in(&self.hub, &self.assembly.mcp, name)
+            }
+            Request::McpLogout(name) => {
+                super::mcp_login::log_out(&self.hub, &self.assembly.mcp, &name)
+            }
             Request::McpPrompt { command, args } => {
                 // A slow server delays only its own answer, never the core's other requests.
                 let mcp = self.assembly.mcp.clone();
@@ -511,6 +526,8 @@ impl Core {
 
     async fn close(mut self, discard_if_empty: bool, reason: &str) {
         self.cancel.cancel();
+        // Forms still open are declined: no front end will answer them now.
+        self.forms.drop_all();
         // Let the run store what it has (the loop saves on cancellation).
         if let Some(mut rx) = self.run.take() {
             let _ = tokio::time::timeout(CLOSE_PATIENCE, async {

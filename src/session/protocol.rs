@@ -7,11 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::elicitation::ElicitationAsk;
 use super::views::{
     ClipboardImage, Conflicts, JobSummary, McpServer, Memory, PromptPoint, RestoreReport,
     SessionHit, Unsaved,
 };
-use super::{Mode, TodoItem};
+use super::{Elicited, Mode, TodoItem};
 use crate::engine::{ApprovalDecision, CompactionInfo, Event, Failure};
 use crate::schema::{Message, ToolResult};
 
@@ -58,6 +59,11 @@ pub enum Request {
         id: String,
         decision: ApprovalDecision,
     },
+    /// Answer the MCP server's form `id` (`Update::Elicitation`); the first answer wins.
+    AnswerElicitation {
+        id: String,
+        answer: Elicited,
+    },
     /// Find stored sessions; the answer carries `generation`, so a late answer to an older
     /// query can be told apart.
     ListSessions {
@@ -93,6 +99,11 @@ pub enum Request {
     McpReconnect(String),
     /// Stop this MCP server for the rest of the session (`/mcp`).
     McpDisable(String),
+    /// Log in to this HTTP MCP server (`/mcp`): the flow of `harness9 mcp login NAME`, off the
+    /// front end's task; where to log in, then the result, come as notices, and the server
+    /// starts again once logged in. `McpLogout` forgets its tokens.
+    McpLogin(String),
+    McpLogout(String),
     /// Fetch the text of an MCP server's prompt (`/mcp__server__prompt ARGS`). It comes back
     /// as `Update::McpPrompt` when the server answers; nothing waits for it meanwhile.
     McpPrompt {
@@ -190,6 +201,9 @@ pub enum Update {
         servers: Arc<Vec<McpServer>>,
         notices: Vec<String>,
     },
+    /// An MCP server asks the user to fill in a form (only when the front end opened the core
+    /// with `CoreOptions::ask_elicitations`); the server waits for `Request::AnswerElicitation`.
+    Elicitation(Arc<ElicitationAsk>),
     /// A server's prompt asked for with `Request::McpPrompt`: its text, or why there is none
     /// (to show; nothing is decided from it).
     McpPrompt {

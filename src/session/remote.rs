@@ -273,9 +273,13 @@ async fn serve_requests(
             Request::ListMemories { .. } | Request::ChangeMemory { .. } => {
                 Err(unavailable_failure("the memories"))
             }
-            Request::McpReconnect(_) | Request::McpDisable(_) | Request::McpPrompt { .. } => {
-                Err(unavailable_failure("managing MCP servers"))
-            }
+            Request::McpReconnect(_)
+            | Request::McpDisable(_)
+            | Request::McpPrompt { .. }
+            | Request::McpLogin(_)
+            | Request::McpLogout(_) => Err(unavailable_failure("managing MCP servers")),
+            // `serve` declines servers' forms itself; none is ever shown here to answer.
+            Request::AnswerElicitation { .. } => Err(unavailable_failure("answering MCP forms")),
             // The HTTP API has no route for checkpoints (CONTRACT "HTTP API").
             Request::ListJobs | Request::Job { .. } => Err(unavailable_failure("/ps")),
             // A server never widens its rules from a client (issue 29 point 4).

@@ -387,6 +387,7 @@ async fn a_prompt_sent_while_a_run_goes_is_queued_stored_and_run_next() {
         drive_queue: true,
         load_transcript: false,
         wait_for_mcp: None,
+        ask_elicitations: false,
     };
     let mut opened = fixture.open(&provider, SessionChoice::New, options).await;
     let id = opened.loaded.session_id.clone();
@@ -579,8 +580,12 @@ async fn a_session_in_a_worktree_names_it_on_the_status_line_and_one_elsewhere_d
 
 mod children;
 mod compact;
+#[cfg(test)]
+mod elicitation;
 mod exports;
 mod failures;
+#[cfg(test)]
+mod mcp_login;
 
 #[cfg(test)]
 mod jobs;

@@ -84,6 +84,9 @@ impl App {
                     .collect();
                 super::mcp_panel::servers_changed(self, servers, notices)
             }
+            Update::Elicitation(ask) => {
+                self.open_layer(super::elicitation_form::ElicitationForm::new(ask))
+            }
             Update::McpPrompt { command, result } => {
                 return super::mcp_panel::prompt_fetched(self, &command, result);
             }

@@ -122,8 +122,11 @@ impl App {
                 self.run_mut().retry = Some(info.reason);
             }
             EventKind::HookRunning(label) => self.run_mut().hook_running = label,
-            // Not drawn in the tool's block yet (issue 30): `exec --json` and `serve` carry it.
-            EventKind::ToolProgress(_) => {}
+            // A line of the running call's live tail (`progress_line`).
+            EventKind::ToolProgress(progress) => self.transcript_mut().tool_output(
+                &progress.tool_call_id,
+                &super::progress_line::line(&progress),
+            ),
             EventKind::ToolOutput(output) => self
                 .transcript_mut()
                 .tool_output(&output.tool_call_id, &output.chunk),

@@ -33,6 +33,8 @@ pub enum Focus {
     Rewind,
     /// Files changed since a checkpoint: overwrite, keep or cancel (`restore_question`).
     RestoreQuestion,
+    /// An MCP server's form: fields, accept, decline or cancel (`elicitation_form`).
+    Elicitation,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +100,8 @@ pub enum Action {
     /// `/mcp`: start the chosen server again, or stop it for the session.
     Reconnect,
     Disable,
+    /// `/mcp`: log in to the chosen HTTP server (`true`), or forget its tokens.
+    LogIn(bool),
     /// `/rewind`: back to before the chosen prompt, with its files and/or the conversation.
     Rewind {
         files: bool,
@@ -223,6 +227,8 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Down | KeyCode::Char('j') => Action::Next,
             KeyCode::Char('r') => Action::Reconnect,
             KeyCode::Char('d') => Action::Disable,
+            KeyCode::Char('l') => Action::LogIn(true),
+            KeyCode::Char('o') => Action::LogIn(false),
             _ => Action::Ignore,
         },
         Focus::MemoryPanel => match key.code {
@@ -266,6 +272,7 @@ pub fn action(layer: Focus, key: KeyEvent, input_empty: bool) -> Action {
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Action::Close,
             _ => Action::Ignore,
         },
+        Focus::Elicitation => super::elicitation_form::action(key),
         Focus::TaskTranscript => match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Action::Close,
             KeyCode::Char('o') if ctrl => Action::ToggleExpand,

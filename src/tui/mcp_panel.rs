@@ -1,6 +1,7 @@
 //! `/mcp`: the session's MCP servers as a layer over the transcript: each server, its status
-//! and its tools; `r` reconnects the selected one, `d` disables it for the session, Esc
-//! closes. The app keeps a snapshot of the statuses (`McpView`), refreshed whenever the
+//! and its tools; `r` reconnects the selected one, `d` disables it for the session, `l` logs in
+//! to it (an HTTP server that needs authorization; the core runs the flow) and `o` forgets its
+//! tokens, Esc closes. The app keeps a snapshot of the statuses (`McpView`), refreshed whenever the
 //! session core reports a change (`Update::Mcp`); the panel itself only reads it and answers
 //! with commands, which go to the core as requests (the TUI never touches the servers). A
 //! server's prompt is fetched by the core too, and sent when it arrives: a slow server never
@@ -202,6 +203,18 @@ impl Layer for McpPanel {
                         .collect(),
                 );
             }
+            Action::LogIn(log_in) => {
+                let request = match log_in {
+                    true => Request::McpLogin,
+                    false => Request::McpLogout,
+                };
+                let flash = match log_in {
+                    true => "logging in: the browser opens (the link is in the transcript)",
+                    false => "forgetting the server's tokens",
+                };
+                let requests = name.map(|value| Effect::Request(request(value)));
+                return Outcome::send(requests.into_iter().collect()).flash(flash);
+            }
             // The wheel scrolls the conversation under the panel.
             Action::ScrollUp(_) | Action::ScrollDown(_) => return Outcome::pass(),
             _ => {}
@@ -214,7 +227,7 @@ impl Layer for McpPanel {
     }
 
     fn hints(&self) -> std::borrow::Cow<'static, str> {
-        " ↑↓ choose · r reconnects · d disables · Esc closes ".into()
+        " ↑↓ choose · r reconnects · d disables · l logs in · o logs out · Esc closes ".into()
     }
 }
 
@@ -249,6 +262,12 @@ fn draw(servers: &[McpView], selected: usize, frame: &mut Frame, area: Rect) {
             Span::styled(head, style),
             Span::styled(truncate(&server.status, room), Style::new().fg(color)),
         ]));
+        if index == selected && server.status.contains("mcp login") {
+            lines.push(Line::styled(
+                "    needs authorization: l logs in (your browser opens)",
+                Style::new().fg(Color::Yellow),
+            ));
+        }
         if index == selected {
             for tool in &server.tools {
                 lines.push(Line::styled(
@@ -267,7 +286,9 @@ fn draw(servers: &[McpView], selected: usize, frame: &mut Frame, area: Rect) {
     boxed(
         frame,
         centered(area, width, height),
-        Span::raw(" MCP servers · ↑↓ select · r reconnect · d disable · Esc closes "),
+        Span::raw(
+            " MCP servers · ↑↓ select · r reconnect · d disable · l log in · o log out · Esc closes ",
+        ),
         Style::new(),
         lines,
     );

@@ -166,6 +166,8 @@ impl Startup {
             load_transcript: true,
             // The first frame never waits for MCP servers; late tools join at the next turn.
             wait_for_mcp: None,
+            // MCP servers' forms are asked in a dialog (`elicitation_form`).
+            ask_elicitations: true,
         };
         self.work = Work::Opening(Box::pin(launch.open(choice, options)));
     }

@@ -554,6 +554,7 @@ fn no_state_panics_at_tiny_sizes() {
 mod approvals;
 mod commands;
 mod dialogs;
+mod elicitation;
 mod folds;
 mod inline;
 mod keys;

@@ -168,3 +168,28 @@ fn a_prompt_being_fetched_leaves_the_input_working_and_is_sent_when_it_arrives()
         "{shown}"
     );
 }
+
+/// Issue 30: `/mcp` logs in to a server that needs authorization (`l`) and forgets its tokens
+/// (`o`), through the session core.
+#[test]
+fn the_mcp_panel_logs_in_and_out_of_a_server_that_needs_authorization() {
+    let mut app = app();
+    let mut statuses = statuses();
+    statuses[0].status = crate::session::McpStatus::Failed(
+        "it needs authorization (HTTP 401): `harness9 mcp login github` logs in".into(),
+    );
+    *app.mcp_mut() = statuses.iter().map(McpView::from_status).collect();
+    type_text(&mut app, "/mcp");
+    app.handle_key(key(KeyCode::Enter));
+    let shown = screen(&mut app, 100, 20);
+    assert!(shown.contains("needs authorization: l logs in"), "{shown}");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('l'))),
+        [Effect::Request(Request::McpLogin("github".into()))]
+    );
+    assert!(screen(&mut app, 100, 20).contains("logging in"));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('o'))),
+        [Effect::Request(Request::McpLogout("github".into()))]
+    );
+}

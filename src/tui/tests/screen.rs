@@ -294,3 +294,44 @@ fn a_running_command_shows_a_live_tail_of_its_output() {
         "{shown}"
     );
 }
+
+/// Issue 30: an MCP call's progress shows in its block as it comes (progress, total, message);
+/// its result replaces it.
+#[test]
+fn an_mcp_calls_progress_shows_in_its_block() {
+    let mut app = app();
+    app.handle_engine(event(
+        1,
+        EventKind::ToolStart(call("p", "mcp__raw__progress", "{}")),
+    ));
+    let report = |progress: f64, total: Option<f64>, message: Option<&str>| {
+        event(
+            1,
+            EventKind::ToolProgress(crate::engine::ToolProgress {
+                tool_call_id: "p".into(),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            }),
+        )
+    };
+    app.handle_engine(report(1.0, Some(4.0), Some("indexing\u{1b}[2J")));
+    app.handle_engine(report(2.5, None, None));
+    let shown = screen(&mut app, 80, 20);
+    assert!(shown.contains("│ progress 1/4 (25%) · indexing"), "{shown}");
+    assert!(shown.contains("│ progress 2.50"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown}");
+    app.handle_engine(event(
+        1,
+        EventKind::ToolResult(ToolOutcome {
+            name: "mcp__raw__progress".into(),
+            result: ToolResult::ok("p", "indexed"),
+            duration: Duration::from_millis(5),
+        }),
+    ));
+    let shown = screen(&mut app, 80, 20);
+    assert!(
+        !shown.contains("progress 1/4") && shown.contains("indexed"),
+        "{shown}"
+    );
+}
