@@ -541,6 +541,7 @@ mod commands;
 mod dialogs;
 mod folds;
 mod inline;
+mod input_rows;
 mod keys;
 mod mcp;
 mod memory;
