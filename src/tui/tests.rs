@@ -363,7 +363,7 @@ fn keys_for_modes_help_todos_and_quitting() {
             .starts_with(" plan ")
     );
     app.handle_key(key(KeyCode::Char('?')));
-    assert!(screen(&mut app, 80, 24).contains("Keys · Esc closes"));
+    assert!(screen(&mut app, 80, 24).contains("Keys and commands · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
     app.plan_mut().todos = vec![
         TodoItem {
@@ -545,6 +545,7 @@ mod input_rows;
 mod keys;
 mod mcp;
 mod memory;
+mod notices;
 mod rewind;
 mod runs;
 mod screen;
