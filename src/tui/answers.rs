@@ -20,18 +20,25 @@ impl App {
             // The app keeps the queue and sends the next prompt itself.
             Update::Queue(_) | Update::RunStarted { .. } | Update::Closed(_) => {}
             Update::Renamed(name) => {
-                self.flash_mut().text =
-                    Some(format!("renamed: harness9 --resume {name} comes back here"));
+                self.tell(
+                    format!("renamed: harness9 --resume {name} comes back here"),
+                    Tone::Quiet,
+                );
                 *self.session_name_mut() = Some(name);
             }
             Update::Exported { file, result } => {
-                self.flash_mut().text = Some(match result {
-                    Ok(path) => format!("exported the transcript to {}", path.display()),
-                    Err(ExportError::Exists) => {
-                        format!("{file} exists: /export NAME writes another file")
-                    }
-                    Err(error) => format!("cannot write {file}: {error}"),
-                })
+                let (text, tone) = match result {
+                    Ok(path) => (
+                        format!("exported the transcript to {}", path.display()),
+                        Tone::Quiet,
+                    ),
+                    Err(ExportError::Exists) => (
+                        format!("{file} exists: /export NAME writes another file"),
+                        Tone::Warning,
+                    ),
+                    Err(error) => (format!("cannot write {file}: {error}"), Tone::Error),
+                };
+                self.tell(text, tone);
             }
             Update::Jobs(list) => self.on_jobs(list),
             Update::Worktrees(report) => {
@@ -121,8 +128,10 @@ impl App {
                 );
             }
             Update::Compacted(Ok(None)) => {
-                self.flash_mut().text =
-                    Some("nothing to compact: nothing comes before the last exchange".into());
+                self.tell(
+                    "nothing to compact: nothing comes before the last exchange",
+                    Tone::Quiet,
+                );
             }
             Update::Compacted(Err(error)) => {
                 self.flash_mut().text = None;

@@ -124,7 +124,8 @@ pub fn new_input() -> TextArea<'static> {
     input.set_cursor_line_style(Style::default());
     input.set_placeholder_text("Ask harness9 to do something…   (? for keys)");
     input.set_placeholder_style(Style::new().fg(Color::DarkGray));
-    input.set_wrap_mode(ratatui_textarea::WrapMode::Word);
+    // Long words (a path, a URL) are cut at the edge rather than run past it.
+    input.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     input
 }
 

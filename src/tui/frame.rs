@@ -12,6 +12,7 @@ use super::app::{App, Scroll};
 impl App {
     /// Settles what the frame drawn in `area` needs.
     pub(super) fn prepare(&mut self, area: Rect) {
+        self.input_box_mut().settle(area.width);
         let (areas, _) = super::view::areas(self, area);
         let width = areas.transcript.width.saturating_sub(1).max(1);
         let height = areas.transcript.height as usize;

@@ -1,6 +1,6 @@
-//! The help as a layer over the conversation (`?`, F1, `/help`): the keys of `keymap::KEY_HINTS`
-//! and what the modes do, scrolled with ↑↓ and the page keys when it does not fit; Esc, `q`,
-//! `?`, F1 or Enter close it.
+//! The help as a layer over the conversation (`?`, F1, `/help`): the keys of `keymap::KEY_HINTS`,
+//! the slash commands (the `/` popup's table) and what the modes do, scrolled with ↑↓ and the
+//! page keys when it does not fit; Esc, `q`, `?`, F1 or Enter close it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

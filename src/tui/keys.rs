@@ -123,7 +123,7 @@ impl App {
             }
             Action::CycleMode => {
                 self.session_mut().mode = self.session_mut().mode.cycle();
-                self.flash_mut().text = Some(self.session().mode.switch_notice());
+                self.mode_switched();
                 return vec![Effect::Request(Request::SetMode(self.session().mode))];
             }
             Action::Help => self.open_layer(super::help::Help::default()),

@@ -101,32 +101,67 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// One row of the help: `keys` in the left column and what they do beside it, wrapped under its
+/// own column, or (`stacked`) `keys` on a line and what they do indented below.
+fn help_row(
+    lines: &mut Vec<Line<'static>>,
+    keys: &str,
+    what: &str,
+    key_width: usize,
+    text_width: u16,
+    stacked: bool,
+) {
+    let key_style = Style::new()
+        .fg(super::theme::accent())
+        .add_modifier(Modifier::BOLD);
+    let what = Span::raw(what.to_owned());
+    if stacked {
+        let keys = [Span::styled(keys.to_owned(), key_style)];
+        lines.extend(wrap(&keys, text_width, &[], &[]));
+        let indent = [Span::raw("  ")];
+        lines.extend(wrap(&[what], text_width, &indent, &indent));
+        return;
+    }
+    let first = [Span::styled(format!("{keys:<key_width$}"), key_style)];
+    let rest = [Span::raw(" ".repeat(key_width))];
+    lines.extend(wrap(&[what], text_width, &first, &rest));
+}
+
 pub(super) fn draw_help(overlay_scroll: u16, frame: &mut Frame, area: Rect) -> u16 {
     let key_width = KEY_HINTS.iter().map(|(k, _)| k.width()).max().unwrap_or(10) + 2;
     let width = ((key_width + 56) as u16 + 4).min(area.width);
     // Descriptions wrap under their own column when the screen is narrow.
     let text_width = width.saturating_sub(4);
-    let key_style = Style::new()
-        .fg(super::theme::accent())
-        .add_modifier(Modifier::BOLD);
     let mut lines: Vec<Line<'static>> = Vec::new();
     // Too narrow for two columns: each key on its line, what it does indented below.
     let stacked = (text_width as usize) < key_width + 24;
     for (keys, what) in KEY_HINTS {
-        if stacked {
-            lines.extend(wrap(
-                &[Span::styled(*keys, key_style)],
-                text_width,
-                &[],
-                &[],
-            ));
-            let indent = [Span::raw("  ")];
-            lines.extend(wrap(&[Span::raw(*what)], text_width, &indent, &indent));
-            continue;
-        }
-        let first = [Span::styled(format!("{keys:<key_width$}"), key_style)];
-        let rest = [Span::raw(" ".repeat(key_width))];
-        lines.extend(wrap(&[Span::raw(*what)], text_width, &first, &rest));
+        help_row(&mut lines, keys, what, key_width, text_width, stacked);
+    }
+    // The commands, from the one table the `/` popup offers.
+    lines.push(Line::default());
+    lines.extend(wrap(
+        &[Span::styled("Commands:", DIM)],
+        text_width,
+        &[],
+        &[],
+    ));
+    for command in super::slash::COMMANDS {
+        let label = if command.args.is_empty() {
+            command.name.to_owned()
+        } else {
+            format!("{} {}", command.name, command.args)
+        };
+        // A command whose arguments take more than the keys' column stands on its own line.
+        let stacked = stacked || label.width() + 2 > key_width;
+        help_row(
+            &mut lines,
+            &label,
+            command.help,
+            key_width,
+            text_width,
+            stacked,
+        );
     }
     lines.push(Line::default());
     // Each mode in its one description (yolo is entered only with --mode yolo or /mode yolo).
@@ -145,7 +180,7 @@ pub(super) fn draw_help(overlay_scroll: u16, frame: &mut Frame, area: Rect) -> u
     boxed_scrolled(
         frame,
         rect,
-        Span::raw(" Keys · Esc closes "),
+        Span::raw(" Keys and commands · Esc closes "),
         Style::new(),
         lines,
         overlay_scroll,

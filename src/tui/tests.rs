@@ -377,7 +377,7 @@ fn keys_for_modes_help_todos_and_quitting() {
             .starts_with(" plan ")
     );
     app.handle_key(key(KeyCode::Char('?')));
-    assert!(screen(&mut app, 80, 24).contains("Keys · Esc closes"));
+    assert!(screen(&mut app, 80, 24).contains("Keys and commands · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
     app.take_update(Update::Todos(vec![
         TodoItem {
@@ -557,9 +557,11 @@ mod dialogs;
 mod elicitation;
 mod folds;
 mod inline;
+mod input_rows;
 mod keys;
 mod mcp;
 mod memory;
+mod notices;
 mod plan;
 mod rewind;
 mod runs;

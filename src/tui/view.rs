@@ -41,7 +41,7 @@ pub(super) struct Areas {
 
 /// The screen's parts for `app` in `area`, with the lines above the input.
 pub(super) fn areas(app: &App, area: Rect) -> (Areas, Vec<Line<'static>>) {
-    let input_lines = app.input_box().input.lines().len().clamp(1, 6) as u16;
+    let input_lines = app.input_box().rows(area.width);
     let mut queue_lines = super::jobs::running_lines(app);
     queue_lines.extend(queue_lines_of(app));
     let [body, queue, input, status] = Layout::vertical([
@@ -244,7 +244,7 @@ pub(super) fn transcript_width(app: &App, width: u16) -> u16 {
 /// Inline: the live area's height at `width` (at most `rows`), and the height it wants while
 /// the completion popup or the todo panel needs more room over the conversation above it.
 pub(super) fn inline_heights(app: &App, width: u16, rows: u16) -> (u16, u16) {
-    let input_lines = app.input_box().input.lines().len().clamp(1, 6);
+    let input_lines = usize::from(app.input_box().rows(width));
     let queue = super::jobs::running_lines(app).len() + queue_lines_of(app).len();
     let fixed = queue + input_lines + 2;
     let text_width = transcript_width(app, width);
@@ -302,6 +302,11 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
     frame.render_widget(Paragraph::new(line), rule);
     let [prompt, field] =
         Layout::horizontal([Constraint::Length(2), Constraint::Min(1)]).areas(text);
+    // The text is laid out as the box's height was measured (`InputBox::rows`).
+    let field = Rect {
+        width: super::input_box::input_field_width(text.width),
+        ..field
+    };
     frame.render_widget(
         Paragraph::new(Span::styled(
             "› ",
@@ -319,7 +324,8 @@ fn draw_input(app: &App, frame: &mut Frame, area: Rect) -> Option<(u16, u16)> {
         let (top, left) = app.input_box().input.scroll_offset();
         let row = (cursor.row as u16).saturating_sub(top);
         let col = (cursor.col as u16).saturating_sub(left);
-        if row < field.height && col < field.width {
+        // The column right of the field is kept for a cursor after a full row.
+        if row < field.height && field.x + col < text.right() {
             let at = (field.x + col, field.y + row);
             frame.set_cursor_position(at);
             return Some(at);

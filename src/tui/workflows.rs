@@ -228,7 +228,7 @@ impl App {
             "/mode" => match Mode::parse(rest) {
                 Some(mode) => {
                     self.session_mut().mode = mode;
-                    self.flash_mut().text = Some(mode.switch_notice());
+                    self.mode_switched();
                     vec![Effect::Request(Request::SetMode(mode))]
                 }
                 None => {

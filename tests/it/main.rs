@@ -48,6 +48,7 @@ mod tui;
 mod tui_files;
 mod tui_finish;
 mod tui_inline;
+mod tui_input;
 mod tui_notify;
 mod vendor_types;
 mod web;

@@ -1,4 +1,4 @@
-//! `/clear`, `/export`, `/status`, `/init`, and what a skill run shows.
+//! `/clear`, `/export`, `/status`, `/init`, `/help`, and what a skill run shows.
 
 use super::*;
 
@@ -330,4 +330,28 @@ fn worktree_asks_the_core_and_shows_its_answer() {
         text.contains("fix  harness9/fix  /src/app.worktrees/fix"),
         "{text}"
     );
+}
+
+#[test]
+fn help_lists_every_slash_command_from_the_popups_table() {
+    let mut app = app();
+    send(&mut app, "/help");
+    let mut seen = String::new();
+    for _ in 0..120 {
+        seen.push_str(&screen(&mut app, 100, 30));
+        app.handle_key(key(KeyCode::Down));
+    }
+    for command in crate::tui::slash::COMMANDS {
+        assert!(
+            seen.contains(command.name),
+            "{} not listed:\n{seen}",
+            command.name
+        );
+        let start: String = command.help.chars().take(20).collect();
+        assert!(
+            seen.contains(&start),
+            "{}'s help not listed:\n{seen}",
+            command.name
+        );
+    }
 }

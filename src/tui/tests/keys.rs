@@ -190,7 +190,7 @@ fn an_approval_drawn_over_the_picker_takes_the_keys() {
     assert_eq!(picker_query(&app), "pars");
     // Help over the picker: Esc closes the help, the picker stays.
     app.open_layer(crate::tui::help::Help::default());
-    assert!(screen(&mut app, 100, 30).contains("Keys · Esc closes"));
+    assert!(screen(&mut app, 100, 30).contains("Keys and commands · Esc closes"));
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(app.layer(), crate::tui::keymap::Focus::Picker);
 }
@@ -201,13 +201,14 @@ fn the_help_and_approval_overlays_scroll_at_80x24_and_40x12() {
         let mut app = app();
         app.handle_key(key(KeyCode::F(1)));
         let mut seen = String::new();
-        for _ in 0..80 {
+        for _ in 0..240 {
             seen.push_str(&screen(&mut app, w, h));
             app.handle_key(key(KeyCode::Down));
         }
         for hint in [
             "interrupt the running turn",
             "this help",
+            "/worktree",
             "yolo: everything",
         ] {
             assert!(seen.contains(hint), "{w}x{h}: {hint} never shown:\n{seen}");
