@@ -36,9 +36,14 @@ pub enum ConfigError {
          \x20 export ANTHROPIC_API_KEY=sk-ant-...   (or OPENAI_API_KEY=sk-...)\n\
          or write that line (without `export`) to {dotenv}. With both set, HARNESS9_PROVIDER or\n\
          --provider chooses; OPENAI_BASE_URL with --provider openai uses a local\n\
-         OpenAI-compatible server, which needs no key."
+         OpenAI-compatible server, which needs no key.{template}"
     )]
-    NoProvider { dotenv: String },
+    NoProvider {
+        dotenv: String,
+        /// How to start from the folder's `.env.example`, when it has one (the README's setup
+        /// step copies it); empty elsewhere.
+        template: String,
+    },
     #[error(
         "the {provider} provider needs {variable}: set it in the environment (export {variable}=...) or write that line to {dotenv}"
     )]
@@ -484,7 +489,18 @@ fn choose_provider(
     } else {
         Err(ConfigError::NoProvider {
             dotenv: dotenv.to_owned(),
+            template: env_template_hint(dotenv),
         })
+    }
+}
+
+/// The no-key message's hint for a folder with a `.env.example` beside where `.env` would be.
+fn env_template_hint(dotenv: &str) -> String {
+    let template = Path::new(dotenv).with_file_name(".env.example");
+    if template.is_file() {
+        "\nThis folder has a .env.example: cp .env.example .env, then fill in a key.".to_owned()
+    } else {
+        String::new()
     }
 }
 

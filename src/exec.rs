@@ -108,6 +108,7 @@ pub async fn run(settings: Settings, args: ExecArgs) -> Outcome {
     let mut printer = Printer {
         json: args.json,
         line_open: false,
+        asked: Vec::new(),
     };
     let mut outcome = Outcome::Failed;
     let mut closing = None;
@@ -271,6 +272,8 @@ struct Printer {
     json: bool,
     /// Text was printed that did not end a line.
     line_open: bool,
+    /// The calls whose refusal its approval request already said (with the flag).
+    asked: Vec<String>,
 }
 
 impl Printer {
@@ -314,7 +317,13 @@ impl Printer {
                         sanitize(&info.reason)
                     ),
                     EventKind::ApprovalRequired(request) => {
+                        self.asked.push(request.tool_call.id.clone());
                         eprintln!("harness9: {}", sanitize(&refusal_line(request)))
+                    }
+                    EventKind::ToolResult(outcome) => {
+                        if let Some(line) = policy_refusal_line(outcome, &self.asked) {
+                            eprintln!("harness9: {}", sanitize(&line));
+                        }
                     }
                     EventKind::Error(failure) => {
                         eprintln!("harness9: {}", sanitize(&failure.message))
@@ -352,6 +361,18 @@ fn refusal_line(request: &crate::engine::ApprovalRequest) -> String {
         "refused `{}`: {}; nobody can approve it here: run with {}{rule} to allow it",
         request.tool_call.name, request.reason, request.allow_flag
     )
+}
+
+/// A call refused before it ran by a rule, the mode or a hook (not an approval nobody could
+/// give: that one's line came with its request): which call, and the reason the model was told.
+/// Such a result is the only one with no duration, since nothing ran.
+fn policy_refusal_line(outcome: &crate::engine::ToolOutcome, asked: &[String]) -> Option<String> {
+    let result = &outcome.result;
+    if !result.is_error || !outcome.duration.is_zero() || asked.contains(&result.tool_call_id) {
+        return None;
+    }
+    let reason = result.output.lines().next().unwrap_or("").trim();
+    Some(format!("refused `{}`: {reason}", outcome.name))
 }
 
 /// A sub-agent's progress in text mode, one stderr line per step worth a line (its answer

@@ -29,6 +29,10 @@ fn main() -> ExitCode {
     let generated = match &cli.command {
         Some(Command::Completions { shell }) => Some(Ok(config::cli_docs::completions(*shell))),
         Some(Command::Man) => Some(config::cli_docs::man_page()),
+        Some(Command::Help { topic }) => match config::cli_docs::help(topic.as_deref()) {
+            Ok(text) => Some(Ok(text)),
+            Err(e) => return usage_error(&e),
+        },
         _ => None,
     };
     if let Some(generated) = generated {
@@ -91,7 +95,11 @@ fn main() -> ExitCode {
             Err(e) => return usage_error(&e),
         };
         let token = env.process_var("HARNESS9_SERVE_TOKEN");
-        let display = config::display::resolve(&home, cli.theme, cli.no_alt_screen);
+        let display = config::display::resolve(
+            &home,
+            args.display.theme.or(cli.display.theme),
+            args.display.no_alt_screen || cli.display.no_alt_screen,
+        );
         let result = runtime.block_on(tui::attach(
             &home,
             token,
@@ -209,8 +217,8 @@ fn main() -> ExitCode {
                 allow: args.allow.clone(),
                 deny: args.deny.clone(),
             };
-            // Text mode says what matters itself; the engine's log with -v or RUST_LOG.
-            let level = if args.verbose || args.json {
+            // Both modes say what matters themselves; the engine's log with -v or RUST_LOG.
+            let level = if args.verbose {
                 harness9::observe::LogLevel::Info
             } else {
                 harness9::observe::LogLevel::Errors
@@ -249,7 +257,8 @@ fn main() -> ExitCode {
             | Command::Acp
             | Command::Worktree(_)
             | Command::Completions { .. }
-            | Command::Man,
+            | Command::Man
+            | Command::Help { .. },
         ) => ExitCode::SUCCESS,
         None => {
             let (choice, picker) = match (cli.continue_session, cli.resume.as_deref()) {
@@ -266,7 +275,11 @@ fn main() -> ExitCode {
                 settings.worktree = worktree;
                 Ok(settings)
             };
-            let display = config::display::resolve(&settings.home, cli.theme, cli.no_alt_screen);
+            let display = config::display::resolve(
+                &settings.home,
+                cli.display.theme,
+                cli.display.no_alt_screen,
+            );
             let launch = harness9::session::launch::Launch::new(settings, Box::new(trusted));
             let result = runtime.block_on(tui::run(launch, choice, picker, display.into()));
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -15,6 +15,8 @@ use crate::provider::ProviderKind;
     version,
     about,
     propagate_version = true,
+    // `harness9 help` is ours: it also prints reference topics (`help hooks`).
+    disable_help_subcommand = true,
     after_long_help = "The model's web_search: offered when `web.search` names a search backend \
 in $HARNESS9_HOME/settings.json, or as the provider's own search (anthropic, responses, for a \
 model the catalogue says has it) where web_search is allowed without asking; otherwise the \
@@ -37,16 +39,24 @@ pub struct Cli {
     #[arg(long, value_name = "NAME")]
     pub worktree: Option<String>,
 
-    /// Run in the terminal's main screen: the transcript stays in its scrollback on exit.
-    #[arg(long, global = true)]
-    pub no_alt_screen: bool,
-
-    /// Colours for a dark or a light terminal [default: the terminal's background, else dark].
-    #[arg(long, global = true, value_enum)]
-    pub theme: Option<crate::config::display::Theme>,
+    #[command(flatten)]
+    pub display: DisplayFlags,
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The full-screen TUI's display flags: the TUI's and `attach`'s own, not every command's
+/// (`exec --help` does not list them).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct DisplayFlags {
+    /// Run in the terminal's main screen: the transcript stays in its scrollback on exit.
+    #[arg(long)]
+    pub no_alt_screen: bool,
+
+    /// Colours for a dark or a light terminal [default: the terminal's background, else dark].
+    #[arg(long, value_enum)]
+    pub theme: Option<crate::config::display::Theme>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,6 +89,11 @@ pub enum Command {
     },
     /// Print the man page (roff) on stdout: `harness9 man | man -l -`.
     Man,
+    /// Print the help of a command, or a topic of the reference: `harness9 help hooks`.
+    Help {
+        /// A command (`exec`, `sessions`, ...) or a topic (`hooks`).
+        topic: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -171,6 +186,9 @@ pub struct AttachArgs {
     /// new one.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+
+    #[command(flatten)]
+    pub display: DisplayFlags,
 }
 
 #[derive(Debug, Args)]

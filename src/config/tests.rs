@@ -279,3 +279,22 @@ fn a_trusted_folders_new_dotenv_server_gets_the_environments_key_only_once_appro
     assert_eq!(settings.provider.base_url, "https://api.openai.com/v1");
     assert!(settings.pending_base_url.is_some());
 }
+
+/// Issue 32: in a folder with a `.env.example` (the README's setup step copies it), the no-key
+/// message names it; elsewhere it says what to type instead.
+#[test]
+fn no_key_names_the_folders_env_example_when_there_is_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli::try_parse_from(["harness9"]).unwrap();
+    let env = Environment::from_pairs([], []);
+    let without = resolve(&cli.options, dir.path().to_owned(), &env)
+        .unwrap_err()
+        .to_string();
+    assert!(!without.contains(".env.example"), "{without}");
+    std::fs::write(dir.path().join(".env.example"), "OPENAI_API_KEY=\n").unwrap();
+    let with = resolve(&cli.options, dir.path().to_owned(), &env)
+        .unwrap_err()
+        .to_string();
+    assert!(with.contains("cp .env.example .env"), "{with}");
+    assert!(with.contains("export ANTHROPIC_API_KEY="), "{with}");
+}

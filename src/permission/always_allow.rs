@@ -88,9 +88,15 @@ pub fn files_written(file: &Path) -> [PathBuf; 2] {
 const GITIGNORE: &str = ".gitignore";
 const LOCAL_NAME: &str = "settings.local.json";
 
+/// What harness9 writes as `.harness9/.gitignore` when there is none: the local settings and
+/// the ignore file itself, so that `git status` shows nothing new after "always allow".
+const OWN_GITIGNORE: &str = "/settings.local.json\n/.gitignore\n";
+/// What harness9 wrote before it ignored the file itself.
+const OLDER_OWN_GITIGNORE: &str = "/settings.local.json\n";
+
 /// Makes sure git ignores `settings.local.json` in `dir` (the `.harness9` directory): a
 /// `.harness9/.gitignore` naming it. It travels with the folder, works outside a repository's
-/// root and without touching `.git/`.
+/// root and without touching `.git/`. A file of the user's own is only added to.
 fn ignore_in_git(dir: &Path) -> std::io::Result<()> {
     let path = dir.join(GITIGNORE);
     let existing = match std::fs::read_to_string(&path) {
@@ -98,6 +104,9 @@ fn ignore_in_git(dir: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
     };
+    if existing.is_empty() || existing == OLDER_OWN_GITIGNORE {
+        return crate::files::write_atomic(&path, OWN_GITIGNORE.as_bytes());
+    }
     if existing
         .lines()
         .any(|line| matches!(line.trim(), LOCAL_NAME | "/settings.local.json"))
@@ -105,7 +114,7 @@ fn ignore_in_git(dir: &Path) -> std::io::Result<()> {
         return Ok(());
     }
     let mut text = existing;
-    if !text.is_empty() && !text.ends_with('\n') {
+    if !text.ends_with('\n') {
         text.push('\n');
     }
     text.push_str("/settings.local.json\n");
@@ -129,7 +138,38 @@ mod tests {
             json!({"permissions": {"allow": ["bash(cargo test*)"]}})
         );
         let ignore = std::fs::read_to_string(dir.path().join(".harness9/.gitignore")).unwrap();
-        assert_eq!(ignore, "/settings.local.json\n", "named once");
+        assert_eq!(ignore, "/settings.local.json\n/.gitignore\n", "named once");
+    }
+
+    /// Issue 32: after "always allow" in a git repository `git status` shows nothing new: the
+    /// `.gitignore` harness9 writes ignores itself as well as the local settings (one an older
+    /// harness9 wrote gets the line too; a user's own file is only added to).
+    #[test]
+    fn git_status_stays_clean_after_always_allow() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        git(&["init", "-q"]);
+        let file = dir.path().join(".harness9").join(LOCAL_NAME);
+        add_allow(&file, "bash(cargo test*)").unwrap();
+        assert_eq!(git(&["status", "--porcelain", "--untracked-files=all"]), "");
+        let ignore = dir.path().join(".harness9/.gitignore");
+        std::fs::write(&ignore, "/settings.local.json\n").unwrap();
+        add_allow(&file, "bash(ls*)").unwrap();
+        assert_eq!(git(&["status", "--porcelain", "--untracked-files=all"]), "");
+        std::fs::write(&ignore, "notes/\n").unwrap();
+        add_allow(&file, "bash(echo*)").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&ignore).unwrap(),
+            "notes/\n/settings.local.json\n",
+            "a user's own file is only added to"
+        );
     }
 
     #[test]

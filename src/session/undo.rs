@@ -64,7 +64,7 @@ impl Core {
                                 .collect();
                             PromptPoint {
                                 seq,
-                                text,
+                                text: super::text::as_typed(&text).to_owned(),
                                 files: files.len(),
                             }
                         })
@@ -121,7 +121,7 @@ impl Core {
                     .map_err(storage)?
                     .into_iter()
                     .find(|(s, _)| s == seq)
-                    .map(|(_, text)| text)
+                    .map(|(_, text)| super::text::as_typed(&text).to_owned())
                     .ok_or_else(|| {
                         Failure::new(
                             FailureKind::NotFound,

@@ -7,14 +7,8 @@ use super::app::{App, Effect};
 use super::tool_view;
 use super::transcript::{EntryKind, Tone};
 use crate::session::Request;
+use crate::session::text::INIT_PROMPT;
 use crate::session::worktrees::WorktreeAction;
-
-/// What `/init` asks of the model.
-const INIT_PROMPT: &str = "Write an AGENTS.md file at the root of this project for coding agents \
-working in it: what the project is, how it is laid out, how to build, test and lint it (the exact \
-commands), and the conventions its code follows. Read the project first (README, build files, a \
-few source files); keep it short and factual. If an AGENTS.md exists, improve it instead of \
-starting over.";
 
 /// What `/worktree` takes.
 const WORKTREE_USAGE: &str = "/worktree lists this repository's worktrees; /worktree merge NAME; /worktree remove NAME [--force]";
@@ -202,6 +196,7 @@ impl App {
                     out.push('\n');
                 }
                 EntryKind::Thinking { text, .. } => {
+                    out.push_str("## harness9 (thinking)\n\n");
                     for line in text.trim().lines() {
                         out.push_str(&format!("> {line}\n"));
                     }

@@ -245,7 +245,9 @@ impl App {
                         "\nknown models of this provider (a name starting with one matches):",
                     );
                     for (name, window) in &self.facts().models {
-                        let window = window.map(|w| format!(", {w} tokens")).unwrap_or_default();
+                        let window = window
+                            .map(|w| format!(", {} tokens", crate::session::text::window_size(w)))
+                            .unwrap_or_default();
                         text.push_str(&format!("\n  {name}{window}"));
                     }
                 }
@@ -274,7 +276,7 @@ impl App {
             }
             "/hooks" => {
                 let text = if self.facts().hooks.is_empty() {
-                    "no hooks are configured (settings.json \"hooks\"; see docs/REFERENCE.md)"
+                    "no hooks are configured (settings.json \"hooks\"; see: harness9 help hooks)"
                         .to_owned()
                 } else {
                     format!("hooks:\n{}", self.facts().hooks.join("\n"))

@@ -208,3 +208,36 @@ fn exec_text_says_a_refusal_and_its_flag_without_the_log() {
         "{stderr}"
     );
 }
+
+/// Issue 32: a call refused by policy (a deny rule, not an approval nobody could give) ends the
+/// run as CONTRACT names it (0: the model stopped calling tools), and text mode's stderr says
+/// which call was refused and why; `exec --json` keeps the `[engine]` log off stderr unless
+/// `-v` asks for it.
+#[test]
+fn a_policy_refusal_is_said_on_stderr_and_json_keeps_the_log_off() {
+    let mock = MockLlm::start_in_background();
+    let run = Run::new();
+    std::fs::write(run.workdir.join("notes.txt"), "private\n").unwrap();
+    call_then_answer(&mock, "read_file", r#"{"path":"notes.txt"}"#);
+    let out = run.exec(
+        &mock,
+        &["exec", "--deny", "read_file(notes.txt)", "read it"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let refusal = stderr
+        .lines()
+        .find(|l| l.starts_with("harness9: refused `read_file`"))
+        .unwrap_or_else(|| panic!("a refusal line: {stderr}"));
+    assert!(refusal.contains("read_file(notes.txt)"), "{refusal}");
+    assert!(!stderr.contains("[engine]"), "{stderr}");
+    call_then_answer(&mock, "read_file", r#"{"path":"notes.txt"}"#);
+    let out = run.exec(&mock, &["exec", "--json", "read it again"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[engine]"), "{stderr}");
+    call_then_answer(&mock, "read_file", r#"{"path":"notes.txt"}"#);
+    let out = run.exec(&mock, &["exec", "--json", "-v", "and again"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[engine]"), "{stderr}");
+}

@@ -33,6 +33,10 @@ fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
     let mut app = app();
     app.transcript_mut()
         .push(EntryKind::User("fix the parser".into()));
+    app.transcript_mut().push(EntryKind::Thinking {
+        text: "weighing the split".into(),
+        streaming: false,
+    });
     app.transcript_mut().push(EntryKind::Assistant {
         text: "Done: `split` trims.".into(),
         streaming: false,
@@ -54,6 +58,11 @@ fn export_writes_the_transcript_as_markdown_to_a_new_file_only() {
     };
     assert_eq!(file, "notes.md");
     assert!(markdown.contains("## You\n\nfix the parser"), "{markdown}");
+    // Issue 32: the thinking is harness9's, not under the user's heading.
+    assert!(
+        markdown.contains("fix the parser\n\n## harness9 (thinking)\n\n> weighing the split"),
+        "{markdown}"
+    );
     assert!(
         markdown.contains("## harness9\n\nDone: `split` trims."),
         "{markdown}"
