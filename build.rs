@@ -9,7 +9,7 @@
 //! 1.5 MB of relocation records read at every start.
 //!
 //! Only for release builds of the binary on x86_64 Linux with the default linker: another
-//! linker may not know the options. `HARNESS9_KEEP_SYMBOLS=1` keeps the symbol table, for
+//! linker may not know the options; packed relocations only where glibc is 2.36 or later. `HARNESS9_KEEP_SYMBOLS=1` keeps the symbol table, for
 //! `scripts/symbol_order.py` (the names carry a hash of the profile, so the list must come
 //! from the profile that ships).
 
@@ -33,8 +33,32 @@ fn main() {
         );
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
-    println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    // A loader older than glibc 2.36 refuses a binary with packed relocations outright, so they
+    // are asked for only where the C library that will load it (this machine's) reads them.
+    if var("HOST") == var("TARGET") && glibc_reads_packed_relocations() {
+        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
     if var("HARNESS9_KEEP_SYMBOLS").is_empty() {
         println!("cargo:rustc-link-arg-bins=-Wl,--strip-all");
+    }
+}
+
+/// Whether this machine's glibc is 2.36 or later (`getconf GNU_LIBC_VERSION` says "glibc 2.36").
+fn glibc_reads_packed_relocations() -> bool {
+    let Ok(out) = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+    else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut numbers = text
+        .trim()
+        .trim_start_matches("glibc ")
+        .split('.')
+        .map(|part| part.parse::<u32>().ok());
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= (2, 36),
+        _ => false,
     }
 }
