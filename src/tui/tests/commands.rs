@@ -267,7 +267,7 @@ fn model_without_a_name_lists_the_catalogues_models() {
     assert!(send(&mut app, "/model").is_empty());
     let text = screen(&mut app, 100, 30);
     assert!(text.contains("known models of this provider"), "{text}");
-    assert!(text.contains("claude-opus-4, 200000 tokens"), "{text}");
+    assert!(text.contains("claude-opus-4, 200k tokens"), "{text}");
     assert_eq!(
         send(&mut app, "/model claude-opus-4"),
         [Effect::Request(Request::SetModel("claude-opus-4".into()))]
