@@ -284,10 +284,16 @@ impl Printer {
         }
         if self.json {
             print_event(event);
-            if let EventKind::Error(failure) = &event.kind
-                && failure.kind != FailureKind::Interrupted
-            {
-                eprintln!("harness9: {}", sanitize(&failure.message));
+            // stdout stays events only; what a person must act on still reaches stderr: an
+            // error, and a call nobody can approve here, with the flag that would allow it.
+            match &event.kind {
+                EventKind::Error(failure) if failure.kind != FailureKind::Interrupted => {
+                    eprintln!("harness9: {}", sanitize(&failure.message));
+                }
+                EventKind::ApprovalRequired(request) => {
+                    eprintln!("harness9: {}", sanitize(&refusal_line(request)));
+                }
+                _ => {}
             }
             return;
         }
