@@ -23,13 +23,12 @@ pub async fn run(
 ) -> Result<String, ToolError> {
     let (sink, mut reports) = mpsc::unbounded_channel();
     let (output_sink, mut outputs) = mpsc::unbounded_channel();
-    let run = crate::tools::progress::scope(
-        sink,
-        crate::tools::progress::scope_output(
-            output_sink,
-            crate::tools::progress::scope_call(call_id.to_owned(), work),
-        ),
-    );
+    let call = crate::tools::progress::RunningCall {
+        id: call_id.to_owned(),
+        progress: sink,
+        output: output_sink,
+    };
+    let run = crate::tools::progress::scope(call, work);
     tokio::pin!(run);
     let mut deadline = timeout.map(|limit| Instant::now() + limit);
     let pass_on = |report: crate::tools::progress::Progress| {

@@ -375,7 +375,7 @@ impl AgentEngine {
             };
             let started = Instant::now();
             let baselines = match &servers {
-                Some(servers) => diagnostics_before(servers, &edited).await,
+                Some(servers) => servers.before_edits(&edited).await,
                 None => Vec::new(),
             };
             // A tool that reports progress is alive: each report restarts its timeout.
@@ -383,11 +383,11 @@ impl AgentEngine {
             let outcome = timed_run::run(work, timeout, &cancel, &call.id, &progress_tx).await;
             let mut result = match outcome {
                 Ok(mut output) => {
-                    if let Some(servers) = &servers {
-                        for report in diagnostics_after(servers, baselines).await {
-                            output.push_str("\n\n");
-                            output.push_str(&report);
-                        }
+                    if let Some(servers) = &servers
+                        && let Some(report) = servers.after_edits(baselines).await
+                    {
+                        output.push_str("\n\n");
+                        output.push_str(&report);
                     }
                     ToolResult::ok(&call.id, output)
                 }
@@ -396,11 +396,8 @@ impl AgentEngine {
             chain.after(passed, &mut call, &mut result, true).await;
             if let (Some(servers), Some(checkpoints)) = (&servers, command_walk) {
                 let changed = checkpoints.take_changed_by(&call.id);
-                let mut baselines = Vec::new();
-                for path in &changed {
-                    baselines.extend(servers.after_command(path).await);
-                }
-                for report in diagnostics_after(servers, baselines).await {
+                let baselines = servers.after_commands(&changed).await;
+                if let Some(report) = servers.after_edits(baselines).await {
                     result.output.push_str("\n\n");
                     result.output.push_str(&report);
                 }
@@ -525,30 +522,6 @@ impl AgentEngine {
 }
 
 /// What the model is told about a call that was not approved.
-/// What the language servers say of `paths` before an edit changes them.
-async fn diagnostics_before(
-    servers: &crate::lsp::Servers,
-    paths: &[std::path::PathBuf],
-) -> Vec<crate::lsp::Baseline> {
-    let mut baselines = Vec::new();
-    for path in paths {
-        baselines.extend(servers.before_edit(path).await);
-    }
-    baselines
-}
-
-/// The diagnostics the edit introduced, one report per file that has any.
-async fn diagnostics_after(
-    servers: &crate::lsp::Servers,
-    baselines: Vec<crate::lsp::Baseline>,
-) -> Vec<String> {
-    let mut reports = Vec::new();
-    for baseline in baselines {
-        reports.extend(servers.after_edit(baseline).await);
-    }
-    reports
-}
-
 fn denial_text(tool: &str, decision: ApprovalDecision, allow_flag: &str) -> String {
     match decision {
         ApprovalDecision::NoApprover => format!(

@@ -329,9 +329,38 @@ impl Servers {
         let _ = tokio::time::timeout(SHUTDOWN_LIMIT, all).await;
     }
 
+    /// Before a tool writes `paths`: what their servers say of them now, one baseline per file
+    /// a server serves.
+    pub async fn before_edits(&self, paths: &[PathBuf]) -> Vec<Baseline> {
+        let mut baselines = Vec::new();
+        for path in paths {
+            baselines.extend(self.before_edit(path).await);
+        }
+        baselines
+    }
+
+    /// After a command changed `paths`: the baselines its change is measured against.
+    pub async fn after_commands(&self, paths: &[PathBuf]) -> Vec<Baseline> {
+        let mut baselines = Vec::new();
+        for path in paths {
+            baselines.extend(self.after_command(path).await);
+        }
+        baselines
+    }
+
+    /// After the writes: the diagnostics they introduced, the reports of every file that has
+    /// any as one text (`None`: nothing new).
+    pub async fn after_edits(&self, baselines: Vec<Baseline>) -> Option<String> {
+        let mut reports = Vec::new();
+        for baseline in baselines {
+            reports.extend(self.after_edit(baseline).await);
+        }
+        (!reports.is_empty()).then(|| reports.join("\n\n"))
+    }
+
     /// Before a tool writes `path`: what its servers say of it now (starting them, and opening
     /// the file with its present text, when they had not). `None`: no server serves it.
-    pub async fn before_edit(&self, path: &Path) -> Option<Baseline> {
+    async fn before_edit(&self, path: &Path) -> Option<Baseline> {
         let clients = self.clients_for(path, START_LIMIT).await;
         if clients.is_empty() {
             return None;
@@ -360,7 +389,7 @@ impl Servers {
 
     /// After a command changed `path`: what its servers last said of it (nothing for a file
     /// they never had open) is the baseline the change is measured against.
-    pub async fn after_command(&self, path: &Path) -> Option<Baseline> {
+    async fn after_command(&self, path: &Path) -> Option<Baseline> {
         let clients = self.clients_for(path, START_LIMIT).await;
         if clients.is_empty() {
             return None;
@@ -381,7 +410,7 @@ impl Servers {
 
     /// After the write: the diagnostics it introduced, as the text its result ends with
     /// (`None`: nothing new, or no server answered in time).
-    pub async fn after_edit(&self, baseline: Baseline) -> Option<String> {
+    async fn after_edit(&self, baseline: Baseline) -> Option<String> {
         let Baseline { path, before } = baseline;
         let text = tokio::fs::read_to_string(&path).await.ok()?;
         let reports = futures_util::future::join_all(before.into_iter().map(|(client, old)| {

@@ -556,47 +556,15 @@ async fn a_stored_session_is_read_without_switching_to_it() {
     close(&mut opened).await;
 }
 
-#[tokio::test]
-async fn a_session_in_a_worktree_names_it_on_the_status_line_and_one_elsewhere_does_not() {
-    let mut fixture = Fixture::new();
-    let provider = scripted([]);
-    let mut plain = fixture
-        .open(&provider, SessionChoice::New, CoreOptions::default())
-        .await;
-    assert_eq!(plain.facts.worktree, None);
-    assert_eq!(plain.facts.status_label(), plain.facts.sandbox);
-    close(&mut plain).await;
-    fixture.settings.worktree = Some("fix-login".into());
-    let mut opened = fixture
-        .open(&provider, SessionChoice::New, CoreOptions::default())
-        .await;
-    assert_eq!(opened.facts.worktree.as_deref(), Some("fix-login"));
-    assert_eq!(
-        opened.facts.status_label(),
-        format!("worktree: fix-login · {}", opened.facts.sandbox)
-    );
-    close(&mut opened).await;
-}
-
 mod children;
 mod compact;
-#[cfg(test)]
 mod elicitation;
 mod exports;
 mod failures;
-#[cfg(test)]
-mod mcp_login;
-
-#[cfg(test)]
 mod jobs;
-
-#[cfg(test)]
+mod mcp_login;
 mod memories;
-#[cfg(test)]
 mod own_writes;
-#[cfg(test)]
 mod rules;
-#[cfg(test)]
 mod undo;
-#[cfg(test)]
 mod worktrees;

@@ -15,48 +15,38 @@ pub struct Progress {
 /// Where a call's reports go.
 pub type ProgressSink = tokio::sync::mpsc::UnboundedSender<Progress>;
 
-tokio::task_local! {
-    static SINK: ProgressSink;
-}
-
-/// Runs `work` with `sink` as the place its progress goes.
-pub async fn scope<F: Future>(sink: ProgressSink, work: F) -> F::Output {
-    SINK.scope(sink, work).await
-}
-
-/// The running call's sink, when the engine gave it one.
-pub fn current() -> Option<ProgressSink> {
-    SINK.try_with(Clone::clone).ok()
-}
-
 /// Where a running call's output goes as it comes (`tool_output` events).
 pub type OutputSink = tokio::sync::mpsc::UnboundedSender<String>;
 
+/// What the engine gives the call it runs: its id (what a tool that shows itself elsewhere
+/// names it by: the editor's terminal embedded in its tool call), where its progress reports
+/// go and where its live output goes.
+pub struct RunningCall {
+    pub id: String,
+    pub progress: ProgressSink,
+    pub output: OutputSink,
+}
+
 tokio::task_local! {
-    static OUTPUT: OutputSink;
+    static CALL: RunningCall;
 }
 
-/// Runs `work` with `sink` as the place its live output goes.
-pub async fn scope_output<F: Future>(sink: OutputSink, work: F) -> F::Output {
-    OUTPUT.scope(sink, work).await
+/// Runs `work` as `call`.
+pub async fn scope<F: Future>(call: RunningCall, work: F) -> F::Output {
+    CALL.scope(call, work).await
 }
 
-/// The running call's output sink, when the engine gave it one.
+/// The running call's progress sink, when the engine runs it.
+pub fn current() -> Option<ProgressSink> {
+    CALL.try_with(|call| call.progress.clone()).ok()
+}
+
+/// The running call's output sink, when the engine runs it.
 pub fn output() -> Option<OutputSink> {
-    OUTPUT.try_with(Clone::clone).ok()
-}
-
-tokio::task_local! {
-    static CALL_ID: String;
-}
-
-/// Runs `work` as the call `id` (what a tool that shows itself elsewhere names it by: the
-/// editor's terminal embedded in its tool call).
-pub async fn scope_call<F: Future>(id: String, work: F) -> F::Output {
-    CALL_ID.scope(id, work).await
+    CALL.try_with(|call| call.output.clone()).ok()
 }
 
 /// The running call's id, when the engine runs it.
 pub fn call_id() -> Option<String> {
-    CALL_ID.try_with(Clone::clone).ok()
+    CALL.try_with(|call| call.id.clone()).ok()
 }

@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::approval::Approval;
-use super::overlays::{boxed_scrolled, centered, choice_lines};
+use super::overlays::{boxed_scrolled, centered, choice_lines, reply_lines};
 use super::view::DIM;
 use super::wrap::{truncate, wrap};
 use crate::engine::ApprovalRequest;
@@ -253,17 +253,11 @@ pub(super) fn lay_out(approval: &Approval, area: Rect) -> Option<Laid> {
         .add_modifier(Modifier::BOLD);
     lines.extend(choice_lines(choices(request), inner_width, key));
     if let Some(reason) = approval.deny_reason() {
-        lines.push(Line::default());
-        lines.push(Line::styled(
+        lines.extend(reply_lines(
             "What should the model do instead? (Enter sends, Esc goes back)",
-            Style::new().fg(super::theme::warn()),
+            reason.lines(),
+            key,
         ));
-        for line in reason.lines() {
-            lines.push(Line::from(vec![
-                Span::styled("> ", key),
-                Span::raw(line.clone()),
-            ]));
-        }
     }
     let pending = approval.waiting();
     let asks = match &request.agent {

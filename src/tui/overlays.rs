@@ -89,6 +89,25 @@ pub(super) fn choice_lines(
     lines
 }
 
+/// A dialog's box for a typed reply (a denial's reason, a plan's feedback): a blank line, the
+/// `question`, then what is typed, each line after a `> ` in `key`'s style.
+pub(super) fn reply_lines(
+    question: &'static str,
+    typed: &[String],
+    key: Style,
+) -> Vec<Line<'static>> {
+    let mut lines = vec![
+        Line::default(),
+        Line::styled(question, Style::new().fg(super::theme::warn())),
+    ];
+    lines.extend(
+        typed
+            .iter()
+            .map(|line| Line::from(vec![Span::styled("> ", key), Span::raw(line.clone())])),
+    );
+    lines
+}
+
 /// A rectangle of `width` × `height` centred in `area`.
 pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);

@@ -15,7 +15,7 @@ use ratatui_textarea::TextArea;
 use super::app::{Effect, new_input};
 use super::compositor::{Layer, Outcome, Shared};
 use super::keymap::{Action, Focus};
-use super::overlays::choice_lines;
+use super::overlays::{choice_lines, reply_lines};
 use super::wrap::wrap;
 use crate::session::Request;
 use crate::session::{Mode, TodoItem, TodoStatus};
@@ -193,17 +193,11 @@ fn draw(review: &PlanReview, frame: &mut Frame, area: Rect) {
         accent,
     ));
     if let Some(feedback) = &review.feedback {
-        lines.push(Line::default());
-        lines.push(Line::styled(
+        lines.extend(reply_lines(
             "What should change? (Enter sends, Esc goes back)",
-            Style::new().fg(super::theme::warn()),
+            feedback.lines(),
+            accent,
         ));
-        for line in feedback.lines() {
-            lines.push(Line::from(vec![
-                Span::styled("> ", accent),
-                Span::raw(line.clone()),
-            ]));
-        }
     }
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect::new(

@@ -176,3 +176,25 @@ async fn a_session_of_another_folder_is_not_carried_on_here_and_the_notice_says_
     let closing = close(&mut here).await;
     assert_eq!(closing.session_id, current);
 }
+
+#[tokio::test]
+async fn a_session_in_a_worktree_names_it_on_the_status_line_and_one_elsewhere_does_not() {
+    let mut fixture = Fixture::new();
+    let provider = scripted([]);
+    let mut plain = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    assert_eq!(plain.facts.worktree, None);
+    assert_eq!(plain.facts.status_label(), plain.facts.sandbox);
+    close(&mut plain).await;
+    fixture.settings.worktree = Some("fix-login".into());
+    let mut opened = fixture
+        .open(&provider, SessionChoice::New, CoreOptions::default())
+        .await;
+    assert_eq!(opened.facts.worktree.as_deref(), Some("fix-login"));
+    assert_eq!(
+        opened.facts.status_label(),
+        format!("worktree: fix-login · {}", opened.facts.sandbox)
+    );
+    close(&mut opened).await;
+}
