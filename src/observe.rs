@@ -92,17 +92,25 @@ pub fn init_stderr_logging_from(default: LogLevel) -> LogGuard {
         LogLevel::Info => "harness9=info",
         LogLevel::Errors => "harness9=error",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    use tracing_subscriber::Layer;
+
+    let filter = |default: &str| {
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
+    };
+    // The level is the terminal's: a quiet stderr still exports every span it would at info.
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(|| CleanStderr)
         .with_ansi(false)
-        .event_format(MessageOnly);
-    let registry = tracing_subscriber::registry().with(filter).with(stderr);
+        .event_format(MessageOnly)
+        .with_filter(filter(default));
+    let registry = tracing_subscriber::registry().with(stderr);
     #[cfg(feature = "otel")]
     {
         let (layer, guard) = otel::layer().unzip();
-        let _ = registry.with(layer).try_init();
+        let _ = registry
+            .with(layer.with_filter(filter("harness9=info")))
+            .try_init();
         LogGuard { _otel: guard }
     }
     #[cfg(not(feature = "otel"))]
